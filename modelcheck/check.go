@@ -1,0 +1,192 @@
+package modelcheck
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"time"
+)
+
+// Outcome is the verdict of a run.
+type Outcome int
+
+// The outcomes of a run.
+const (
+	// OK means the whole reachable state space was explored and every
+	// checked property held.
+	OK Outcome = iota
+	// Violated means an invariant, action property or liveness property
+	// failed; Result.Violated names it and Result.Trace shows how.
+	Violated
+	// Deadlock means a reachable state has no successor (and deadlock
+	// checking was on).
+	Deadlock
+	// Incomplete means the run stopped early: a state, depth or time
+	// limit, or the context was cancelled. The figures are partial.
+	Incomplete
+)
+
+// String returns the outcome as the CLI's JSON spells it.
+func (o Outcome) String() string {
+	switch o {
+	case OK:
+		return "ok"
+	case Violated:
+		return "violated"
+	case Deadlock:
+		return "deadlock"
+	case Incomplete:
+		return "incomplete"
+	}
+	return fmt.Sprintf("Outcome(%d)", int(o))
+}
+
+// Options configures a run. The zero value checks every property the model
+// defines with one worker per core and no limits.
+type Options struct {
+	// Workers is the number of goroutines that expand states; 0 means
+	// runtime.GOMAXPROCS(0).
+	Workers int
+	// MaxStates stops the run (Incomplete) once this many distinct states
+	// are known; 0 means no limit.
+	MaxStates int64
+	// MaxDepth stops the run (Incomplete) when a state at this depth (the
+	// initial states are depth 1) would be expanded; 0 means no limit.
+	MaxDepth int
+	// Timeout stops the run (Incomplete) after this long; 0 means none.
+	Timeout time.Duration
+	// CheckDeadlock reports a reachable state without successors.
+	CheckDeadlock bool
+	// Invariants names the invariants to check; nil means all of the
+	// model's, an empty non-nil slice none.
+	Invariants []string
+	// ActionProperties names the action properties to check (models that
+	// implement ActionPropertied); nil means all.
+	ActionProperties []string
+	// Liveness names the liveness properties to check (models that
+	// implement Live); nil means all.
+	Liveness []string
+	// UseConstraint applies the model's state constraint (Constrained).
+	UseConstraint bool
+	// Progress, if set, is called about every ProgressEvery with the
+	// figures so far, from a goroutine of the checker.
+	Progress func(Progress)
+	// ProgressEvery is the interval between Progress calls; 0 means 5s.
+	ProgressEvery time.Duration
+
+	_ struct{}
+}
+
+// Progress is a snapshot of a running search, like TLC's progress line.
+type Progress struct {
+	Elapsed   time.Duration
+	Depth     int   // deepest level reached so far
+	Distinct  int64 // distinct states found
+	Generated int64 // states generated, with multiplicity
+	Queue     int64 // states found but not yet expanded
+	// StatesPerSecond is distinct states per second since the last report.
+	StatesPerSecond float64
+	// Phase is "bfs" during the search and "liveness" afterwards.
+	Phase string
+}
+
+// Step is one state of a counterexample and the action that reached it.
+// The first step of a trace is an initial state; its Action is "Init".
+type Step[S any] struct {
+	Action string // the action's name, as the model's Next emitted it
+	Label  string // the action with its arguments (Describer), or Action
+	State  S
+}
+
+// Result reports a run. Distinct, Generated and Depth count as TLC does:
+// Generated includes the initial states and every successor with
+// multiplicity (self-loops too), and the initial states are depth 1.
+type Result[S any] struct {
+	Outcome Outcome
+	// Violated names the failed property ("deadlock" for Deadlock), and
+	// Kind says which sort it is: "invariant", "action", "liveness" or
+	// "deadlock". For Incomplete, Reason says which limit stopped the run.
+	Violated, Kind, Reason string
+	// Trace leads from an initial state to the violation: for an
+	// invariant or deadlock, its last state; for an action property, its
+	// last step. For a liveness violation, the steps from LoopStart on
+	// repeat forever.
+	Trace     []Step[S]
+	LoopStart int
+	Distinct  int64
+	Generated int64
+	Depth     int
+	Elapsed   time.Duration
+	Workers   int
+	// SetBytes is the memory the seen-set holds (fingerprints and the
+	// parent log) at the end of the run.
+	SetBytes int64
+	// Collision is TLC's optimistic estimate of the probability that a
+	// fingerprint collision hid a state.
+	Collision float64
+}
+
+// StatesPerSecond is distinct states per second of wall time.
+func (r *Result[S]) StatesPerSecond() float64 {
+	if r.Elapsed <= 0 {
+		return 0
+	}
+	return float64(r.Distinct) / r.Elapsed.Seconds()
+}
+
+// ErrUnknownProperty is returned by Check when Options names an invariant,
+// action property or liveness property the model does not define.
+var ErrUnknownProperty = errors.New("modelcheck: unknown property")
+
+// Check explores every state of m reachable from its initial states,
+// breadth first, and checks the selected properties. A violation is a
+// Result, not an error: the error is only for operational failures (an
+// unknown property name, a set overflow). A cancelled ctx or a limit gives
+// Outcome Incomplete with the figures reached so far.
+//
+// Counterexamples for safety properties are shortest. Distinct, Generated,
+// Depth and the outcome of a complete run do not depend on Workers, and
+// neither does the length of a counterexample.
+func Check[S any](ctx context.Context, m Model[S], opts Options) (*Result[S], error) {
+	c, err := newChecker(m, opts)
+	if err != nil {
+		return nil, err
+	}
+	return c.run(ctx)
+}
+
+// pick maps selected names to indices into all, or all indices for nil.
+func pick(kind string, all, selected []string) ([]int, error) {
+	if selected == nil {
+		idx := make([]int, len(all))
+		for i := range idx {
+			idx[i] = i
+		}
+		return idx, nil
+	}
+	idx := make([]int, 0, len(selected))
+	for _, name := range selected {
+		found := -1
+		for i, a := range all {
+			if a == name {
+				found = i
+				break
+			}
+		}
+		if found < 0 {
+			return nil, fmt.Errorf("%w: the model has no %s %q", ErrUnknownProperty, kind, name)
+		}
+		idx = append(idx, found)
+	}
+	return idx, nil
+}
+
+func (o *Options) fill() {
+	if o.Workers <= 0 {
+		o.Workers = runtime.GOMAXPROCS(0)
+	}
+	if o.ProgressEvery <= 0 {
+		o.ProgressEvery = 5 * time.Second
+	}
+}

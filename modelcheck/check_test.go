@@ -1,0 +1,274 @@
+package modelcheck_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/drainproof/drainproof/modelcheck"
+	"github.com/stretchr/testify/require"
+)
+
+// grid is the toy "linear equation" model: (x, y) on a size×size grid,
+// starting at (0,0), with IncX and IncY while below the bound. Its figures
+// are known in closed form: size² distinct states, depth 2·size-1, and
+// 1 + 2·size·(size-1) generated (the initial state plus every edge).
+type grid struct {
+	size     int
+	bad      func(x, y int) bool // the invariant "Safe" fails where bad holds
+	selfLoop bool                // add a Stay self-loop at every state
+	noMoveX  int                 // at (noMoveX, size-1) IncX is disabled too (0: only the bound)
+}
+
+type point struct{ x, y int }
+
+func (g *grid) Init(emit func(point)) { emit(point{}) }
+
+func (g *grid) Next(s point, emit func(string, point)) {
+	if s.x+1 < g.size && (g.noMoveX == 0 || s.x != g.noMoveX || s.y != g.size-1) {
+		emit("IncX", point{s.x + 1, s.y})
+	}
+	if s.y+1 < g.size {
+		emit("IncY", point{s.x, s.y + 1})
+	}
+	if g.selfLoop {
+		emit("Stay", s)
+	}
+}
+
+func (g *grid) Encode(dst []byte, s point) []byte {
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(s.x))
+	return binary.LittleEndian.AppendUint32(dst, uint32(s.y))
+}
+
+func (g *grid) Invariants() []string { return []string{"Safe"} }
+
+func (g *grid) Holds(_ int, s point) bool { return g.bad == nil || !g.bad(s.x, s.y) }
+
+func (g *grid) Vars(s point) [][2]string {
+	return [][2]string{{"x", strconv.Itoa(s.x)}, {"y", strconv.Itoa(s.y)}}
+}
+
+func check(t *testing.T, m modelcheck.Model[point], opts modelcheck.Options) *modelcheck.Result[point] {
+	t.Helper()
+	res, err := modelcheck.Check(context.Background(), m, opts)
+	require.NoError(t, err)
+	return res
+}
+
+func TestExactCounts(t *testing.T) {
+	for _, size := range []int{1, 2, 16, 256} {
+		for _, workers := range []int{1, 2, 8} {
+			res := check(t, &grid{size: size}, modelcheck.Options{Workers: workers})
+			require.Equal(t, modelcheck.OK, res.Outcome)
+			require.EqualValues(t, size*size, res.Distinct, "size %d workers %d", size, workers)
+			require.EqualValues(t, 1+2*size*(size-1), res.Generated)
+			require.Equal(t, 2*size-1, res.Depth)
+		}
+	}
+}
+
+// Self-loops count as generated states, as in TLC.
+func TestSelfLoopsAreGenerated(t *testing.T) {
+	res := check(t, &grid{size: 4, selfLoop: true}, modelcheck.Options{})
+	require.EqualValues(t, 16, res.Distinct)
+	require.EqualValues(t, 1+2*4*3+16, res.Generated)
+}
+
+// BFS returns a shortest counterexample: the first bad point on the
+// anti-diagonal x+y = 10 is reached in 10 steps (11 states).
+func TestShortestCounterexample(t *testing.T) {
+	for _, workers := range []int{1, 2, 8} {
+		g := &grid{size: 64, bad: func(x, y int) bool { return x+y == 10 && x >= 3 }}
+		res := check(t, g, modelcheck.Options{Workers: workers})
+		require.Equal(t, modelcheck.Violated, res.Outcome)
+		require.Equal(t, "Safe", res.Violated)
+		require.Equal(t, "invariant", res.Kind)
+		require.Len(t, res.Trace, 11)
+		last := res.Trace[10].State
+		require.Equal(t, 10, last.x+last.y)
+		require.GreaterOrEqual(t, last.x, 3)
+		// Every step is a real transition of the model.
+		for i := 1; i < len(res.Trace); i++ {
+			prev, cur := res.Trace[i-1].State, res.Trace[i].State
+			require.Equal(t, 1, cur.x-prev.x+cur.y-prev.y)
+			require.Contains(t, []string{"IncX", "IncY"}, res.Trace[i].Action)
+		}
+	}
+}
+
+func TestInitialStateViolation(t *testing.T) {
+	res := check(t, &grid{size: 3, bad: func(x, y int) bool { return x == 0 && y == 0 }}, modelcheck.Options{})
+	require.Equal(t, modelcheck.Violated, res.Outcome)
+	require.Len(t, res.Trace, 1)
+	require.Equal(t, "Init", res.Trace[0].Action)
+}
+
+// The corner (size-1, size-1) has no successor: a deadlock 2·size-1 states
+// deep. With noMoveX the first deadlock is shallower.
+func TestDeadlock(t *testing.T) {
+	for _, workers := range []int{1, 2, 8} {
+		res := check(t, &grid{size: 5}, modelcheck.Options{CheckDeadlock: true, Workers: workers})
+		require.Equal(t, modelcheck.Deadlock, res.Outcome)
+		require.Equal(t, "deadlock", res.Kind)
+		require.Len(t, res.Trace, 9)
+		require.Equal(t, point{4, 4}, res.Trace[8].State)
+	}
+	// A deadlock is preferred to a deeper invariant violation met in the
+	// same level: (2,4) deadlocks at depth 7 when IncX stops there, and
+	// the invariant fails at depth 8, on (3,4) and (4,3).
+	for _, workers := range []int{1, 2, 8} {
+		g := &grid{size: 5, noMoveX: 2, bad: func(x, y int) bool { return x+y == 7 }}
+		res := check(t, g, modelcheck.Options{CheckDeadlock: true, Workers: workers})
+		require.Equal(t, modelcheck.Deadlock, res.Outcome, "workers %d", workers)
+		require.Len(t, res.Trace, 7)
+	}
+}
+
+func TestLimitsGiveIncomplete(t *testing.T) {
+	g := &grid{size: 256}
+	res := check(t, g, modelcheck.Options{MaxStates: 1000, Workers: 2})
+	require.Equal(t, modelcheck.Incomplete, res.Outcome)
+	require.Contains(t, res.Reason, "state limit")
+	require.GreaterOrEqual(t, res.Distinct, int64(1000))
+	require.Less(t, res.Distinct, int64(256*256))
+
+	res = check(t, g, modelcheck.Options{MaxDepth: 10})
+	require.Equal(t, modelcheck.Incomplete, res.Outcome)
+	require.Contains(t, res.Reason, "depth limit")
+	require.Equal(t, 10, res.Depth)
+	require.EqualValues(t, 55, res.Distinct) // points with x+y < 10
+
+	// A depth limit the model never reaches leaves the run complete, and
+	// so does one the last level reaches without anything new beyond it.
+	require.Equal(t, modelcheck.OK, check(t, &grid{size: 3}, modelcheck.Options{MaxDepth: 50}).Outcome)
+	require.Equal(t, modelcheck.OK, check(t, &grid{size: 3}, modelcheck.Options{MaxDepth: 5}).Outcome)
+	require.Equal(t, modelcheck.Incomplete, check(t, &grid{size: 3}, modelcheck.Options{MaxDepth: 4}).Outcome)
+
+	res = check(t, &slow{}, modelcheck.Options{Timeout: 50 * time.Millisecond})
+	require.Equal(t, modelcheck.Incomplete, res.Outcome)
+	require.Contains(t, res.Reason, "time limit")
+	require.Positive(t, res.Distinct)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	r2, err := modelcheck.Check[point](ctx, &grid{size: 256}, modelcheck.Options{})
+	require.NoError(t, err)
+	require.Equal(t, modelcheck.Incomplete, r2.Outcome)
+	require.Contains(t, r2.Reason, "cancelled")
+}
+
+// slow is an unbounded counter whose Next takes time, for the time limit.
+type slow struct{ grid }
+
+func (s *slow) Next(p point, emit func(string, point)) {
+	time.Sleep(time.Millisecond)
+	emit("Tick", point{p.x + 1, 0})
+}
+
+func TestWorkersAgree(t *testing.T) {
+	g := &grid{size: 300, selfLoop: true}
+	base := check(t, g, modelcheck.Options{Workers: 1})
+	for _, w := range []int{2, 3, 16} {
+		res := check(t, g, modelcheck.Options{Workers: w})
+		require.Equal(t, base.Distinct, res.Distinct)
+		require.Equal(t, base.Generated, res.Generated)
+		require.Equal(t, base.Depth, res.Depth)
+	}
+}
+
+// monotone adds an action property: x never decreases. A Reset action
+// that sets x to 0 from x = 3 breaks it on a transition to a state seen
+// before.
+type monotone struct{ grid }
+
+func (m *monotone) Next(s point, emit func(string, point)) {
+	m.grid.Next(s, emit)
+	if s.x == 3 {
+		emit("Reset", point{0, s.y})
+	}
+}
+
+func (m *monotone) ActionProperties() []string { return []string{"XNeverDecreases"} }
+
+func (m *monotone) ActionHolds(_ int, _ string, from, to point) bool { return to.x >= from.x }
+
+func TestActionProperty(t *testing.T) {
+	for _, workers := range []int{1, 4} {
+		res := check(t, &monotone{grid{size: 8}}, modelcheck.Options{Workers: workers})
+		require.Equal(t, modelcheck.Violated, res.Outcome)
+		require.Equal(t, "XNeverDecreases", res.Violated)
+		require.Equal(t, "action", res.Kind)
+		require.Len(t, res.Trace, 5)
+		require.Equal(t, "Reset", res.Trace[4].Action)
+		require.Equal(t, point{0, 0}, res.Trace[4].State)
+	}
+	// Not selected: not checked.
+	res := check(t, &monotone{grid{size: 8}}, modelcheck.Options{ActionProperties: []string{}})
+	require.Equal(t, modelcheck.OK, res.Outcome)
+}
+
+func TestUnknownPropertyIsAnError(t *testing.T) {
+	_, err := modelcheck.Check[point](context.Background(), &grid{size: 2}, modelcheck.Options{Invariants: []string{"Nope"}})
+	require.ErrorIs(t, err, modelcheck.ErrUnknownProperty)
+	require.ErrorContains(t, err, `"Nope"`)
+	_, err = modelcheck.Check[point](context.Background(), &grid{size: 2}, modelcheck.Options{ActionProperties: []string{"X"}})
+	require.ErrorIs(t, err, modelcheck.ErrUnknownProperty)
+	_, err = modelcheck.Check[point](context.Background(), &grid{size: 2}, modelcheck.Options{UseConstraint: true})
+	require.Error(t, err)
+}
+
+// bounded adds a state constraint x+y <= 4: states beyond it are generated
+// but neither counted as distinct nor explored.
+type bounded struct{ grid }
+
+func (b *bounded) Constraint(s point) bool { return s.x+s.y <= 4 }
+
+func TestConstraint(t *testing.T) {
+	res := check(t, &bounded{grid{size: 100}}, modelcheck.Options{UseConstraint: true})
+	require.Equal(t, modelcheck.OK, res.Outcome)
+	require.EqualValues(t, 15, res.Distinct)
+	// 1 initial + 2 successors from each of the 15 states.
+	require.EqualValues(t, 31, res.Generated)
+}
+
+func TestProgressIsReported(t *testing.T) {
+	var calls int
+	var last modelcheck.Progress
+	res := check(t, &slow{}, modelcheck.Options{
+		Timeout:       120 * time.Millisecond,
+		ProgressEvery: 20 * time.Millisecond,
+		Progress:      func(p modelcheck.Progress) { calls++; last = p },
+	})
+	require.Equal(t, modelcheck.Incomplete, res.Outcome)
+	require.Positive(t, calls)
+	require.Positive(t, last.Distinct)
+	require.Equal(t, "bfs", last.Phase)
+}
+
+func TestWriteTraceShowsChangedVariables(t *testing.T) {
+	g := &grid{size: 8, bad: func(x, y int) bool { return x == 2 && y == 0 }}
+	res := check(t, g, modelcheck.Options{})
+	var b bytes.Buffer
+	require.NoError(t, modelcheck.WriteTrace(&b, modelcheck.Model[point](g), res.Trace, -1))
+	want := strings.Join([]string{
+		"  1  Init",
+		"       x = 0",
+		"       y = 0",
+		"  2  IncX",
+		"       x = 1",
+		"  3  IncX",
+		"       x = 2",
+		"",
+	}, "\n")
+	require.Equal(t, want, b.String())
+}
+
+func TestCollisionProbability(t *testing.T) {
+	require.Zero(t, modelcheck.CollisionProbability(100, 100))
+	require.InDelta(t, 288.0*858/18446744073709551616.0, modelcheck.CollisionProbability(288, 1146), 1e-30)
+}

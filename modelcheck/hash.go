@@ -1,0 +1,61 @@
+package modelcheck
+
+import (
+	"encoding/binary"
+	"math/bits"
+)
+
+// Fingerprint constants (the 64-bit primes of xxHash64).
+const (
+	prime1 = 0x9E3779B185EBCA87
+	prime2 = 0xC2B2AE3D27D4EB4F
+	prime3 = 0x165667B19E3779F9
+	prime4 = 0x85EBCA77C2B2AE63
+	prime5 = 0x27D4EB2F165667C5
+)
+
+// fingerprint hashes a state encoding to 64 bits. It is the xxHash64
+// construction for inputs shorter than 32 bytes, applied to any length
+// (the 32-byte stripes of xxHash64 buy nothing for state-sized inputs), so
+// it mixes every byte with a full avalanche. Zero is never returned: the
+// fingerprint set uses it to mark an empty slot.
+func fingerprint(b []byte) uint64 {
+	h := prime5 + uint64(len(b))
+	for len(b) >= 8 {
+		k := binary.LittleEndian.Uint64(b)
+		k *= prime2
+		k = bits.RotateLeft64(k, 31)
+		k *= prime1
+		h ^= k
+		h = bits.RotateLeft64(h, 27)*prime1 + prime4
+		b = b[8:]
+	}
+	if len(b) >= 4 {
+		h ^= uint64(binary.LittleEndian.Uint32(b)) * prime1
+		h = bits.RotateLeft64(h, 23)*prime2 + prime3
+		b = b[4:]
+	}
+	for _, c := range b {
+		h ^= uint64(c) * prime5
+		h = bits.RotateLeft64(h, 11) * prime1
+	}
+	h ^= h >> 33
+	h *= prime2
+	h ^= h >> 29
+	h *= prime3
+	h ^= h >> 32
+	if h == 0 {
+		h = 1
+	}
+	return h
+}
+
+// CollisionProbability is TLC's optimistic estimate of the probability
+// that two distinct states shared a fingerprint in a run that generated
+// generated states of which distinct were new: distinct*(generated-distinct)/2^64.
+func CollisionProbability(distinct, generated int64) float64 {
+	if generated < distinct {
+		generated = distinct
+	}
+	return float64(distinct) * float64(generated-distinct) / 18446744073709551616.0
+}

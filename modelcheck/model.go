@@ -1,0 +1,97 @@
+package modelcheck
+
+// Model is a finite transition system that the checker explores.
+//
+// S is the state type. It must be a value type whose copies share no
+// mutable memory (arrays and plain fields, no maps or slices that a
+// successor could alias), so the checker can keep states in queues and
+// hand them to several workers at once.
+//
+// Every method must be deterministic and safe for concurrent use: the
+// same state always yields the same successors in the same order, and
+// Encode gives equal bytes exactly for equal states. The checker's
+// distinct-state counts, and TLC parity, rest on that contract.
+//
+// A model never imports this package: any type with these methods is a
+// Model, so a protocol package can satisfy it structurally.
+type Model[S any] interface {
+	// Init calls emit once for each initial state, in a fixed order.
+	Init(emit func(s S))
+	// Next calls emit once for each successor of s, in a fixed order,
+	// with the name of the action that produced it (a constant string,
+	// such as "NodeSendHeartbeat"; see Describer for a longer label).
+	// Self-loops are successors too and must be emitted.
+	Next(s S, emit func(action string, next S))
+	// Encode appends a canonical encoding of s to dst and returns it.
+	// Two states are the same state exactly when their encodings are
+	// equal; the checker fingerprints the encoding.
+	Encode(dst []byte, s S) []byte
+	// Invariants lists the names of the state invariants the model
+	// defines; Holds evaluates them by index.
+	Invariants() []string
+	// Holds reports whether invariant i (an index into Invariants)
+	// holds in s.
+	Holds(i int, s S) bool
+}
+
+// ActionPropertied is implemented by models that define action properties
+// ([][P]_vars in TLA+): predicates on a transition, checked on every
+// transition the search takes, including those to states already seen.
+type ActionPropertied[S any] interface {
+	// ActionProperties lists the names of the action properties.
+	ActionProperties() []string
+	// ActionHolds reports whether action property i holds on the step
+	// from -> to, which action produced.
+	ActionHolds(i int, action string, from, to S) bool
+}
+
+// Constrained is implemented by models with a state constraint (TLC's
+// CONSTRAINT): a state that fails it is counted as generated but is
+// neither stored, checked nor explored.
+type Constrained[S any] interface {
+	// Constraint reports whether s lies inside the model.
+	Constraint(s S) bool
+}
+
+// Describer is implemented by models that can label a step for people:
+// the action with its arguments and the message it carries, for example
+// "NodeSendHeartbeat  hb{epoch:1 liveness:STOPPING count:0}". It is
+// called only when a counterexample is rebuilt, never in the search loop.
+type Describer[S any] interface {
+	// Describe labels the step from -> to that action produced.
+	Describe(action string, from, to S) string
+}
+
+// VarLister is implemented by models that can show a state as named
+// variables, so a counterexample can print only the variables a step
+// changed. The names must be the same, in the same order, for every state.
+type VarLister[S any] interface {
+	// Vars returns the state's variables as (name, value) pairs.
+	Vars(s S) [][2]string
+}
+
+// Live is implemented by models with liveness properties, checked under
+// the fairness of the model's Spec formula (WF/SF in TLA+).
+//
+// Every property has the leads-to form P ~> Q ("whenever P holds, Q holds
+// then or later"); <>Q is TRUE ~> Q. A behaviour violates it when, after a
+// state with P and not Q, it stays forever in states without Q while
+// being fair. Behaviours may stutter: a state where no fairness instance
+// is enabled may repeat forever.
+//
+// Fairness comes in instances, each named by a key (for per-message
+// fairness the key names the message, e.g. "SF CoordRecvHeartbeat hb{...}").
+// A weak instance forbids a behaviour that keeps it enabled forever
+// without taking it; a strong one forbids a behaviour that enables it
+// infinitely often without taking it.
+type Live[S any] interface {
+	// LivenessProperties lists the names of the liveness properties.
+	LivenessProperties() []string
+	// LeadsTo evaluates property i in s: p for its P, q for its Q.
+	LeadsTo(i int, s S) (p, q bool)
+	// FairEnabled calls emit for every fairness instance enabled in s.
+	FairEnabled(s S, emit func(key string, strong bool))
+	// FairTaken calls emit for every fairness instance that the step
+	// from -> to, produced by action, takes.
+	FairTaken(action string, from, to S, emit func(key string))
+}

@@ -1,0 +1,69 @@
+package twophase_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/drainproof/drainproof/modelcheck"
+	"github.com/drainproof/drainproof/modelcheck/twophase"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// TLC's figures for TwoPhase.cfg (tlaplus/Examples), 3 and 5 RMs, as TLC
+// 2026.04 (rev cc6b616cf) reports them.
+func TestTLCParity(t *testing.T) {
+	for _, tc := range []struct {
+		rms                 int
+		distinct, generated int64
+		depth               int
+	}{
+		{3, 288, 1146, 11},
+		{5, 8832, 58146, 17},
+	} {
+		for _, workers := range []int{1, 2, 7} {
+			m, err := twophase.New(tc.rms, false)
+			require.NoError(t, err)
+			res, err := modelcheck.Check[twophase.State](context.Background(), m, modelcheck.Options{Workers: workers, CheckDeadlock: false})
+			require.NoError(t, err)
+			require.Equal(t, modelcheck.OK, res.Outcome, "rms=%d workers=%d", tc.rms, workers)
+			require.Equal(t, tc.distinct, res.Distinct, "rms=%d workers=%d", tc.rms, workers)
+			require.Equal(t, tc.generated, res.Generated, "rms=%d workers=%d", tc.rms, workers)
+			require.Equal(t, tc.depth, res.Depth, "rms=%d workers=%d", tc.rms, workers)
+		}
+	}
+}
+
+// The planted early commit is caught by TCConsistent with the shortest
+// trace of six states, such as RMPrepare, TMRcvPrepared, TMCommit,
+// RMRcvCommitMsg, RMChooseToAbort (the order among RMs may vary).
+func TestPlantedBug(t *testing.T) {
+	for _, workers := range []int{1, 2, 4} {
+		m, err := twophase.New(3, true)
+		require.NoError(t, err)
+		res, err := modelcheck.Check[twophase.State](context.Background(), m, modelcheck.Options{Workers: workers})
+		require.NoError(t, err)
+		require.Equal(t, modelcheck.Violated, res.Outcome)
+		require.Equal(t, "TCConsistent", res.Violated)
+		require.Len(t, res.Trace, 6)
+		require.Equal(t, "Init", res.Trace[0].Action)
+		var actions []string
+		for _, st := range res.Trace {
+			actions = append(actions, st.Action)
+		}
+		require.Contains(t, actions, "TMCommit")
+		require.False(t, m.Holds(1, res.Trace[5].State))
+		for _, st := range res.Trace[:5] {
+			require.True(t, m.Holds(1, st.State))
+		}
+	}
+}
+
+func TestNewRejectsBadSize(t *testing.T) {
+	_, err := twophase.New(0, false)
+	require.Error(t, err)
+	_, err = twophase.New(twophase.MaxRMs+1, false)
+	require.Error(t, err)
+}
