@@ -3,6 +3,7 @@ package modelcheck
 import (
 	"context"
 	"fmt"
+	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -144,7 +145,7 @@ func (c *checker[S]) run(ctx context.Context) (*Result[S], error) {
 	}
 
 	cur := c.initial()
-	for level := 1; len(cur) > 0 && !c.stop.Load(); level++ {
+	for level := 1; cur.len() > 0 && !c.stop.Load(); level++ {
 		c.depth.Store(int64(level))
 		if c.opts.MaxDepth > 0 && level >= c.opts.MaxDepth {
 			// Expand the last allowed level only to learn whether the
@@ -152,6 +153,7 @@ func (c *checker[S]) run(ctx context.Context) (*Result[S], error) {
 			c.noInsert.Store(true)
 		}
 		next := c.expandLevel(cur, level)
+		c.set.reclaim()
 		if c.noInsert.Load() {
 			if c.found == nil && c.sawNew.Load() {
 				c.halt(fmt.Sprintf("depth limit %d reached", c.opts.MaxDepth), nil)
@@ -166,6 +168,7 @@ func (c *checker[S]) run(ctx context.Context) (*Result[S], error) {
 		return nil, c.err
 	}
 	res := c.result(start)
+	c.set.release()
 	if c.found == nil && c.reason == "" && c.live != nil && len(c.lives) > 0 {
 		if err := c.checkLiveness(ctx, start, res); err != nil {
 			return nil, err
@@ -205,8 +208,8 @@ func (c *checker[S]) result(start time.Time) *Result[S] {
 }
 
 // initial inserts and checks the initial states: level 1.
-func (c *checker[S]) initial() []entry[S] {
-	var cur []entry[S]
+func (c *checker[S]) initial() *blocks[S] {
+	var cur blocks[S]
 	var buf []byte
 	c.m.Init(func(s S) {
 		c.generated.Add(1)
@@ -222,52 +225,84 @@ func (c *checker[S]) initial() []entry[S] {
 		if isNew {
 			c.distinct.Add(1)
 			c.checkState(s, r, 1)
-			cur = append(cur, entry[S]{s, r})
+			cur.add(entry[S]{s, r})
 		}
 	})
-	c.queue.Store(int64(len(cur)))
-	if len(cur) > 0 {
+	c.queue.Store(int64(cur.len()))
+	if cur.len() > 0 {
 		c.depth.Store(1)
 	}
-	return cur
+	return &cur
 }
 
 // chunk is how many states a worker takes from the level at a time.
 const chunk = 64
 
+// blockSize is the capacity of one block of a level's states.
+const blockSize = 4096
+
+// blocks holds a level's states in fixed-size blocks, so a level grows
+// without copying and the next level is the workers' blocks put together.
+type blocks[S any] struct {
+	list [][]entry[S]
+	n    int
+}
+
+func (b *blocks[S]) add(e entry[S]) {
+	if k := len(b.list); k == 0 || len(b.list[k-1]) == blockSize {
+		b.list = append(b.list, make([]entry[S], 0, blockSize))
+	}
+	k := len(b.list) - 1
+	b.list[k] = append(b.list[k], e)
+	b.n++
+}
+
+func (b *blocks[S]) len() int { return b.n }
+
 // expandLevel expands every state of cur (depth level) on the workers and
 // returns the new states of the next level.
-func (c *checker[S]) expandLevel(cur []entry[S], level int) []entry[S] {
-	workers := c.opts.Workers
-	if n := (len(cur) + chunk - 1) / chunk; n < workers {
-		workers = n
+func (c *checker[S]) expandLevel(cur *blocks[S], level int) *blocks[S] {
+	// Work items are chunks of blocks: item k is chunk k-starts[b] of block b.
+	starts := make([]int, len(cur.list)+1)
+	for b, blk := range cur.list {
+		starts[b+1] = starts[b] + (len(blk)+chunk-1)/chunk
 	}
+	items := starts[len(cur.list)]
+	workers := min(c.opts.Workers, items)
 	var pos atomic.Int64
-	outs := make([][]entry[S], workers)
+	outs := make([]blocks[S], workers)
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
-			outs[w] = c.worker(cur, &pos, level)
+			c.worker(cur, starts, &pos, level, &outs[w])
 		}(w)
 	}
 	wg.Wait()
-	n := 0
+	next := &blocks[S]{}
 	for _, o := range outs {
-		n += len(o)
-	}
-	next := make([]entry[S], 0, n)
-	for _, o := range outs {
-		next = append(next, o...)
+		next.list = append(next.list, o.list...)
+		next.n += o.n
 	}
 	return next
 }
 
-func (c *checker[S]) worker(cur []entry[S], pos *atomic.Int64, level int) []entry[S] {
+// pending is a successor waiting for its batch to be inserted.
+type pending[S any] struct {
+	s      S
+	fp     uint64
+	parent ref
+}
+
+// batchSize is how many successors a worker prefetches before it inserts
+// them.
+const batchSize = 32
+
+func (c *checker[S]) worker(cur *blocks[S], starts []int, pos *atomic.Int64, level int, out *blocks[S]) {
 	var (
-		out       []entry[S]
 		buf       []byte
+		batch     []pending[S]
 		from      entry[S]
 		succ      int
 		generated int64
@@ -290,31 +325,19 @@ func (c *checker[S]) worker(cur []entry[S], pos *atomic.Int64, level int) []entr
 		}
 		buf = c.m.Encode(buf[:0], t)
 		fp := fingerprint(buf)
-		if c.noInsert.Load() {
-			if !c.sawNew.Load() && !c.set.contains(fp) {
-				c.sawNew.Store(true)
-			}
-			return
-		}
-		r, isNew, err := c.set.insert(fp, from.r)
-		if err != nil {
-			c.halt("", err)
-			return
-		}
-		if !isNew {
-			return
-		}
-		distinct++
-		c.checkState(t, r, level+1)
-		out = append(out, entry[S]{t, r})
+		c.set.touch(fp)
+		batch = append(batch, pending[S]{t, fp, from.r})
 	}
 	for !c.stop.Load() {
-		lo := int(pos.Add(chunk)) - chunk
-		if lo >= len(cur) {
+		k := int(pos.Add(1)) - 1
+		if k >= starts[len(starts)-1] {
 			break
 		}
-		hi := min(lo+chunk, len(cur))
-		for _, e := range cur[lo:hi] {
+		b := sort.SearchInts(starts, k+1) - 1
+		blk := cur.list[b]
+		lo := (k - starts[b]) * chunk
+		hi := min(lo+chunk, len(blk))
+		for _, e := range blk[lo:hi] {
 			if c.stop.Load() {
 				break
 			}
@@ -323,7 +346,13 @@ func (c *checker[S]) worker(cur []entry[S], pos *atomic.Int64, level int) []entr
 			if succ == 0 && c.opts.CheckDeadlock {
 				c.report(&finding[S]{kind: "deadlock", name: "deadlock", length: level, at: e.r})
 			}
+			if len(batch) >= batchSize {
+				distinct = c.flush(batch, out, distinct, level)
+				batch = batch[:0]
+			}
 		}
+		distinct = c.flush(batch, out, distinct, level)
+		batch = batch[:0]
 		c.generated.Add(generated)
 		total := c.distinct.Add(distinct)
 		c.queue.Add(distinct - int64(hi-lo))
@@ -334,7 +363,29 @@ func (c *checker[S]) worker(cur []entry[S], pos *atomic.Int64, level int) []entr
 	}
 	c.generated.Add(generated)
 	c.distinct.Add(distinct)
-	return out
+}
+
+// flush inserts a batch of successors, appending the new ones to out.
+func (c *checker[S]) flush(batch []pending[S], out *blocks[S], distinct int64, level int) int64 {
+	for _, p := range batch {
+		if c.noInsert.Load() {
+			if !c.sawNew.Load() && !c.set.contains(p.fp) {
+				c.sawNew.Store(true)
+			}
+			continue
+		}
+		r, isNew, err := c.set.insert(p.fp, p.parent)
+		if err != nil {
+			c.halt("", err)
+			break
+		}
+		if isNew {
+			distinct++
+			c.checkState(p.s, r, level+1)
+			out.add(entry[S]{p.s, r})
+		}
+	}
+	return distinct
 }
 
 func (c *checker[S]) progressLoop(start time.Time, done <-chan struct{}, wg *sync.WaitGroup, phase string) {

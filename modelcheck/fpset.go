@@ -3,6 +3,7 @@ package modelcheck
 import (
 	"errors"
 	"sync"
+	"sync/atomic"
 )
 
 const (
@@ -29,13 +30,27 @@ var errSetFull = errors.New("modelcheck: fingerprint set full (more than 2^32 st
 //
 // Memory: 8 bytes per slot at a load between 0.4 and 0.8, plus 12 bytes of
 // log per state: between 22 and 32 bytes per distinct state.
+//
+// Lookups are latency-bound (a probe into a large table misses every
+// cache), so workers call touch for each successor as soon as it is made
+// and insert only after the whole batch: the probes' cache misses then
+// overlap instead of following one another. touch reads without the lock;
+// a table replaced by growth is kept until reclaim, which runs between
+// levels when no worker is active.
 type fpSet struct {
-	shards [numShards]fpShard
+	shards  [numShards]fpShard
+	retired []*table // tables replaced by growth, freed by reclaim
+	retMu   sync.Mutex
+}
+
+type table struct {
+	slots  []uint64 // written with atomic stores so touch may read them
+	mapped bool     // slots were mapped by allocSlots
 }
 
 type fpShard struct {
 	mu      sync.Mutex
-	slots   []uint64
+	tab     atomic.Pointer[table]
 	n       int
 	fps     [][]uint64
 	parents [][]uint32
@@ -45,20 +60,30 @@ type fpShard struct {
 // ref names a state in the log: the shard in the low bits, the position above.
 type ref = uint32
 
+// touch prefetches fp's home slot so that a later insert finds it in cache.
+func (s *fpSet) touch(fp uint64) {
+	t := s.shards[fp&(numShards-1)].tab.Load()
+	if t != nil {
+		prefetch(&t.slots[(fp>>shardBits)&uint64(len(t.slots)-1)])
+	}
+}
+
 // insert adds fp with the given parent, returning the new state's ref and
 // true, or false if fp was already present.
 func (s *fpSet) insert(fp uint64, parent ref) (ref, bool, error) {
 	si := fp & (numShards - 1)
 	sh := &s.shards[si]
-	h := fp >> shardBits
 	sh.mu.Lock()
-	if sh.slots == nil {
-		sh.slots = make([]uint64, minSlots)
+	t := sh.tab.Load()
+	if t == nil {
+		t = newTable(minSlots)
+		sh.tab.Store(t)
 	}
-	mask := uint64(len(sh.slots) - 1)
-	i := h & mask
+	slots := t.slots
+	mask := uint64(len(slots) - 1)
+	i := (fp >> shardBits) & mask
 	for {
-		v := sh.slots[i]
+		v := slots[i]
 		if v == fp {
 			sh.mu.Unlock()
 			return 0, false, nil
@@ -72,7 +97,7 @@ func (s *fpSet) insert(fp uint64, parent ref) (ref, bool, error) {
 		sh.mu.Unlock()
 		return 0, false, errSetFull
 	}
-	sh.slots[i] = fp
+	atomic.StoreUint64(&slots[i], fp)
 	local := sh.n
 	sh.n++
 	c := local >> chunkBits
@@ -88,11 +113,46 @@ func (s *fpSet) insert(fp uint64, parent ref) (ref, bool, error) {
 	}
 	sh.fps[c] = append(sh.fps[c], fp)
 	sh.parents[c] = append(sh.parents[c], parent)
-	if float64(sh.n) > loadFactor*float64(len(sh.slots)) {
-		sh.grow()
+	if float64(sh.n) > loadFactor*float64(len(slots)) {
+		s.grow(sh, t)
 	}
 	sh.mu.Unlock()
 	return ref(local)<<shardBits | ref(si), true, nil
+}
+
+func newTable(n int) *table {
+	slots, mapped := allocSlots(n)
+	return &table{slots: slots, mapped: mapped}
+}
+
+// grow doubles sh's table; the old one is retired until reclaim.
+func (s *fpSet) grow(sh *fpShard, old *table) {
+	t := newTable(2 * len(old.slots))
+	mask := uint64(len(t.slots) - 1)
+	for _, v := range old.slots {
+		if v == 0 {
+			continue
+		}
+		i := (v >> shardBits) & mask
+		for t.slots[i] != 0 {
+			i = (i + 1) & mask
+		}
+		t.slots[i] = v
+	}
+	sh.tab.Store(t)
+	s.retMu.Lock()
+	s.retired = append(s.retired, old)
+	s.retMu.Unlock()
+}
+
+// reclaim frees retired tables. It must run while no goroutine can touch.
+func (s *fpSet) reclaim() {
+	s.retMu.Lock()
+	for _, t := range s.retired {
+		freeSlots(t.slots, t.mapped)
+	}
+	s.retired = nil
+	s.retMu.Unlock()
 }
 
 // contains reports whether fp is in the set.
@@ -100,33 +160,18 @@ func (s *fpSet) contains(fp uint64) bool {
 	sh := &s.shards[fp&(numShards-1)]
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	if sh.slots == nil {
+	t := sh.tab.Load()
+	if t == nil {
 		return false
 	}
-	mask := uint64(len(sh.slots) - 1)
+	mask := uint64(len(t.slots) - 1)
 	for i := (fp >> shardBits) & mask; ; i = (i + 1) & mask {
-		switch sh.slots[i] {
+		switch t.slots[i] {
 		case fp:
 			return true
 		case 0:
 			return false
 		}
-	}
-}
-
-func (sh *fpShard) grow() {
-	old := sh.slots
-	sh.slots = make([]uint64, 2*len(old))
-	mask := uint64(len(sh.slots) - 1)
-	for _, v := range old {
-		if v == 0 {
-			continue
-		}
-		i := (v >> shardBits) & mask
-		for sh.slots[i] != 0 {
-			i = (i + 1) & mask
-		}
-		sh.slots[i] = v
 	}
 }
 
@@ -145,11 +190,26 @@ func (s *fpSet) bytes() int64 {
 	for i := range s.shards {
 		sh := &s.shards[i]
 		sh.mu.Lock()
-		b += int64(len(sh.slots)) * 8
+		if t := sh.tab.Load(); t != nil {
+			b += int64(len(t.slots)) * 8
+		}
 		for c := range sh.fps {
 			b += int64(cap(sh.fps[c]))*8 + int64(cap(sh.parents[c]))*4
 		}
 		sh.mu.Unlock()
 	}
 	return b
+}
+
+// release frees every slot table; only the log (entry) stays usable.
+func (s *fpSet) release() {
+	s.reclaim()
+	for i := range s.shards {
+		sh := &s.shards[i]
+		sh.mu.Lock()
+		if t := sh.tab.Swap(nil); t != nil {
+			freeSlots(t.slots, t.mapped)
+		}
+		sh.mu.Unlock()
+	}
 }
