@@ -1,0 +1,70 @@
+package bugs
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+)
+
+// The bug names, as the TLA+ set BugNames spells them.
+const (
+	// CountAfterPublish names the bug whose count rises only at publish.
+	CountAfterPublish = "CountAfterPublish"
+	// NoAdmissionGate names the bug that admits registrations after close.
+	NoAdmissionGate = "NoAdmissionGate"
+	// DecrementBeforeCleanup names the bug that decrements before cleanup.
+	DecrementBeforeCleanup = "DecrementBeforeCleanup"
+	// LeakOnSchemaFailure names the bug that leaks a failed registration.
+	LeakOnSchemaFailure = "LeakOnSchemaFailure"
+	// DoubleDecrement names the bug whose removers both decrement.
+	DoubleDecrement = "DoubleDecrement"
+	// DoubleIncrement names the bug that counts a repeated registration twice.
+	DoubleIncrement = "DoubleIncrement"
+)
+
+// EnvVar is the environment variable [FromEnv] reads.
+const EnvVar = "DRAINPROOF_BUG"
+
+var names = []string{
+	CountAfterPublish,
+	NoAdmissionGate,
+	DecrementBeforeCleanup,
+	LeakOnSchemaFailure,
+	DoubleDecrement,
+	DoubleIncrement,
+}
+
+// ErrNotBuilt is returned by [Enable] in a binary built without the tag
+// bugs: the fault points are not compiled in.
+var ErrNotBuilt = errors.New("bugs: fault points not built in (build with -tags bugs)")
+
+// ErrUnknown is wrapped by the error [Enable] returns for a name that is
+// not one of [Names].
+var ErrUnknown = errors.New("bugs: unknown bug")
+
+// Names returns the names of the bugs that can be switched on, in the
+// order of PROTOCOL.md's bug table.
+func Names() []string {
+	return append([]string(nil), names...)
+}
+
+func index(name string) (int, error) {
+	for i, n := range names {
+		if n == name {
+			return i, nil
+		}
+	}
+	return 0, fmt.Errorf("%w %q (want one of %s)", ErrUnknown, name, strings.Join(names, ", "))
+}
+
+// FromEnv enables the bug named by the environment variable DRAINPROOF_BUG
+// and returns its name; it returns "" and nil when the variable is unset or
+// empty. Test mains call it before running tests.
+func FromEnv() (string, error) {
+	name := os.Getenv(EnvVar)
+	if name == "" {
+		return "", nil
+	}
+	return name, Enable(name)
+}

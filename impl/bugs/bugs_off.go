@@ -1,0 +1,39 @@
+//go:build !bugs
+
+package bugs
+
+// Built reports whether the fault points are compiled in (build tag bugs).
+const Built = false
+
+// Enable returns [ErrNotBuilt] for a known name (the fault points are
+// compiled out) and an error wrapping [ErrUnknown] otherwise.
+func Enable(name string) error {
+	if _, err := index(name); err != nil {
+		return err
+	}
+	return ErrNotBuilt
+}
+
+// Reset does nothing: no bug can be on.
+func Reset() {}
+
+// Enabled returns nil: no bug can be on.
+func Enabled() []string { return nil }
+
+// CountAfterPublishOn is the fault point of CountAfterPublish: false.
+func CountAfterPublishOn() bool { return false }
+
+// NoAdmissionGateOn is the fault point of NoAdmissionGate: false.
+func NoAdmissionGateOn() bool { return false }
+
+// DecrementBeforeCleanupOn is the fault point of DecrementBeforeCleanup: false.
+func DecrementBeforeCleanupOn() bool { return false }
+
+// LeakOnSchemaFailureOn is the fault point of LeakOnSchemaFailure: false.
+func LeakOnSchemaFailureOn() bool { return false }
+
+// DoubleDecrementOn is the fault point of DoubleDecrement: false.
+func DoubleDecrementOn() bool { return false }
+
+// DoubleIncrementOn is the fault point of DoubleIncrement: false.
+func DoubleIncrementOn() bool { return false }

@@ -1,0 +1,58 @@
+//go:build bugs
+
+package bugs
+
+import "sync/atomic"
+
+// Built reports whether the fault points are compiled in (build tag bugs).
+const Built = true
+
+var on [6]atomic.Bool
+
+// Enable switches on the bug called name. It is safe to call from any
+// goroutine, but tests should call it before they start the code under
+// test.
+func Enable(name string) error {
+	i, err := index(name)
+	if err != nil {
+		return err
+	}
+	on[i].Store(true)
+	return nil
+}
+
+// Reset switches every bug off.
+func Reset() {
+	for i := range on {
+		on[i].Store(false)
+	}
+}
+
+// Enabled returns the names of the bugs switched on.
+func Enabled() []string {
+	var out []string
+	for i, n := range names {
+		if on[i].Load() {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// CountAfterPublishOn is the fault point of CountAfterPublish.
+func CountAfterPublishOn() bool { return on[0].Load() }
+
+// NoAdmissionGateOn is the fault point of NoAdmissionGate.
+func NoAdmissionGateOn() bool { return on[1].Load() }
+
+// DecrementBeforeCleanupOn is the fault point of DecrementBeforeCleanup.
+func DecrementBeforeCleanupOn() bool { return on[2].Load() }
+
+// LeakOnSchemaFailureOn is the fault point of LeakOnSchemaFailure.
+func LeakOnSchemaFailureOn() bool { return on[3].Load() }
+
+// DoubleDecrementOn is the fault point of DoubleDecrement.
+func DoubleDecrementOn() bool { return on[4].Load() }
+
+// DoubleIncrementOn is the fault point of DoubleIncrement.
+func DoubleIncrementOn() bool { return on[5].Load() }

@@ -1,0 +1,329 @@
+package store
+
+import (
+	"context"
+	"slices"
+	"sync"
+)
+
+// Gate holds store calls until it is released. A test gets one from
+// [MemSchemaStore.BlockRegisterTable] or
+// [MemEventStore.BlockUnregister], waits on [Gate.Entered] until a call
+// is held, inspects the system, and calls [Gate.Release].
+type Gate struct {
+	entered  chan struct{}
+	released chan struct{}
+	once     sync.Once
+	enter    sync.Once
+}
+
+func newGate() *Gate {
+	return &Gate{entered: make(chan struct{}), released: make(chan struct{})}
+}
+
+// Entered is closed once a call is held by g.
+func (g *Gate) Entered() <-chan struct{} { return g.entered }
+
+// Release lets every held call (and every later one) go on. It may be
+// called more than once.
+func (g *Gate) Release() { g.once.Do(func() { close(g.released) }) }
+
+// wait holds the caller until g is released or ctx is done.
+func (g *Gate) wait(ctx context.Context) error {
+	g.enter.Do(func() { close(g.entered) })
+	select {
+	case <-g.released:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+type subscriber struct {
+	sub    Subscription
+	notify Notifier
+}
+
+// MemEventStore is an in-memory [EventStore] that records subscriptions
+// and can refuse registrations, block unregistrations and close. Its
+// zero value is not usable; call [NewMemEventStore].
+type MemEventStore struct {
+	mu          sync.Mutex
+	subs        map[DispatcherID]subscriber
+	refuse      func(DispatcherID, Subscription) bool
+	unregGate   *Gate
+	closed      bool
+	registers   int
+	unregisters int
+}
+
+// NewMemEventStore returns an empty, open event store.
+func NewMemEventStore() *MemEventStore {
+	return &MemEventStore{subs: make(map[DispatcherID]subscriber)}
+}
+
+// RegisterDispatcher implements [EventStore]. It refuses when the store
+// is closed or the refusal predicate holds.
+func (s *MemEventStore) RegisterDispatcher(id DispatcherID, sub Subscription, notify Notifier) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed || (s.refuse != nil && s.refuse(id, sub)) {
+		return false
+	}
+	s.subs[id] = subscriber{sub: sub, notify: notify}
+	s.registers++
+	return true
+}
+
+// UnregisterDispatcher implements [EventStore]. While a gate from
+// [MemEventStore.BlockUnregister] is held, it waits for its release first.
+func (s *MemEventStore) UnregisterDispatcher(id DispatcherID) {
+	s.mu.Lock()
+	g := s.unregGate
+	s.mu.Unlock()
+	if g != nil {
+		_ = g.wait(context.Background())
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.subs, id)
+	s.unregisters++
+}
+
+// Refuse makes RegisterDispatcher refuse every id for which pred returns
+// true; a nil pred refuses nothing.
+func (s *MemEventStore) Refuse(pred func(DispatcherID, Subscription) bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.refuse = pred
+}
+
+// BlockUnregister makes UnregisterDispatcher calls wait until the returned
+// gate is released. The gate stays installed until [MemEventStore.Unblock].
+func (s *MemEventStore) BlockUnregister() *Gate {
+	g := newGate()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.unregGate = g
+	return g
+}
+
+// Unblock removes the gate installed by BlockUnregister (without releasing
+// calls it already holds).
+func (s *MemEventStore) Unblock() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.unregGate = nil
+}
+
+// Close makes every later RegisterDispatcher refuse.
+func (s *MemEventStore) Close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+}
+
+// Subscribed reports whether id holds a subscription.
+func (s *MemEventStore) Subscribed(id DispatcherID) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.subs[id]
+	return ok
+}
+
+// Subscribers returns the subscribed ids, sorted.
+func (s *MemEventStore) Subscribers() []DispatcherID {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]DispatcherID, 0, len(s.subs))
+	for id := range s.subs {
+		out = append(out, id)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Registers returns the number of accepted RegisterDispatcher calls.
+func (s *MemEventStore) Registers() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.registers
+}
+
+// Unregisters returns the number of UnregisterDispatcher calls that
+// finished.
+func (s *MemEventStore) Unregisters() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.unregisters
+}
+
+// Notify calls id's notifier, as a resolved-ts notification would, on the
+// caller's goroutine. It returns false if id holds no subscription.
+func (s *MemEventStore) Notify(id DispatcherID) bool {
+	s.mu.Lock()
+	sub, ok := s.subs[id]
+	s.mu.Unlock()
+	if !ok {
+		return false
+	}
+	sub.notify()
+	return true
+}
+
+// MemSchemaStore is an in-memory [SchemaStore] that counts references per
+// table and can fail or block RegisterTable and close. Its zero value is
+// not usable; call [NewMemSchemaStore].
+type MemSchemaStore struct {
+	mu          sync.Mutex
+	refs        map[TableID]int
+	fail        func(TableID, uint64) bool
+	failErr     error
+	failOnce    bool
+	gate        *Gate
+	closed      bool
+	registers   int
+	unregisters int
+}
+
+// NewMemSchemaStore returns an empty, open schema store.
+func NewMemSchemaStore() *MemSchemaStore {
+	return &MemSchemaStore{refs: make(map[TableID]int)}
+}
+
+// RegisterTable implements [SchemaStore]. In order: a gate from
+// BlockRegisterTable holds the call (it returns ctx's error if ctx is done
+// first); a closed store returns [ErrClosed]; an installed failure returns
+// its error; otherwise it takes the reference.
+func (s *MemSchemaStore) RegisterTable(ctx context.Context, table TableID, startTs uint64) error {
+	s.mu.Lock()
+	g := s.gate
+	s.mu.Unlock()
+	if g != nil {
+		if err := g.wait(ctx); err != nil {
+			return err
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	if s.fail != nil && s.fail(table, startTs) {
+		err := s.failErr
+		if s.failOnce {
+			s.fail = nil
+		}
+		return err
+	}
+	s.refs[table]++
+	s.registers++
+	return nil
+}
+
+// UnregisterTable implements [SchemaStore]. Releasing a table with no
+// reference is a no-op (and is visible as a mismatch of
+// [MemSchemaStore.Unregisters] and [MemSchemaStore.Registers]).
+func (s *MemSchemaStore) UnregisterTable(table TableID) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.unregisters++
+	if s.refs[table] > 0 {
+		s.refs[table]--
+		if s.refs[table] == 0 {
+			delete(s.refs, table)
+		}
+	}
+}
+
+func (s *MemSchemaStore) setFail(pred func(TableID, uint64) bool, err error, once bool) {
+	if err == nil {
+		err = ErrInjected
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.fail, s.failErr, s.failOnce = pred, err, once
+}
+
+// FailOnce makes the next RegisterTable call fail with err (ErrInjected
+// if nil).
+func (s *MemSchemaStore) FailOnce(err error) {
+	s.setFail(func(TableID, uint64) bool { return true }, err, true)
+}
+
+// FailAlways makes every RegisterTable call fail with err (ErrInjected if
+// nil) until [MemSchemaStore.Heal].
+func (s *MemSchemaStore) FailAlways(err error) {
+	s.setFail(func(TableID, uint64) bool { return true }, err, false)
+}
+
+// FailIf makes every RegisterTable call for which pred holds fail with err
+// (ErrInjected if nil) until [MemSchemaStore.Heal].
+func (s *MemSchemaStore) FailIf(pred func(table TableID, startTs uint64) bool, err error) {
+	s.setFail(pred, err, false)
+}
+
+// Heal removes any installed failure.
+func (s *MemSchemaStore) Heal() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.fail = nil
+}
+
+// BlockRegisterTable makes RegisterTable calls wait until the returned
+// gate is released. The gate stays installed until [MemSchemaStore.Unblock].
+func (s *MemSchemaStore) BlockRegisterTable() *Gate {
+	g := newGate()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.gate = g
+	return g
+}
+
+// Unblock removes the gate installed by BlockRegisterTable (without
+// releasing calls it already holds).
+func (s *MemSchemaStore) Unblock() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.gate = nil
+}
+
+// Close makes every later RegisterTable fail with [ErrClosed].
+func (s *MemSchemaStore) Close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+}
+
+// Refs returns the number of references held on table.
+func (s *MemSchemaStore) Refs(table TableID) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.refs[table]
+}
+
+// TotalRefs returns the number of references held on all tables.
+func (s *MemSchemaStore) TotalRefs() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, r := range s.refs {
+		n += r
+	}
+	return n
+}
+
+// Registers returns the number of RegisterTable calls that took a
+// reference.
+func (s *MemSchemaStore) Registers() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.registers
+}
+
+// Unregisters returns the number of UnregisterTable calls.
+func (s *MemSchemaStore) Unregisters() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.unregisters
+}
