@@ -1,0 +1,12 @@
+------------------------ MODULE MCDrainRegistration ------------------------
+(***************************************************************************)
+(* TLC wrapper for DrainRegistration: the model values that name the       *)
+(* dispatchers. Bounds and switches are set in each MCDrainRegistration*.cfg *)
+(* by plain constant assignments (no substitutions, symmetry, view or      *)
+(* constraint), so that our Go checker reads the very same files.          *)
+(***************************************************************************)
+EXTENDS DrainRegistration
+
+CONSTANTS d1, d2, d3   \* dispatcher IDs (model values)
+
+=============================================================================
