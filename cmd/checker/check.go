@@ -1,0 +1,264 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/drainproof/drainproof/modelcheck"
+)
+
+// checkFlags are the flags of `checker check`.
+type checkFlags struct {
+	model     string
+	config    string
+	rms       int
+	workers   int
+	maxStates int64
+	maxDepth  int
+	timeout   time.Duration
+	json      bool
+	progress  time.Duration
+	liveness  bool
+}
+
+// job is a model ready to run, with its display name and options; run
+// prints the results and returns the exit code.
+type job struct {
+	name string
+	run  func(ctx context.Context, opts modelcheck.Options, out output) int
+}
+
+// output is where a run reports.
+type output struct {
+	stdout, stderr io.Writer
+	json           bool
+	name           string
+}
+
+func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("checker check", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var f checkFlags
+	fs.StringVar(&f.model, "model", "", "built-in model to check (see `checker models`); default drain")
+	fs.StringVar(&f.config, "config", "", "TLC .cfg file of the protocol model (tla/MCDrainRegistration*.cfg)")
+	fs.IntVar(&f.rms, "rms", 3, "twophase: number of resource managers")
+	fs.IntVar(&f.workers, "workers", 0, "worker goroutines (0: one per core)")
+	fs.Int64Var(&f.maxStates, "max-states", 0, "stop after this many distinct states (0: no limit)")
+	fs.IntVar(&f.maxDepth, "max-depth", 0, "stop at this depth (0: no limit)")
+	fs.DurationVar(&f.timeout, "timeout", 0, "stop after this long (0: no limit)")
+	fs.BoolVar(&f.json, "json", false, "print one JSON object instead of text")
+	fs.DurationVar(&f.progress, "progress", 5*time.Second, "interval between progress lines on stderr (0: none)")
+	fs.BoolVar(&f.liveness, "liveness", true, "check the model's liveness properties (as the cfg's PROPERTIES select)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: checker check [--model NAME | --config FILE.cfg] [flags]")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "checker check: unexpected argument %q\n", fs.Arg(0))
+		return exitUsage
+	}
+	if f.workers < 0 || f.maxStates < 0 || f.maxDepth < 0 || f.timeout < 0 || f.progress < 0 {
+		fmt.Fprintln(stderr, "checker check: --workers, --max-states, --max-depth, --timeout and --progress must not be negative")
+		return exitUsage
+	}
+	var (
+		j   job
+		err error
+	)
+	switch {
+	case f.config != "" && f.model != "" && f.model != "drain":
+		err = fmt.Errorf("--config reads a protocol model; it cannot be combined with --model %s", f.model)
+	case f.config != "":
+		j, err = drainFromConfig(f.config, f.liveness)
+	default:
+		name := f.model
+		if name == "" {
+			name = "drain"
+		}
+		j, err = builtin(name, &f)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "checker check: %v\n", err)
+		return exitUsage
+	}
+	opts := modelcheck.Options{
+		Workers:   f.workers,
+		MaxStates: f.maxStates,
+		MaxDepth:  f.maxDepth,
+		Timeout:   f.timeout,
+	}
+	out := output{stdout: stdout, stderr: stderr, json: f.json, name: j.name}
+	if f.progress > 0 {
+		opts.ProgressEvery = f.progress
+		opts.Progress = func(p modelcheck.Progress) {
+			fmt.Fprintf(stderr, "Progress(%d) at %s: %s states generated, %s distinct states found, %s states left on queue (%s distinct/s)\n",
+				p.Depth, time.Now().Format("2006-01-02 15:04:05"), commas(p.Generated), commas(p.Distinct), commas(p.Queue), commas(int64(p.StatesPerSecond)))
+		}
+	}
+	return j.run(ctx, opts, out)
+}
+
+// runModel checks m and reports; it is the one place results are printed.
+func runModel[S any](ctx context.Context, m modelcheck.Model[S], opts modelcheck.Options, out output) int {
+	if !out.json {
+		fmt.Fprintf(out.stderr, "Checking %s with %s worker(s).\n", out.name, workersText(opts.Workers))
+	}
+	res, err := modelcheck.Check(ctx, m, opts)
+	if err != nil {
+		fmt.Fprintf(out.stderr, "checker check: %v\n", err)
+		return exitUsage
+	}
+	if out.json {
+		if err := writeJSON(out.stdout, out.name, m, res); err != nil {
+			fmt.Fprintf(out.stderr, "checker check: %v\n", err)
+			return exitUsage
+		}
+	} else {
+		writeText(out.stdout, m, res)
+	}
+	switch res.Outcome {
+	case modelcheck.OK:
+		return exitOK
+	case modelcheck.Incomplete:
+		return exitIncomplete
+	}
+	return exitViolation
+}
+
+func workersText(n int) string {
+	if n == 0 {
+		n = runtime.GOMAXPROCS(0)
+	}
+	return strconv.Itoa(n)
+}
+
+func writeText[S any](w io.Writer, m modelcheck.Model[S], res *modelcheck.Result[S]) {
+	switch res.Outcome {
+	case modelcheck.OK:
+		fmt.Fprintln(w, "Model checking completed. No error has been found.")
+	case modelcheck.Incomplete:
+		fmt.Fprintf(w, "Model checking stopped early: %s. The figures below are partial.\n", res.Reason)
+	case modelcheck.Deadlock:
+		fmt.Fprintln(w, "Error: Deadlock reached.")
+	default:
+		fmt.Fprintf(w, "Error: %s %s is violated.\n", kindText(res.Kind), res.Violated)
+	}
+	if len(res.Trace) > 0 {
+		fmt.Fprintf(w, "The behaviour up to this point is (%d states):\n", len(res.Trace))
+		loop := -1
+		if res.Kind == "liveness" {
+			loop = res.LoopStart
+		}
+		_ = modelcheck.WriteTrace(w, m, res.Trace, loop)
+	}
+	fmt.Fprintf(w, "%s states generated, %s distinct states found, depth %d.\n", commas(res.Generated), commas(res.Distinct), res.Depth)
+	fmt.Fprintf(w, "Finished in %.2fs: %s distinct states/s with %d worker(s); seen-set %.1f bytes/state.\n",
+		res.Elapsed.Seconds(), commas(int64(res.StatesPerSecond())), res.Workers, float64(res.SetBytes)/float64(max(res.Distinct, 1)))
+	fmt.Fprintf(w, "Fingerprint collision probability (optimistic): %.1E\n", res.Collision)
+}
+
+func kindText(k string) string {
+	switch k {
+	case "action":
+		return "Action property"
+	case "liveness":
+		return "Temporal property"
+	}
+	return "Invariant"
+}
+
+// jsonStep is one step of a trace in --json output.
+type jsonStep struct {
+	Action string            `json:"action"`
+	Label  string            `json:"label"`
+	State  map[string]string `json:"state"`
+}
+
+// jsonResult is the --json output of `checker check`.
+type jsonResult struct {
+	Model           string     `json:"model"`
+	Outcome         string     `json:"outcome"`
+	Invariant       string     `json:"invariant,omitempty"`
+	Kind            string     `json:"kind,omitempty"`
+	Reason          string     `json:"reason,omitempty"`
+	Distinct        int64      `json:"distinct"`
+	Generated       int64      `json:"generated"`
+	Depth           int        `json:"depth"`
+	Seconds         float64    `json:"seconds"`
+	StatesPerSecond float64    `json:"states_per_second"`
+	Workers         int        `json:"workers"`
+	SetBytes        int64      `json:"set_bytes"`
+	Collision       float64    `json:"collision_probability"`
+	Trace           []jsonStep `json:"trace,omitempty"`
+	LoopStart       *int       `json:"loop_start,omitempty"`
+}
+
+func writeJSON[S any](w io.Writer, name string, m modelcheck.Model[S], res *modelcheck.Result[S]) error {
+	r := jsonResult{
+		Model:           name,
+		Outcome:         res.Outcome.String(),
+		Invariant:       res.Violated,
+		Kind:            res.Kind,
+		Reason:          res.Reason,
+		Distinct:        res.Distinct,
+		Generated:       res.Generated,
+		Depth:           res.Depth,
+		Seconds:         res.Elapsed.Seconds(),
+		StatesPerSecond: res.StatesPerSecond(),
+		Workers:         res.Workers,
+		SetBytes:        res.SetBytes,
+		Collision:       res.Collision,
+	}
+	vl, hasVars := m.(modelcheck.VarLister[S])
+	for _, st := range res.Trace {
+		js := jsonStep{Action: st.Action, Label: st.Label, State: map[string]string{}}
+		if hasVars {
+			for _, v := range vl.Vars(st.State) {
+				js.State[v[0]] = v[1]
+			}
+		} else {
+			js.State["state"] = fmt.Sprintf("%+v", st.State)
+		}
+		r.Trace = append(r.Trace, js)
+	}
+	if res.Kind == "liveness" {
+		r.LoopStart = &res.LoopStart
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// commas formats n with thousands separators, as TLC does.
+func commas(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	if neg {
+		s = s[1:]
+	}
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
