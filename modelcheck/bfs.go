@@ -93,6 +93,9 @@ func (c *checker[S]) report(f *finding[S]) {
 		return
 	}
 	c.found = f
+	if c.opts.Continue {
+		return
+	}
 	if f.kind == "deadlock" || !c.opts.CheckDeadlock {
 		// Nothing shorter can turn up: stop now.
 		c.stop.Store(true)

@@ -67,6 +67,12 @@ type Options struct {
 	// Liveness names the liveness properties to check (models that
 	// implement Live); nil means all.
 	Liveness []string
+	// Continue keeps exploring after a violation or deadlock, as TLC's
+	// -continue does: the run then covers the whole reachable state space
+	// (states that violate an invariant are explored too) and reports the
+	// shortest violation it met. Liveness is not checked after a
+	// violation.
+	Continue bool
 	// UseConstraint applies the model's state constraint (Constrained).
 	UseConstraint bool
 	// Progress, if set, is called about every ProgressEvery with the

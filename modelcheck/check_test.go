@@ -272,3 +272,16 @@ func TestCollisionProbability(t *testing.T) {
 	require.Zero(t, modelcheck.CollisionProbability(100, 100))
 	require.InDelta(t, 288.0*858/18446744073709551616.0, modelcheck.CollisionProbability(288, 1146), 1e-30)
 }
+
+// With Continue the whole space is explored and the shortest violation
+// is still the one reported.
+func TestContinueExploresEverything(t *testing.T) {
+	for _, workers := range []int{1, 3} {
+		g := &grid{size: 20, bad: func(x, y int) bool { return x+y == 7 || x+y == 4 }}
+		res := check(t, g, modelcheck.Options{Continue: true, CheckDeadlock: true, Workers: workers})
+		require.Equal(t, modelcheck.Violated, res.Outcome)
+		require.EqualValues(t, 400, res.Distinct)
+		require.EqualValues(t, 1+2*20*19, res.Generated)
+		require.Len(t, res.Trace, 5)
+	}
+}

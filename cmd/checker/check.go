@@ -27,6 +27,7 @@ type checkFlags struct {
 	json      bool
 	progress  time.Duration
 	liveness  bool
+	cont      bool
 }
 
 // job is a model ready to run, with its display name and options; run
@@ -56,6 +57,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.DurationVar(&f.timeout, "timeout", 0, "stop after this long (0: no limit)")
 	fs.BoolVar(&f.json, "json", false, "print one JSON object instead of text")
 	fs.DurationVar(&f.progress, "progress", 5*time.Second, "interval between progress lines on stderr (0: none)")
+	fs.BoolVar(&f.cont, "continue", false, "keep exploring after a violation, as TLC -continue (whole state space; the shortest violation is reported)")
 	fs.BoolVar(&f.liveness, "liveness", true, "check the model's liveness properties (as the cfg's PROPERTIES select)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: checker check [--model NAME | --config FILE.cfg] [flags]")
@@ -100,6 +102,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		MaxStates: f.maxStates,
 		MaxDepth:  f.maxDepth,
 		Timeout:   f.timeout,
+		Continue:  f.cont,
 	}
 	out := output{stdout: stdout, stderr: stderr, json: f.json, name: j.name}
 	if f.progress > 0 {
