@@ -1,0 +1,301 @@
+package spec
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+)
+
+// Limits of the Go transcription. They keep State a small fixed-size value.
+const (
+	// MaxDispatchers is the largest Dispatchers set a Config may name.
+	MaxDispatchers = 8
+	// MaxMsgsLimit is the largest MaxMsgs a Config may set.
+	MaxMsgsLimit = 8
+	// MaxEpochLimit is the largest MaxEpoch a Config may set.
+	MaxEpochLimit = 15
+	// MaxRegLimit is the largest MaxReg a Config may set.
+	MaxRegLimit = 15
+)
+
+// The transports of the broker count (the TLA+ constant Transport).
+const (
+	// TransportHeartbeat carries the count on T's heartbeat (Variant H).
+	TransportHeartbeat = "heartbeat"
+	// TransportLogCoord carries the count through the LogCoordinator
+	// (Variant L).
+	TransportLogCoord = "logcoord"
+)
+
+// Bug is one element of the TLA+ set BugNames: a defect the model can
+// switch on.
+type Bug uint16
+
+// The bugs, in the order of PROTOCOL.md's table.
+const (
+	// IgnoreBrokerCount: completion ignores the broker count.
+	IgnoreBrokerCount Bug = 1 << iota
+	// TrustLivenessResponse: a missing count reads as 0, so a STOPPING
+	// liveness response authorises completion.
+	TrustLivenessResponse
+	// AcceptStaleEpoch: a delayed heartbeat or answer from an older epoch
+	// is applied.
+	AcceptStaleEpoch
+	// CountAfterPublish: the count rises only when registration completes.
+	CountAfterPublish
+	// NoAdmissionGate: registrations are still admitted after STOPPING.
+	NoAdmissionGate
+	// DecrementBeforeCleanup: removal decrements before store cleanup.
+	DecrementBeforeCleanup
+	// LeakOnSchemaFailure: a failed RegisterTable leaves the subscription
+	// and no removed mark.
+	LeakOnSchemaFailure
+	// DoubleDecrement: the background cleanup races a removal and both
+	// decrement.
+	DoubleDecrement
+	// DoubleIncrement: a repeated registration of one ID counts twice.
+	DoubleIncrement
+	// UnknownErasesCount: an unknown LogCoordinator answer replaces the
+	// accepted count with 0 (logcoord transport only).
+	UnknownErasesCount
+)
+
+var bugNames = []struct {
+	name string
+	bug  Bug
+}{
+	{"IgnoreBrokerCount", IgnoreBrokerCount},
+	{"TrustLivenessResponse", TrustLivenessResponse},
+	{"AcceptStaleEpoch", AcceptStaleEpoch},
+	{"CountAfterPublish", CountAfterPublish},
+	{"NoAdmissionGate", NoAdmissionGate},
+	{"DecrementBeforeCleanup", DecrementBeforeCleanup},
+	{"LeakOnSchemaFailure", LeakOnSchemaFailure},
+	{"DoubleDecrement", DoubleDecrement},
+	{"DoubleIncrement", DoubleIncrement},
+	{"UnknownErasesCount", UnknownErasesCount},
+}
+
+// BugNames lists the names of the bugs, as the TLA+ set BugNames spells
+// them.
+func BugNames() []string {
+	out := make([]string, len(bugNames))
+	for i, b := range bugNames {
+		out[i] = b.name
+	}
+	return out
+}
+
+// ParseBug returns the Bug with the given TLA+ name.
+func ParseBug(name string) (Bug, error) {
+	for _, b := range bugNames {
+		if b.name == name {
+			return b.bug, nil
+		}
+	}
+	return 0, fmt.Errorf("spec: unknown bug %q (want one of %s)", name, strings.Join(BugNames(), ", "))
+}
+
+// String returns the TLA+ names of the bugs in b, like a TLA+ set.
+func (b Bug) String() string {
+	var names []string
+	for _, n := range bugNames {
+		if b&n.bug != 0 {
+			names = append(names, fmt.Sprintf("%q", n.name))
+		}
+	}
+	return "{" + strings.Join(names, ", ") + "}"
+}
+
+// ModelValues are the model values MCDrainRegistration.tla declares (its
+// CONSTANTS d1, d2, d3); a cfg assigns each to itself ("d1 = d1").
+var ModelValues = []string{"d1", "d2", "d3"}
+
+// Config mirrors the CONSTANTS of DrainRegistration.tla.
+type Config struct {
+	// Dispatchers names the dispatcher IDs (model values such as "d1").
+	Dispatchers []string
+	// TableTriggers names the table-trigger dispatchers among them.
+	TableTriggers []string
+	// MaxEpoch bounds T's process lifetimes (epochs 1..MaxEpoch).
+	MaxEpoch int
+	// MaxReg bounds the REGISTER requests the collectors issue in total.
+	MaxReg int
+	// MaxMsgs bounds the messages in flight.
+	MaxMsgs int
+	// Transport is TransportHeartbeat or TransportLogCoord.
+	Transport string
+	// Bugs is the set of defects switched on; 0 is the correct protocol.
+	Bugs Bug
+}
+
+// DefaultConfig returns the constants of MCDrainRegistration.cfg, the
+// default model.
+func DefaultConfig() Config {
+	return Config{
+		Dispatchers:   []string{"d1", "d2"},
+		TableTriggers: []string{"d2"},
+		MaxEpoch:      2,
+		MaxReg:        2,
+		MaxMsgs:       2,
+		Transport:     TransportHeartbeat,
+	}
+}
+
+// ErrConstant is wrapped by every error SetConstant and Validate return.
+var ErrConstant = errors.New("spec: bad constant")
+
+// SetConstant sets the constant name (as the TLA+ module spells it) from a
+// value parsed out of a TLC cfg: an int64 or int, a string (model values
+// are strings too, or any type whose kind is string), a bool, or a []any
+// for a set. The model values d1, d2, d3 may only be assigned themselves.
+func (c *Config) SetConstant(name string, v any) error {
+	switch name {
+	case "Dispatchers", "TableTriggers":
+		set, err := stringSet(name, v)
+		if err != nil {
+			return err
+		}
+		if name == "Dispatchers" {
+			c.Dispatchers = set
+		} else {
+			c.TableTriggers = set
+		}
+	case "MaxEpoch", "MaxReg", "MaxMsgs":
+		n, err := integer(name, v)
+		if err != nil {
+			return err
+		}
+		switch name {
+		case "MaxEpoch":
+			c.MaxEpoch = n
+		case "MaxReg":
+			c.MaxReg = n
+		default:
+			c.MaxMsgs = n
+		}
+	case "Transport":
+		s, ok := str(v)
+		if !ok {
+			return fmt.Errorf("%w: Transport must be a string, got %T", ErrConstant, v)
+		}
+		if s != TransportHeartbeat && s != TransportLogCoord {
+			return fmt.Errorf("%w: Transport must be %q or %q, got %q", ErrConstant, TransportHeartbeat, TransportLogCoord, s)
+		}
+		c.Transport = s
+	case "Bugs":
+		set, err := stringSet(name, v)
+		if err != nil {
+			return err
+		}
+		var bugs Bug
+		for _, n := range set {
+			b, err := ParseBug(n)
+			if err != nil {
+				return fmt.Errorf("%w: Bugs: %v", ErrConstant, err)
+			}
+			bugs |= b
+		}
+		c.Bugs = bugs
+	default:
+		if slices.Contains(ModelValues, name) {
+			if s, ok := str(v); !ok || s != name {
+				return fmt.Errorf("%w: %s is a model value and can only be assigned itself (%s = %s), got %v", ErrConstant, name, name, name, v)
+			}
+			return nil
+		}
+		return fmt.Errorf("%w: unknown constant %q (DrainRegistration has Dispatchers, TableTriggers, MaxEpoch, MaxReg, MaxMsgs, Transport, Bugs and model values d1, d2, d3)", ErrConstant, name)
+	}
+	return nil
+}
+
+// Validate checks the ASSUME of DrainRegistration.tla and the limits of
+// the Go transcription.
+func (c *Config) Validate() error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: "+format, append([]any{ErrConstant}, args...)...)
+	}
+	if len(c.Dispatchers) == 0 {
+		return bad("Dispatchers is empty or not set")
+	}
+	if len(c.Dispatchers) > MaxDispatchers {
+		return bad("Dispatchers has %d elements, at most %d supported", len(c.Dispatchers), MaxDispatchers)
+	}
+	seen := map[string]bool{}
+	for _, d := range c.Dispatchers {
+		if seen[d] {
+			return bad("Dispatchers names %q twice", d)
+		}
+		seen[d] = true
+	}
+	for _, d := range c.TableTriggers {
+		if !seen[d] {
+			return bad("TableTriggers must be a subset of Dispatchers: %q is not a dispatcher", d)
+		}
+	}
+	if c.MaxEpoch < 1 || c.MaxEpoch > MaxEpochLimit {
+		return bad("MaxEpoch must be in 1..%d, got %d", MaxEpochLimit, c.MaxEpoch)
+	}
+	if c.MaxReg < 0 || c.MaxReg > MaxRegLimit {
+		return bad("MaxReg must be in 0..%d, got %d", MaxRegLimit, c.MaxReg)
+	}
+	if c.MaxMsgs < 1 || c.MaxMsgs > MaxMsgsLimit {
+		return bad("MaxMsgs must be in 1..%d, got %d", MaxMsgsLimit, c.MaxMsgs)
+	}
+	if c.Transport != TransportHeartbeat && c.Transport != TransportLogCoord {
+		return bad("Transport must be %q or %q, got %q", TransportHeartbeat, TransportLogCoord, c.Transport)
+	}
+	if c.Bugs&UnknownErasesCount != 0 && c.Transport != TransportLogCoord {
+		return bad("UnknownErasesCount needs Transport = %q", TransportLogCoord)
+	}
+	return nil
+}
+
+func str(v any) (string, bool) {
+	if s, ok := v.(string); ok {
+		return s, true
+	}
+	rv := reflect.ValueOf(v)
+	if rv.IsValid() && rv.Kind() == reflect.String {
+		return rv.String(), true
+	}
+	return "", false
+}
+
+func integer(name string, v any) (int, error) {
+	switch n := v.(type) {
+	case int64:
+		return int(n), nil
+	case int:
+		return n, nil
+	}
+	return 0, fmt.Errorf("%w: %s must be an integer, got %T (%v)", ErrConstant, name, v, v)
+}
+
+func stringSet(name string, v any) ([]string, error) {
+	var elems []any
+	switch s := v.(type) {
+	case []any:
+		elems = s
+	case []string:
+		for _, e := range s {
+			elems = append(elems, e)
+		}
+	default:
+		return nil, fmt.Errorf("%w: %s must be a set, got %T (%v)", ErrConstant, name, v, v)
+	}
+	out := make([]string, 0, len(elems))
+	for _, e := range elems {
+		s, ok := str(e)
+		if !ok {
+			return nil, fmt.Errorf("%w: %s must be a set of model values or strings, got element %T (%v)", ErrConstant, name, e, e)
+		}
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
