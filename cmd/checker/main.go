@@ -36,6 +36,8 @@ const usage = `usage: checker <command> [flags]
 
 commands:
   check     model-check a built-in model or a TLC .cfg model (checker check -h)
+  verify    check every model of tla/models.json against its recorded TLC figures
+  tlc       run TLC ($TLA2TOOLS) on the models of tla/models.json and compare
   models    list the built-in models
 
 exit codes: 0 ok, 1 violation or deadlock, 2 usage or operational error, 3 incomplete
@@ -50,6 +52,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "check":
 		return runCheck(ctx, args[1:], stdout, stderr)
+	case "verify":
+		return runVerify(ctx, args[1:], stdout, stderr)
+	case "tlc":
+		return runTLC(ctx, args[1:], stdout, stderr)
 	case "models":
 		for _, m := range registry {
 			fmt.Fprintf(stdout, "%-14s %s\n", m.name, m.help)

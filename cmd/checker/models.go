@@ -67,44 +67,60 @@ func twoPhase(rms int, bug bool) (job, error) {
 // drainFromConfig builds the protocol model a TLC .cfg file describes,
 // refusing, with the file and line, anything it cannot honour.
 func drainFromConfig(path string, liveness bool) (job, error) {
-	cfg, err := tlacfg.ParseFile(path)
+	m, opts, err := loadConfig(path, liveness)
 	if err != nil {
 		return job{}, err
+	}
+	return job{name: path, run: func(ctx context.Context, o modelcheck.Options, out output) int {
+		o.Invariants, o.ActionProperties, o.Liveness, o.CheckDeadlock = opts.Invariants, opts.ActionProperties, opts.Liveness, opts.CheckDeadlock
+		return runModel[spec.State](ctx, m, o, out)
+	}}, nil
+}
+
+// loadConfig reads a .cfg file into the spec model and the checker
+// options it selects (invariants, properties, deadlock checking).
+func loadConfig(path string, liveness bool) (*spec.Model, modelcheck.Options, error) {
+	fail := func(err error) (*spec.Model, modelcheck.Options, error) { return nil, modelcheck.Options{}, err }
+	cfg, err := tlacfg.ParseFile(path)
+	if err != nil {
+		return fail(err)
 	}
 	at := func(line int, format string, a ...any) error {
 		return &tlacfg.Error{File: path, Line: line, Msg: fmt.Sprintf(format, a...)}
 	}
-	for _, u := range cfg.Unsupported {
+	if len(cfg.Unsupported) > 0 {
+		u := cfg.Unsupported[0]
 		what := u.Name
 		if what == "<-" {
 			what = "a substitution (<-)"
 		}
-		return job{}, at(u.Line, "%s is not supported: the Go transcription has no symmetry, view, alias or substitution, so counts could not match TLC's", what)
+		return fail(at(u.Line, "%s is not supported: the Go transcription has no symmetry, view, alias or substitution, so counts could not match TLC's", what))
 	}
-	for _, c := range cfg.Constraints {
-		return job{}, at(c.Line, "CONSTRAINT %s is not defined by the model (the network is bounded by action guards, see tla/README.md)", c.Name)
+	if len(cfg.Constraints) > 0 {
+		c := cfg.Constraints[0]
+		return fail(at(c.Line, "CONSTRAINT %s is not defined by the model (the network is bounded by action guards, see tla/README.md)", c.Name))
 	}
 	if n := cfg.Specification; n.Name != "" && n.Name != "Spec" {
-		return job{}, at(n.Line, "unknown specification %q (the model defines Spec)", n.Name)
+		return fail(at(n.Line, "unknown specification %q (the model defines Spec)", n.Name))
 	}
 	if n := cfg.Init; n.Name != "" && n.Name != "Init" {
-		return job{}, at(n.Line, "unknown initial predicate %q (the model defines Init)", n.Name)
+		return fail(at(n.Line, "unknown initial predicate %q (the model defines Init)", n.Name))
 	}
 	if n := cfg.Next; n.Name != "" && n.Name != "Next" {
-		return job{}, at(n.Line, "unknown next-state relation %q (the model defines Next)", n.Name)
+		return fail(at(n.Line, "unknown next-state relation %q (the model defines Next)", n.Name))
 	}
 	if cfg.Specification.Name == "" && cfg.Init.Name == "" {
-		return job{}, at(1, "the file names neither SPECIFICATION nor INIT/NEXT")
+		return fail(at(1, "the file names neither SPECIFICATION nor INIT/NEXT"))
 	}
 	var sc spec.Config
 	for _, c := range cfg.Constants {
 		if err := sc.SetConstant(c.Name, plain(c.Value)); err != nil {
-			return job{}, at(c.Line, "%v", err)
+			return fail(at(c.Line, "%v", err))
 		}
 	}
 	m, err := spec.New(sc)
 	if err != nil {
-		return job{}, at(1, "%v", err)
+		return fail(at(1, "%v", err))
 	}
 	opts := modelcheck.Options{Invariants: []string{}, ActionProperties: []string{}, Liveness: []string{}, CheckDeadlock: true}
 	if cfg.CheckDeadlock != nil {
@@ -112,7 +128,7 @@ func drainFromConfig(path string, liveness bool) (job, error) {
 	}
 	for _, inv := range cfg.Invariants {
 		if !slices.Contains(m.Invariants(), inv.Name) {
-			return job{}, at(inv.Line, "unknown invariant %q (the model defines %v)", inv.Name, m.Invariants())
+			return fail(at(inv.Line, "unknown invariant %q (the model defines %v)", inv.Name, m.Invariants()))
 		}
 		opts.Invariants = append(opts.Invariants, inv.Name)
 	}
@@ -123,19 +139,16 @@ func drainFromConfig(path string, liveness bool) (job, error) {
 			opts.ActionProperties = append(opts.ActionProperties, p.Name)
 		case slices.Contains(live, p.Name):
 			if cfg.Specification.Name == "" {
-				return job{}, at(p.Line, "liveness property %s needs SPECIFICATION Spec (INIT/NEXT carry no fairness)", p.Name)
+				return fail(at(p.Line, "liveness property %s needs SPECIFICATION Spec (INIT/NEXT carry no fairness)", p.Name))
 			}
 			if liveness {
 				opts.Liveness = append(opts.Liveness, p.Name)
 			}
 		default:
-			return job{}, at(p.Line, "unknown property %q (the model defines %v)", p.Name, append(m.ActionProperties(), live...))
+			return fail(at(p.Line, "unknown property %q (the model defines %v)", p.Name, append(m.ActionProperties(), live...)))
 		}
 	}
-	return job{name: path, run: func(ctx context.Context, o modelcheck.Options, out output) int {
-		o.Invariants, o.ActionProperties, o.Liveness, o.CheckDeadlock = opts.Invariants, opts.ActionProperties, opts.Liveness, opts.CheckDeadlock
-		return runModel[spec.State](ctx, m, o, out)
-	}}, nil
+	return m, opts, nil
 }
 
 // livenessNames lists the model's liveness properties, if it has any.

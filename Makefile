@@ -1,0 +1,40 @@
+# drainproof: the main job is `make check`, the tests are `make test`.
+GO      ?= go
+CHECKER := $(GO) run ./cmd/checker
+
+.PHONY: check test lint bench tlc fuzz clean
+
+## check: verify every model of tla/models.json against its recorded figures
+check:
+	$(CHECKER) verify --models tla/models.json
+	$(CHECKER) check --model twophase --rms 3 --progress 0
+
+## test: the whole test suite under the race detector
+test:
+	$(GO) test -race -count=1 ./...
+
+## lint: gofmt, go vet and (when it installs) staticcheck
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	@if $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 -version >/dev/null 2>&1; then \
+		$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...; \
+	else echo "staticcheck unavailable: skipped"; fi
+
+## bench: checker throughput and memory (TwoPhase, 9 RMs: about ten million states)
+bench:
+	$(GO) test -run '^$$' -bench . -benchtime 1x ./modelcheck/twophase
+	$(CHECKER) check --model twophase --rms 9 --workers 1 --progress 0
+	$(CHECKER) check --model twophase --rms 9 --workers 2 --progress 0
+
+## tlc: run TLC on the models of tla/models.json (needs TLA2TOOLS=/path/to/tla2tools.jar)
+tlc:
+	@if [ -z "$(TLA2TOOLS)" ]; then echo "make tlc: set TLA2TOOLS to the path of tla2tools.jar (TLC is not in any package registry; build it from the tlaplus sources, outside this repo)"; exit 2; fi
+	$(CHECKER) tlc --models tla/models.json --jar "$(TLA2TOOLS)"
+
+## fuzz: a short fuzzing run of the cfg parser
+fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./modelcheck/tlacfg
+
+clean:
+	rm -rf tla/states bin

@@ -1,0 +1,178 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func runCLI(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(context.Background(), args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestTwoPhaseCalibration(t *testing.T) {
+	for _, tc := range []struct {
+		rms                 string
+		distinct, generated int64
+		depth               int
+	}{{"3", 288, 1146, 11}, {"5", 8832, 58146, 17}} {
+		code, out, _ := runCLI(t, "check", "--model", "twophase", "--rms", tc.rms, "--json")
+		require.Equal(t, exitOK, code)
+		var r jsonResult
+		require.NoError(t, json.Unmarshal([]byte(out), &r))
+		require.Equal(t, "ok", r.Outcome)
+		require.Equal(t, tc.distinct, r.Distinct)
+		require.Equal(t, tc.generated, r.Generated)
+		require.Equal(t, tc.depth, r.Depth)
+		require.Positive(t, r.StatesPerSecond)
+	}
+}
+
+func TestPlantedBugExitsOne(t *testing.T) {
+	code, out, _ := runCLI(t, "check", "--model", "twophase-bug", "--json")
+	require.Equal(t, exitViolation, code)
+	var r jsonResult
+	require.NoError(t, json.Unmarshal([]byte(out), &r))
+	require.Equal(t, "violated", r.Outcome)
+	require.Equal(t, "TCConsistent", r.Invariant)
+	require.Len(t, r.Trace, 6)
+	require.Equal(t, "Init", r.Trace[0].Action)
+	require.Contains(t, r.Trace[0].State, "rmState")
+
+	code, out, _ = runCLI(t, "check", "--model", "twophase-bug")
+	require.Equal(t, exitViolation, code)
+	require.Contains(t, out, "Error: Invariant TCConsistent is violated.")
+	require.Contains(t, out, "  6  RM")
+}
+
+func TestIncompleteExitsThree(t *testing.T) {
+	code, out, _ := runCLI(t, "check", "--model", "twophase", "--rms", "6", "--max-states", "500", "--json")
+	require.Equal(t, exitIncomplete, code)
+	var r jsonResult
+	require.NoError(t, json.Unmarshal([]byte(out), &r))
+	require.Equal(t, "incomplete", r.Outcome)
+	require.Contains(t, r.Reason, "state limit")
+}
+
+func TestUsageErrorsExitTwo(t *testing.T) {
+	for _, args := range [][]string{
+		{},
+		{"frobnicate"},
+		{"check", "--model", "nope"},
+		{"check", "--workers", "-1"},
+		{"check", "--bogus"},
+		{"check", "--model", "twophase", "--rms", "0"},
+		{"check", "--model", "twophase", "--rms", "99"},
+		{"check", "extra"},
+		{"check", "--config", "does-not-exist.cfg"},
+		{"check", "--config", "x.cfg", "--model", "twophase"},
+		{"verify", "--models", "does-not-exist.json"},
+	} {
+		code, _, errOut := runCLI(t, args...)
+		require.Equal(t, exitUsage, code, "%v", args)
+		require.NotEmpty(t, errOut, "%v", args)
+		require.Less(t, strings.Count(strings.TrimSpace(errOut), "\n"), 40, "a short message: %v", args)
+	}
+}
+
+// Bad configs name the file and the line.
+func TestBadConfigs(t *testing.T) {
+	good := "CONSTANTS\n  d1 = d1\n  d2 = d2\n  d3 = d3\n  Dispatchers = {d1, d2}\n  TableTriggers = {d2}\n  MaxEpoch = 2\n  MaxReg = 2\n  MaxMsgs = 2\n  Transport = \"heartbeat\"\n  Bugs = {}\nSPECIFICATION Spec\nINVARIANTS TypeOK\n"
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(text), 0o644))
+		return p
+	}
+	code, _, errOut := runCLI(t, "check", "--config", write("good.cfg", good), "--json", "--progress", "0")
+	require.Equal(t, exitOK, code, errOut)
+	for _, tc := range []struct{ name, text, want string }{
+		{"unknown-constant", strings.Replace(good, "MaxReg = 2", "MaxRegs = 2", 1), ":8: "},
+		{"wrong-type", strings.Replace(good, "MaxEpoch = 2", "MaxEpoch = \"two\"", 1), ":7: "},
+		{"bad-transport", strings.Replace(good, `"heartbeat"`, `"carrier pigeon"`, 1), ":10: "},
+		{"unknown-bug", strings.Replace(good, "Bugs = {}", "Bugs = {\"Gremlins\"}", 1), ":11: "},
+		{"missing-invariant", good + "INVARIANT NoSuchInvariant\n", ":14: unknown invariant"},
+		{"unknown-property", good + "PROPERTY Eventually\n", ":14: unknown property"},
+		{"malformed", strings.Replace(good, "{d1, d2}", "{d1 d2}", 1), ":5: expected , or }"},
+		{"symmetry", good + "SYMMETRY Perms\n", ":14: SYMMETRY is not supported"},
+		{"constraint", good + "CONSTRAINT Bound\n", ":14: CONSTRAINT Bound"},
+		{"spec-name", strings.Replace(good, "SPECIFICATION Spec", "SPECIFICATION Spek", 1), ":12: unknown specification"},
+	} {
+		path := write(tc.name+".cfg", tc.text)
+		code, _, errOut := runCLI(t, "check", "--config", path)
+		require.Equal(t, exitUsage, code, tc.name)
+		require.Contains(t, errOut, path+tc.want, tc.name)
+	}
+}
+
+func TestCommas(t *testing.T) {
+	for in, want := range map[int64]string{0: "0", 999: "999", 1000: "1,000", 1146: "1,146", -1234567: "-1,234,567"} {
+		require.Equal(t, want, commas(in))
+	}
+}
+
+func TestParseTLC(t *testing.T) {
+	out := `TLC2 Version 2026.11.29.194305 (rev: cc6b616cf)
+Error: Invariant DrainSafety is violated.
+Error: The behavior up to this point is:
+State 1: <Initial predicate>
+State 2: <Next line 1>
+State 3: <Next line 2>
+1,234 states generated, 567 distinct states found, 89 states left on queue.
+The depth of the complete state graph search is 3.
+Finished in 01min 02s at (2026-11-29 20:00:00)
+`
+	r, err := parseTLC(out, "")
+	require.NoError(t, err)
+	require.Equal(t, tlcRun{Outcome: "violated", Violated: "DrainSafety", Distinct: 567, Generated: 1234, Depth: 3, TraceLength: 3, Seconds: 62, Version: "2026.11.29.194305 (rev: cc6b616cf)"}, r)
+	_, err = parseTLC("Exception in thread main", "")
+	require.Error(t, err)
+}
+
+// The manifest's models all behave as recorded (the Go side of `make check`).
+func TestVerifyManifest(t *testing.T) {
+	code, out, errOut := runCLI(t, "verify", "--models", "../../tla/models.json")
+	require.Equal(t, exitOK, code, out+errOut)
+	require.Contains(t, out, "0 unexpected")
+}
+
+// A manifest that records a wrong figure is caught.
+func TestVerifyCatchesWrongRecord(t *testing.T) {
+	b, err := os.ReadFile("../../tla/models.json")
+	require.NoError(t, err)
+	var man manifest
+	require.NoError(t, json.Unmarshal(b, &man))
+	for i := range man.Models {
+		if man.Models[i].Config == "MCDrainRegistration.cfg" {
+			man.Models[i].TLC.Distinct++
+			man.Models[i].Config = "../tla/MCDrainRegistration.cfg"
+			man.Models = man.Models[i : i+1]
+			break
+		}
+	}
+	dir := t.TempDir()
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "x"), 0o755))
+	abs, err := filepath.Abs("../../tla")
+	require.NoError(t, err)
+	require.NoError(t, os.Symlink(abs, filepath.Join(dir, "tla")))
+	man.Models[0].Config = "../tla/MCDrainRegistration.cfg"
+	p := filepath.Join(dir, "x", "models.json")
+	b, err = json.Marshal(man)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(p, b, 0o644))
+	code, out, _ := runCLI(t, "verify", "--models", p)
+	require.Equal(t, exitViolation, code)
+	require.Contains(t, out, "FAIL")
+}
