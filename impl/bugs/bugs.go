@@ -21,6 +21,17 @@ const (
 	DoubleDecrement = "DoubleDecrement"
 	// DoubleIncrement names the bug that counts a repeated registration twice.
 	DoubleIncrement = "DoubleIncrement"
+	// IgnoreBrokerCount names the bug whose drain completion ignores the
+	// broker count.
+	IgnoreBrokerCount = "IgnoreBrokerCount"
+	// TrustLivenessResponse names the bug that reads a missing count as 0.
+	TrustLivenessResponse = "TrustLivenessResponse"
+	// AcceptStaleEpoch names the bug that applies observations of an older
+	// epoch.
+	AcceptStaleEpoch = "AcceptStaleEpoch"
+	// UnknownErasesCount names the bug whose "unknown" LogCoordinator
+	// answer replaces the accepted count with 0.
+	UnknownErasesCount = "UnknownErasesCount"
 )
 
 // EnvVar is the environment variable [FromEnv] reads.
@@ -33,6 +44,10 @@ var names = []string{
 	LeakOnSchemaFailure,
 	DoubleDecrement,
 	DoubleIncrement,
+	IgnoreBrokerCount,
+	TrustLivenessResponse,
+	AcceptStaleEpoch,
+	UnknownErasesCount,
 }
 
 // ErrNotBuilt is returned by [Enable] in a binary built without the tag
@@ -43,8 +58,9 @@ var ErrNotBuilt = errors.New("bugs: fault points not built in (build with -tags 
 // not one of [Names].
 var ErrUnknown = errors.New("bugs: unknown bug")
 
-// Names returns the names of the bugs that can be switched on, in the
-// order of PROTOCOL.md's bug table.
+// Names returns the names of the bugs that can be switched on: the event
+// service's, in the order of PROTOCOL.md's bug table, then the drain
+// controller's (packages node, coordinator, logcoord).
 func Names() []string {
 	return append([]string(nil), names...)
 }

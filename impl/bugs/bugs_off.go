@@ -37,3 +37,15 @@ func DoubleDecrementOn() bool { return false }
 
 // DoubleIncrementOn is the fault point of DoubleIncrement: false.
 func DoubleIncrementOn() bool { return false }
+
+// IgnoreBrokerCountOn is the fault point of IgnoreBrokerCount: false.
+func IgnoreBrokerCountOn() bool { return false }
+
+// TrustLivenessResponseOn is the fault point of TrustLivenessResponse: false.
+func TrustLivenessResponseOn() bool { return false }
+
+// AcceptStaleEpochOn is the fault point of AcceptStaleEpoch: false.
+func AcceptStaleEpochOn() bool { return false }
+
+// UnknownErasesCountOn is the fault point of UnknownErasesCount: false.
+func UnknownErasesCountOn() bool { return false }

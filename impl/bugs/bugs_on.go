@@ -7,7 +7,7 @@ import "sync/atomic"
 // Built reports whether the fault points are compiled in (build tag bugs).
 const Built = true
 
-var on [6]atomic.Bool
+var on [10]atomic.Bool
 
 // Enable switches on the bug called name. It is safe to call from any
 // goroutine, but tests should call it before they start the code under
@@ -56,3 +56,15 @@ func DoubleDecrementOn() bool { return on[4].Load() }
 
 // DoubleIncrementOn is the fault point of DoubleIncrement.
 func DoubleIncrementOn() bool { return on[5].Load() }
+
+// IgnoreBrokerCountOn is the fault point of IgnoreBrokerCount.
+func IgnoreBrokerCountOn() bool { return on[6].Load() }
+
+// TrustLivenessResponseOn is the fault point of TrustLivenessResponse.
+func TrustLivenessResponseOn() bool { return on[7].Load() }
+
+// AcceptStaleEpochOn is the fault point of AcceptStaleEpoch.
+func AcceptStaleEpochOn() bool { return on[8].Load() }
+
+// UnknownErasesCountOn is the fault point of UnknownErasesCount.
+func UnknownErasesCountOn() bool { return on[9].Load() }

@@ -17,7 +17,8 @@ func TestMain(m *testing.M) {
 
 func TestNamesMatchBugTable(t *testing.T) {
 	want := []string{"CountAfterPublish", "NoAdmissionGate", "DecrementBeforeCleanup",
-		"LeakOnSchemaFailure", "DoubleDecrement", "DoubleIncrement"}
+		"LeakOnSchemaFailure", "DoubleDecrement", "DoubleIncrement",
+		"IgnoreBrokerCount", "TrustLivenessResponse", "AcceptStaleEpoch", "UnknownErasesCount"}
 	got := bugs.Names()
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("Names() = %v, want %v", got, want)

@@ -11,8 +11,8 @@
 // reports [ErrNotBuilt].
 //
 // The names are the elements of the TLA+ set BugNames in
-// tla/DrainRegistration.tla (and spec.BugNames) that concern the event
-// service; [Names] lists them. Each fault point reintroduces one defect:
+// tla/DrainRegistration.tla (and spec.BugNames); [Names] lists them.
+// The event service's fault points each reintroduce one defect:
 //
 //   - CountAfterPublish: the count rises only when registration completes,
 //     so an in-flight registration is invisible to a report (F4/F5, R2).
@@ -26,6 +26,18 @@
 //     loop and removers decrement without compare-and-delete (F-R2, R1).
 //   - DoubleIncrement: a repeated registration of one ID counts twice
 //     (F-R3, R1).
+//
+// The drain controller's bugs (packages coordinator and node, caught by
+// their table tests and by the simulator's rapid test against spec):
+//
+//   - IgnoreBrokerCount: drain completion ignores the broker count (seed
+//     000, F1, D5).
+//   - TrustLivenessResponse: a count never observed reads as 0, so a
+//     STOPPING liveness response authorises completion (F2, D5).
+//   - AcceptStaleEpoch: a delayed heartbeat or answer of an older epoch is
+//     applied as if current (F3, D2/D8).
+//   - UnknownErasesCount: an "unknown" LogCoordinator answer replaces the
+//     accepted count with 0 (F7, D8; LogCoordinator transport).
 //
 // [FromEnv] enables the bug named by the DRAINPROOF_BUG environment
 // variable; test mains call it so one test binary serves every bug.

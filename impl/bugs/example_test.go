@@ -18,4 +18,8 @@ func ExampleNames() {
 	// LeakOnSchemaFailure
 	// DoubleDecrement
 	// DoubleIncrement
+	// IgnoreBrokerCount
+	// TrustLivenessResponse
+	// AcceptStaleEpoch
+	// UnknownErasesCount
 }
