@@ -1,0 +1,127 @@
+package logcoord
+
+import (
+	"sync"
+
+	"github.com/drainproof/drainproof/impl/node"
+)
+
+// Answer is the LogCoordinator's EventBrokerDispatcherCountResponse to the
+// coordinator (TLA+ Ans). Known false is the "unknown" answer; then Epoch,
+// Count and AdmissionClosed are zero.
+type Answer struct {
+	Target          node.ID
+	Known           bool
+	Epoch           uint64
+	Count           int64
+	AdmissionClosed bool
+}
+
+// Unknown returns the "unknown" answer for target.
+func Unknown(target node.ID) Answer { return Answer{Target: target} }
+
+// Config configures a [Cache].
+type Config struct {
+	// TTL is how many ticks an entry stays fresh after its last refresh;
+	// 0 means entries never expire by age.
+	TTL int64
+
+	_ struct{}
+}
+
+type entry struct {
+	report     node.Report
+	receivedAt int64
+}
+
+// Cache is the LogCoordinator's cache of event broker reports, one entry
+// per node.
+type Cache struct {
+	cfg Config
+
+	mu      sync.Mutex
+	entries map[node.ID]entry
+}
+
+// New returns an empty cache.
+func New(cfg Config) *Cache {
+	return &Cache{cfg: cfg, entries: make(map[node.ID]entry)}
+}
+
+// OnReport caches r, received at now (TLA+ LogCoordRecvReport, L2),
+// monotonically within an epoch, and reports whether the cached value
+// changed.
+func (c *Cache) OnReport(r node.Report, now int64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	old, ok := c.entries[r.From]
+	switch {
+	case !ok || r.Epoch > old.report.Epoch:
+		c.entries[r.From] = entry{report: r, receivedAt: now}
+		return true
+	case r.Epoch < old.report.Epoch:
+		return false
+	}
+	// The same epoch: the process is alive; refresh, and keep the value
+	// monotone.
+	changed := !old.report.AdmissionClosed ||
+		(r.AdmissionClosed && r.Count < old.report.Count)
+	if changed {
+		old.report = r
+	}
+	old.receivedAt = max(old.receivedAt, now)
+	c.entries[r.From] = old
+	return changed
+}
+
+// Answer answers the coordinator's query about target at now (TLA+
+// LogCoordAnswer, L3): the cached report, or "unknown" when nothing fresh
+// is cached. An expired entry is deleted (TLA+ LogCoordExpire).
+func (c *Cache) Answer(target node.ID, now int64) Answer {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.entries[target]
+	if !ok {
+		return Unknown(target)
+	}
+	if c.cfg.TTL > 0 && now-e.receivedAt > c.cfg.TTL {
+		delete(c.entries, target)
+		return Unknown(target)
+	}
+	return Answer{Target: target, Known: true, Epoch: e.report.Epoch, Count: e.report.Count,
+		AdmissionClosed: e.report.AdmissionClosed}
+}
+
+// Expire deletes every entry older than the TTL at now and returns how
+// many it deleted (TLA+ LogCoordExpire).
+func (c *Cache) Expire(now int64) int {
+	if c.cfg.TTL <= 0 {
+		return 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for id, e := range c.entries {
+		if now-e.receivedAt > c.cfg.TTL {
+			delete(c.entries, id)
+			n++
+		}
+	}
+	return n
+}
+
+// RemoveNode drops n's entry: n left membership (L4).
+func (c *Cache) RemoveNode(n node.ID) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.entries, n)
+}
+
+// Entry returns n's cached report and whether there is one (expired or
+// not).
+func (c *Cache) Entry(n node.ID) (node.Report, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.entries[n]
+	return e.report, ok
+}

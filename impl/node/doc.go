@@ -1,0 +1,39 @@
+// Package node is the drained node's side of the drain protocol: its
+// liveness, its process epoch, its answers to the coordinator's liveness
+// commands, its heartbeats and the protocol version it announces.
+//
+// It mirrors the node actions of the TLA+ module tla/DrainRegistration.tla
+// (package spec): [Node.RecvCommand] is NodeRecvCommand, [Node.Heartbeat]
+// and [Node.Tick] are NodeSendHeartbeat, [Node.Report] is
+// ServiceSendReport, and a new [Node] (a larger epoch, ALIVE) is Restart
+// (NodeCrashRestart, UpgradeRestart). The message types ([Command],
+// [Response], [Heartbeat], [Report]) carry the fields of the model's
+// Cmd, Resp, Hb and Report records.
+//
+// # Rules implemented
+//
+// From ticdc-protocol-notes §2.4 and §2.7:
+//
+//   - D1 (monotone liveness): [LivenessStore.Advance] moves liveness one
+//     step forward by compare-and-swap, ALIVE → DRAINING → STOPPING;
+//     skips and rollbacks are refused.
+//   - N1 / D2: a command applies only for the node's own epoch; the
+//     response always carries the node's real epoch and liveness, so the
+//     coordinator learns it.
+//   - N2: a heartbeat is forced after a liveness change and otherwise
+//     throttled to one per heartbeat interval; the throttle's timestamp
+//     moves before the send.
+//   - Variant H: in the heartbeat transport the heartbeat carries the event
+//     service's (count, admission closed), sampled after liveness, through
+//     [Counter.Report], which closes admission first when the node is
+//     STOPPING (E1/E3); a response never carries a count (F2).
+//   - Variant L: [Node.Report] is the event service's report to the
+//     LogCoordinator, tagged with the node's epoch.
+//   - §2.6: the node announces its drain protocol version
+//     ([VersionLegacy], [VersionDrain], [VersionBrokerDrain]).
+//
+// # Determinism
+//
+// A Node has no goroutines and reads no clock: time is the logical tick
+// the caller passes in. It is safe for concurrent use.
+package node

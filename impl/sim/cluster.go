@@ -1,0 +1,531 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"github.com/drainproof/drainproof/impl/coordinator"
+	"github.com/drainproof/drainproof/impl/eventservice"
+	"github.com/drainproof/drainproof/impl/logcoord"
+	"github.com/drainproof/drainproof/impl/node"
+	"github.com/drainproof/drainproof/impl/store"
+)
+
+// Target is the drained node's ID.
+const Target node.ID = "T"
+
+// cluster is the one upstream cluster of the drained node's broker.
+const cluster eventservice.ClusterID = "c1"
+
+// Kind is a message kind (the model's Kinds).
+type Kind int8
+
+// The message kinds, named as in spec.
+const (
+	KindCmd Kind = iota
+	KindResp
+	KindHb
+	KindReport
+	KindAns
+)
+
+// String returns the model's spelling of k.
+func (k Kind) String() string {
+	return [...]string{"cmd", "resp", "hb", "report", "ans"}[k]
+}
+
+// Msg is one message on the bus; only the field of its Kind is set.
+type Msg struct {
+	Kind   Kind
+	Cmd    node.Command
+	Resp   node.Response
+	Hb     node.Heartbeat
+	Report node.Report
+	Ans    logcoord.Answer
+}
+
+// String renders m like the model's messages.
+func (m Msg) String() string {
+	switch m.Kind {
+	case KindCmd:
+		return fmt.Sprintf("cmd{epoch:%d liveness:%s}", m.Cmd.Epoch, m.Cmd.Target)
+	case KindResp:
+		return fmt.Sprintf("resp{epoch:%d liveness:%s}", m.Resp.Epoch, m.Resp.Liveness)
+	case KindHb:
+		return fmt.Sprintf("hb{epoch:%d liveness:%s count:%d closed:%t}", m.Hb.Epoch, m.Hb.Liveness, m.Hb.Count, m.Hb.AdmissionClosed)
+	case KindReport:
+		return fmt.Sprintf("report{epoch:%d count:%d closed:%t}", m.Report.Epoch, m.Report.Count, m.Report.AdmissionClosed)
+	}
+	if !m.Ans.Known {
+		return "ans{unknown}"
+	}
+	return fmt.Sprintf("ans{epoch:%d count:%d closed:%t}", m.Ans.Epoch, m.Ans.Count, m.Ans.AdmissionClosed)
+}
+
+// ClusterConfig configures a [Cluster]. Times are logical ticks.
+type ClusterConfig struct {
+	// Transport of the broker count.
+	Transport node.Transport
+	// Dispatchers is the number of dispatchers the collectors may
+	// register with T (IDs d1, d2, …); TableTriggers of them (the last
+	// ones) are table triggers.
+	Dispatchers, TableTriggers int
+	// SetBus gives the bus the model's set semantics: sending a message
+	// equal to one in flight does nothing.
+	SetBus bool
+	// Coordinator's intervals (see coordinator.Config).
+	ResendInterval, QueryInterval, UnknownAfter int64
+	// HeartbeatInterval throttles T's unforced heartbeats.
+	HeartbeatInterval int64
+	// CacheTTL is the LogCoordinator cache's TTL (0: no expiry by age).
+	CacheTTL int64
+
+	_ struct{}
+}
+
+// pendingOp is a registration or removal held inside a store call: the
+// model's dispatcher between steps (pc admitted/subscribed or removing).
+type pendingOp struct {
+	d      int
+	remove bool
+	gate   *store.Gate
+	result chan error
+}
+
+// process is one process of T: its node, event service and stores.
+type process struct {
+	node     *node.Node
+	live     *node.LivenessStore
+	svc      *eventservice.Service
+	es       *store.MemEventStore
+	ss       *store.MemSchemaStore
+	cancel   context.CancelFunc
+	done     chan struct{}
+	pending  *pendingOp
+	observer atomic.Bool // suppresses the Stopping callback while observing
+}
+
+// Cluster is the simulated cluster around the drained node T: T's current
+// process (node, real event service, in-memory stores), the coordinator,
+// the LogCoordinator, the collectors' view and a message bus. Its step
+// methods are named after the TLA+ actions they implement; it has no
+// randomness of its own ([Run] drives it from a seed) and no clock (Now
+// advances only by [Cluster.Advance]). It is not safe for concurrent use.
+type Cluster struct {
+	cfg   ClusterConfig
+	now   int64
+	epoch uint64
+	proc  *process
+
+	// Coord is the coordinator's drain controller.
+	Coord *coordinator.Coordinator
+	// LogCoord is the LogCoordinator's cache.
+	LogCoord *logcoord.Cache
+
+	bus []Msg
+
+	// registered is the collectors' view: dispatcher d is registered with
+	// T's current process (its REGISTER returned success).
+	registered    []bool
+	registrations int
+}
+
+// NewCluster starts T's first process (epoch 1) and a coordinator that
+// knows T at epoch 1 with a known, current version.
+func NewCluster(cfg ClusterConfig) (*Cluster, error) {
+	if cfg.Transport == "" {
+		cfg.Transport = node.TransportHeartbeat
+	}
+	if cfg.Dispatchers <= 0 || cfg.TableTriggers < 0 || cfg.TableTriggers > cfg.Dispatchers {
+		return nil, fmt.Errorf("sim: bad dispatcher counts %d/%d", cfg.Dispatchers, cfg.TableTriggers)
+	}
+	co, err := coordinator.New(coordinator.Config{Transport: cfg.Transport, ResendInterval: cfg.ResendInterval,
+		QueryInterval: cfg.QueryInterval, UnknownAfter: cfg.UnknownAfter})
+	if err != nil {
+		return nil, err
+	}
+	c := &Cluster{cfg: cfg, Coord: co, LogCoord: logcoord.New(logcoord.Config{TTL: cfg.CacheTTL}),
+		registered: make([]bool, cfg.Dispatchers)}
+	if err := c.start(); err != nil {
+		return nil, err
+	}
+	co.AddNode(Target, c.epoch, c.now)
+	co.ObserveVersion(Target, node.VersionBrokerDrain)
+	return c, nil
+}
+
+// start starts T's next process.
+func (c *Cluster) start() error {
+	c.epoch++
+	p := &process{live: new(node.LivenessStore), es: store.NewMemEventStore(), ss: store.NewMemSchemaStore(),
+		done: make(chan struct{})}
+	svc, err := eventservice.New(eventservice.Config{
+		NewStores: func(eventservice.ClusterID) (store.EventStore, store.SchemaStore) { return p.es, p.ss },
+		Stopping:  func() bool { return !p.observer.Load() && p.live.Load() == node.Stopping },
+		Now:       func() time.Time { return time.Unix(0, 0) },
+	})
+	if err != nil {
+		return err
+	}
+	p.svc = svc
+	p.node, err = node.New(node.Config{ID: Target, Epoch: c.epoch, Version: node.VersionBrokerDrain,
+		Transport: c.cfg.Transport, Service: svc, Liveness: p.live, HeartbeatInterval: c.cfg.HeartbeatInterval})
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	p.cancel = cancel
+	go func() {
+		defer close(p.done)
+		_ = svc.Run(ctx)
+	}()
+	c.proc = p
+	clear(c.registered)
+	return nil
+}
+
+// stop ends T's current process: a held store call is released, the
+// request loop stops, and every goroutine of the process is waited for.
+func (c *Cluster) stop() {
+	p := c.proc
+	if op := p.pending; op != nil {
+		op.gate.Release()
+		p.cancel()
+		<-op.result
+		p.pending = nil
+	}
+	p.cancel()
+	<-p.done
+}
+
+// Close stops T's process. The cluster must not be used afterwards.
+func (c *Cluster) Close() { c.stop() }
+
+// Now returns the logical time.
+func (c *Cluster) Now() int64 { return c.now }
+
+// Advance moves the logical time forward by d ticks.
+func (c *Cluster) Advance(d int64) { c.now += d }
+
+// Epoch returns the epoch of T's current process.
+func (c *Cluster) Epoch() uint64 { return c.epoch }
+
+// Node returns T's current process.
+func (c *Cluster) Node() *node.Node { return c.proc.node }
+
+// Registrations returns the REGISTER requests the collectors issued.
+func (c *Cluster) Registrations() int { return c.registrations }
+
+// Dispatcher returns the ID of dispatcher d (0-based).
+func Dispatcher(d int) eventservice.DispatcherID { return eventservice.DispatcherID(fmt.Sprintf("d%d", d+1)) }
+
+func (c *Cluster) isTT(d int) bool { return d >= c.cfg.Dispatchers-c.cfg.TableTriggers }
+
+func table(d int) store.TableID { return store.TableID(d + 1) }
+
+func (c *Cluster) request(a eventservice.Action, d int) eventservice.Request {
+	return eventservice.Request{Action: a, Cluster: cluster, Changefeed: "cf", Dispatcher: Dispatcher(d),
+		TableTrigger: c.isTT(d), Table: table(d)}
+}
+
+// Busy reports whether a registration or removal is held between steps
+// (the model's Busy).
+func (c *Cluster) Busy() bool { return c.proc.pending != nil }
+
+// Pending returns the dispatcher held between steps and whether it is
+// being removed.
+func (c *Cluster) Pending() (d int, removing, ok bool) {
+	if op := c.proc.pending; op != nil {
+		return op.d, op.remove, true
+	}
+	return 0, false, false
+}
+
+// Registered reports the collectors' view of dispatcher d.
+func (c *Cluster) Registered(d int) bool { return c.registered[d] }
+
+// ErrBusy is returned by a collector request while another is held
+// between steps (the event service's loop is serial).
+var ErrBusy = errors.New("sim: event service busy")
+
+// CollectorRegister sends REGISTER(d) (TLA+ CollectorRegister). A table
+// trigger, a repeated registration or a refused one completes at once.
+// An ordinary registration is held inside SchemaStore.RegisterTable after
+// its subscription (TLA+ BrokerSubscribe) unless refuse makes the event
+// store refuse it (TLA+ BrokerSubscribeRefused); BrokerRegisterTable or
+// BrokerRegisterTableFails finishes it.
+func (c *Cluster) CollectorRegister(d int, refuse bool) error {
+	if c.Busy() {
+		return ErrBusy
+	}
+	c.registrations++
+	p := c.proc
+	req := c.request(eventservice.Register, d)
+	if c.isTT(d) || c.registered[d] {
+		err := p.svc.Do(context.Background(), req)
+		if err == nil {
+			c.registered[d] = true
+		}
+		return err
+	}
+	if refuse {
+		p.es.Refuse(func(store.DispatcherID, store.Subscription) bool { return true })
+		defer p.es.Refuse(nil)
+	}
+	gate := p.ss.BlockRegisterTable()
+	defer p.ss.Unblock()
+	op := &pendingOp{d: d, gate: gate, result: make(chan error, 1)}
+	go func() { op.result <- p.svc.Do(context.Background(), req) }()
+	select {
+	case <-gate.Entered():
+		p.pending = op
+		return nil
+	case err := <-op.result:
+		return err
+	}
+}
+
+// finish releases the held operation and returns its result.
+func (c *Cluster) finish(remove bool) (int, error) {
+	op := c.proc.pending
+	if op == nil || op.remove != remove {
+		return 0, fmt.Errorf("sim: no held %s", map[bool]string{false: "registration", true: "removal"}[remove])
+	}
+	op.gate.Release()
+	err := <-op.result
+	c.proc.pending = nil
+	return op.d, err
+}
+
+// BrokerRegisterTable lets the held registration's RegisterTable succeed
+// (TLA+ BrokerRegisterTable): the dispatcher is published.
+func (c *Cluster) BrokerRegisterTable() error {
+	d, err := c.finish(false)
+	if err == nil {
+		c.registered[d] = true
+	}
+	return err
+}
+
+// BrokerRegisterTableFails makes the held registration's RegisterTable
+// fail (TLA+ BrokerRegisterTableFails, seed 004).
+func (c *Cluster) BrokerRegisterTableFails() error {
+	c.proc.ss.FailOnce(nil)
+	_, err := c.finish(false)
+	if err == nil {
+		return errors.New("sim: RegisterTable failure not reported")
+	}
+	return nil
+}
+
+// CollectorRemove sends REMOVE(d) (TLA+ CollectorRemove). A table
+// trigger's removal completes at once; an ordinary one is held inside
+// EventStore.UnregisterDispatcher until BrokerRemoveFinish.
+func (c *Cluster) CollectorRemove(d int) error {
+	if c.Busy() {
+		return ErrBusy
+	}
+	p := c.proc
+	req := c.request(eventservice.Remove, d)
+	c.registered[d] = false
+	if c.isTT(d) || !p.es.Subscribed(Dispatcher(d)) {
+		return p.svc.Do(context.Background(), req)
+	}
+	gate := p.es.BlockUnregister()
+	defer p.es.Unblock()
+	op := &pendingOp{d: d, remove: true, gate: gate, result: make(chan error, 1)}
+	go func() { op.result <- p.svc.Do(context.Background(), req) }()
+	select {
+	case <-gate.Entered():
+		p.pending = op
+		return nil
+	case err := <-op.result:
+		return err
+	}
+}
+
+// BrokerRemoveFinish lets the held removal release its stores and
+// decrement (TLA+ BrokerRemoveFinish).
+func (c *Cluster) BrokerRemoveFinish() error {
+	_, err := c.finish(true)
+	return err
+}
+
+// send puts m on the bus.
+func (c *Cluster) send(m Msg) {
+	if c.cfg.SetBus && slices.Contains(c.bus, m) {
+		return
+	}
+	c.bus = append(c.bus, m)
+}
+
+// Bus returns the messages in flight, in sending order.
+func (c *Cluster) Bus() []Msg { return slices.Clone(c.bus) }
+
+// take returns message i and removes it unless keep (duplication).
+func (c *Cluster) take(i int, keep bool) (Msg, error) {
+	if i < 0 || i >= len(c.bus) {
+		return Msg{}, fmt.Errorf("sim: no message %d in flight", i)
+	}
+	m := c.bus[i]
+	if !keep {
+		c.bus = slices.Delete(c.bus, i, i+1)
+	}
+	return m, nil
+}
+
+// NetLose loses message i (TLA+ NetLose).
+func (c *Cluster) NetLose(i int) error {
+	_, err := c.take(i, false)
+	return err
+}
+
+// NodeSendHeartbeat sends T's heartbeat (TLA+ NodeSendHeartbeat).
+func (c *Cluster) NodeSendHeartbeat() {
+	c.send(Msg{Kind: KindHb, Hb: c.proc.node.Heartbeat(c.now)})
+}
+
+// NodeTick sends T's heartbeat if its interval has passed (N2).
+func (c *Cluster) NodeTick() {
+	if hb, ok := c.proc.node.Tick(c.now); ok {
+		c.send(Msg{Kind: KindHb, Hb: hb})
+	}
+}
+
+// NodeRecvCommand delivers command i to T (TLA+ NodeRecvCommand); T
+// replies, after its forced heartbeat when forced is set and liveness
+// changed.
+func (c *Cluster) NodeRecvCommand(i int, keep, forced bool) error {
+	m, err := c.take(i, keep)
+	if err != nil || m.Kind != KindCmd {
+		return errors.Join(err, errors.New("sim: not a command"))
+	}
+	resp, hb := c.proc.node.RecvCommand(m.Cmd, c.now)
+	if hb != nil && forced {
+		c.send(Msg{Kind: KindHb, Hb: *hb})
+	}
+	c.send(Msg{Kind: KindResp, Resp: resp})
+	return nil
+}
+
+// ServiceSendReport sends T's event service report to the LogCoordinator
+// (TLA+ ServiceSendReport).
+func (c *Cluster) ServiceSendReport() {
+	c.send(Msg{Kind: KindReport, Report: c.proc.node.Report()})
+}
+
+// BrokenStreams returns the dispatchers T's current process still serves
+// or holds: registered in the collectors' view, held between steps, or
+// subscribed in its event store. A restart breaks their streams.
+func (c *Cluster) BrokenStreams() int {
+	ids := map[eventservice.DispatcherID]bool{}
+	for d, r := range c.registered {
+		if r {
+			ids[Dispatcher(d)] = true
+		}
+	}
+	if op := c.proc.pending; op != nil {
+		ids[Dispatcher(op.d)] = true
+	}
+	for _, id := range c.proc.es.Subscribers() {
+		ids[id] = true
+	}
+	return len(ids)
+}
+
+// Restart ends T's process and starts the next (TLA+ Restart): a new
+// epoch, ALIVE, no registrations. It returns the broken streams.
+func (c *Cluster) Restart() (int, error) {
+	broken := c.BrokenStreams()
+	c.stop()
+	return broken, c.start()
+}
+
+// CoordSendCommand sends the coordinator's liveness command, if its
+// periodic task has one (TLA+ CoordSendDraining, CoordSendStopping).
+func (c *Cluster) CoordSendCommand() (node.Command, bool) {
+	cmd, ok := c.Coord.NextCommand(c.now)
+	if ok {
+		c.send(Msg{Kind: KindCmd, Cmd: cmd})
+	}
+	return cmd, ok
+}
+
+// CoordRecv delivers heartbeat, response or answer i to the coordinator
+// (TLA+ CoordRecvHeartbeat, CoordRecvResponse, CoordRecvAnswer).
+func (c *Cluster) CoordRecv(i int, keep bool) error {
+	m, err := c.take(i, keep)
+	if err != nil {
+		return err
+	}
+	switch m.Kind {
+	case KindHb:
+		c.Coord.ObserveHeartbeat(m.Hb, c.now)
+	case KindResp:
+		c.Coord.ObserveResponse(m.Resp, c.now)
+	case KindAns:
+		c.Coord.ObserveAnswer(m.Ans, c.now)
+	default:
+		return fmt.Errorf("sim: the coordinator does not receive %s", m)
+	}
+	return nil
+}
+
+// LogCoordRecvReport delivers report i to the LogCoordinator (TLA+
+// LogCoordRecvReport).
+func (c *Cluster) LogCoordRecvReport(i int, keep bool) error {
+	m, err := c.take(i, keep)
+	if err != nil || m.Kind != KindReport {
+		return errors.Join(err, errors.New("sim: not a report"))
+	}
+	c.LogCoord.OnReport(m.Report, c.now)
+	return nil
+}
+
+// LogCoordAnswer runs the coordinator's query, if its periodic task has
+// one, and sends the LogCoordinator's answer (TLA+ LogCoordAnswer). A
+// stale LogCoordinator answers "unknown" instead (F7).
+func (c *Cluster) LogCoordAnswer(stale bool) bool {
+	target, ok := c.Coord.NextQuery(c.now)
+	if !ok {
+		return false
+	}
+	a := c.LogCoord.Answer(target, c.now)
+	if stale {
+		a = logcoord.Unknown(target)
+	}
+	c.send(Msg{Kind: KindAns, Ans: a})
+	return true
+}
+
+// Observation is T's state as the model sees it, read without side
+// effects: the event service's count and admission gate, and the stores.
+type Observation struct {
+	Epoch           uint64
+	Liveness        node.Liveness
+	AdmissionClosed bool
+	Count           int64
+	Subscribed      []bool
+	SchemaRef       []bool
+}
+
+// Observe reads T's observable state.
+func (c *Cluster) Observe() Observation {
+	p := c.proc
+	p.observer.Store(true)
+	count, closed := p.svc.Report()
+	p.observer.Store(false)
+	o := Observation{Epoch: c.epoch, Liveness: p.live.Load(), AdmissionClosed: closed, Count: count,
+		Subscribed: make([]bool, c.cfg.Dispatchers), SchemaRef: make([]bool, c.cfg.Dispatchers)}
+	for d := range o.Subscribed {
+		o.Subscribed[d] = p.es.Subscribed(Dispatcher(d))
+		o.SchemaRef[d] = p.ss.Refs(table(d)) > 0
+	}
+	return o
+}
+
+func unknownAnswer() logcoord.Answer { return logcoord.Unknown(Target) }
