@@ -221,7 +221,9 @@ func (c *Cluster) Node() *node.Node { return c.proc.node }
 func (c *Cluster) Registrations() int { return c.registrations }
 
 // Dispatcher returns the ID of dispatcher d (0-based).
-func Dispatcher(d int) eventservice.DispatcherID { return eventservice.DispatcherID(fmt.Sprintf("d%d", d+1)) }
+func Dispatcher(d int) eventservice.DispatcherID {
+	return eventservice.DispatcherID(fmt.Sprintf("d%d", d+1))
+}
 
 func (c *Cluster) isTT(d int) bool { return d >= c.cfg.Dispatchers-c.cfg.TableTriggers }
 
