@@ -1,0 +1,340 @@
+package coordinator_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/drainproof/drainproof/impl/coordinator"
+	"github.com/drainproof/drainproof/impl/logcoord"
+	"github.com/drainproof/drainproof/impl/node"
+)
+
+const T node.ID = "T"
+
+// fixture is a coordinator that knows T (epoch 42) and a peer, both of the
+// current version, with a session on T.
+func fixture(t *testing.T, tr node.Transport) *coordinator.Coordinator {
+	t.Helper()
+	c, err := coordinator.New(coordinator.Config{Transport: tr, ResendInterval: 10, QueryInterval: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []node.ID{T, "P"} {
+		c.AddNode(id, 42, 0)
+		c.ObserveVersion(id, node.VersionBrokerDrain)
+	}
+	if d, err := c.DrainNode(T, 0); err != nil || d.Remaining != 1 || d.Complete {
+		t.Fatalf("first DrainNode = %+v, %v; want remaining 1", d, err)
+	}
+	return c
+}
+
+func resp(e uint64, l node.Liveness) node.Response { return node.Response{From: T, Epoch: e, Liveness: l} }
+
+func hb(e uint64, l node.Liveness, count int64, closed bool) node.Heartbeat {
+	return node.Heartbeat{From: T, Epoch: e, Liveness: l, HasCount: true, Count: count, AdmissionClosed: closed}
+}
+
+func ans(e uint64, count int64, closed bool) logcoord.Answer {
+	return logcoord.Answer{Target: T, Known: true, Epoch: e, Count: count, AdmissionClosed: closed}
+}
+
+// toStopping drives the session to STOPPING observed with no maintainer
+// work, learnt from responses only (no count).
+func toStopping(c *coordinator.Coordinator, e uint64) {
+	c.ObserveResponse(resp(e, node.Draining), 1)
+	c.ReportProgress(T, coordinator.Progress{})
+	c.ObserveResponse(resp(e, node.Stopping), 2)
+}
+
+func remaining(t *testing.T, c *coordinator.Coordinator) coordinator.Decision {
+	t.Helper()
+	d, err := c.Evaluate(T, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// TestCompletionRule covers C5, C7, C8 and D5/D8 for both transports:
+// each case applies observations to a session in STOPPING (learnt from
+// responses) and checks remaining work and completion.
+func TestCompletionRule(t *testing.T) {
+	type step func(c *coordinator.Coordinator)
+	cases := []struct {
+		name      string
+		tr        node.Transport
+		steps     []step
+		remaining int64
+		complete  bool
+	}{
+		// F2 / D5 (upstream DrainNodeUsesDefaultLogServiceDispatcherCount,
+		// reversed): a STOPPING response alone never completes.
+		{"F2 response alone", node.TransportHeartbeat, nil, 1, false},
+		{"F2 response alone, logcoord", node.TransportLogCoord, nil, 1, false},
+		// C5 Variant H (WaitsForReportedLogServiceDispatchers): 2 then 0.
+		{"H count 2", node.TransportHeartbeat, []step{func(c *coordinator.Coordinator) { c.ObserveHeartbeat(hb(42, node.Stopping, 2, true), 3) }}, 2, false},
+		{"H count 2 then 0", node.TransportHeartbeat, []step{
+			func(c *coordinator.Coordinator) { c.ObserveHeartbeat(hb(42, node.Stopping, 2, true), 3) },
+			func(c *coordinator.Coordinator) { c.ObserveHeartbeat(hb(42, node.Stopping, 0, true), 3) }}, 0, true},
+		// D8: a zero sampled with admission open, or on a DRAINING heartbeat, is unusable.
+		{"H zero with admission open", node.TransportHeartbeat, []step{func(c *coordinator.Coordinator) { c.ObserveHeartbeat(hb(42, node.Stopping, 0, false), 3) }}, 1, false},
+		{"H zero on DRAINING heartbeat", node.TransportHeartbeat, []step{func(c *coordinator.Coordinator) { c.ObserveHeartbeat(hb(42, node.Draining, 0, true), 3) }}, 1, false},
+		// Monotone within an epoch: a delayed higher count after 0 is ignored (F8).
+		{"H zero is terminal", node.TransportHeartbeat, []step{
+			func(c *coordinator.Coordinator) { c.ObserveHeartbeat(hb(42, node.Stopping, 0, true), 3) },
+			func(c *coordinator.Coordinator) { c.ObserveHeartbeat(hb(42, node.Stopping, 3, true), 3) }}, 0, true},
+		// F3 / D2 (TracksStoppingLogServiceDispatcherCountByEpoch): a stale
+		// epoch's zero never counts.
+		{"F3 stale heartbeat zero", node.TransportHeartbeat, []step{func(c *coordinator.Coordinator) { c.ObserveHeartbeat(hb(41, node.Stopping, 0, true), 3) }}, 1, false},
+		// C5 Variant L (DrainNodeWaitsForEventBrokerDispatchers,
+		// DrainNodeQueriesLogCoordinator): 3, unknown keeps 3, 0 completes,
+		// late 3 and unknown keep 0.
+		{"L count 3", node.TransportLogCoord, []step{func(c *coordinator.Coordinator) { c.ObserveAnswer(ans(42, 3, true), 3) }}, 3, false},
+		{"F7 unknown keeps 3", node.TransportLogCoord, []step{
+			func(c *coordinator.Coordinator) { c.ObserveAnswer(ans(42, 3, true), 3) },
+			func(c *coordinator.Coordinator) { c.ObserveAnswer(logcoord.Unknown(T), 3) }}, 3, false},
+		{"F7 unknown never completes", node.TransportLogCoord, []step{
+			func(c *coordinator.Coordinator) { c.ObserveAnswer(logcoord.Unknown(T), 3) }}, 1, false},
+		{"L 3 then 0, F8 late 3 and unknown", node.TransportLogCoord, []step{
+			func(c *coordinator.Coordinator) { c.ObserveAnswer(ans(42, 3, true), 3) },
+			func(c *coordinator.Coordinator) { c.ObserveAnswer(ans(42, 0, true), 3) },
+			func(c *coordinator.Coordinator) { c.ObserveAnswer(ans(42, 3, true), 3) },
+			func(c *coordinator.Coordinator) { c.ObserveAnswer(logcoord.Unknown(T), 3) }}, 0, true},
+		// RejectsUnusableBrokerReports: admission open, another node, stale epoch.
+		{"L admission open", node.TransportLogCoord, []step{func(c *coordinator.Coordinator) { c.ObserveAnswer(ans(42, 0, false), 3) }}, 1, false},
+		{"L other node", node.TransportLogCoord, []step{func(c *coordinator.Coordinator) {
+			a := ans(42, 0, true)
+			a.Target = "P"
+			c.ObserveAnswer(a, 3)
+		}}, 1, false},
+		{"L stale epoch", node.TransportLogCoord, []step{func(c *coordinator.Coordinator) { c.ObserveAnswer(ans(41, 0, true), 3) }}, 1, false},
+		// A heartbeat's count is not a count in the LogCoordinator transport.
+		{"L ignores heartbeat count", node.TransportLogCoord, []step{func(c *coordinator.Coordinator) { c.ObserveHeartbeat(hb(42, node.Stopping, 0, true), 3) }}, 1, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := fixture(t, tc.tr)
+			toStopping(c, 42)
+			for _, s := range tc.steps {
+				s(c)
+			}
+			d := remaining(t, c)
+			if d.Remaining != tc.remaining || d.Complete != tc.complete {
+				t.Fatalf("decision = %+v, want remaining %d complete %v", d, tc.remaining, tc.complete)
+			}
+		})
+	}
+}
+
+// TestBrokerCountBlocksCompletion is seed 000 / F1 (DispatcherCountBlocksCompletion):
+// maintainer work 0 and STOPPING, but the broker still serves 2: remaining
+// is max(terms) + count, and no completion until the zero.
+func TestBrokerCountBlocksCompletion(t *testing.T) {
+	c := fixture(t, node.TransportHeartbeat)
+	c.ObserveResponse(resp(42, node.Draining), 1)
+	c.ReportProgress(T, coordinator.Progress{Dispatchers: 3, InflightMoves: 1})
+	if d := remaining(t, c); d.Remaining != 3 {
+		t.Fatalf("remaining = %d, want max(3, 1) = 3", d.Remaining)
+	}
+	c.ReportProgress(T, coordinator.Progress{})
+	c.ObserveHeartbeat(hb(42, node.Stopping, 2, true), 2)
+	if d, _ := c.DrainNode(T, 3); d.Complete || d.Remaining != 2 {
+		t.Fatalf("decision = %+v, want remaining 2", d)
+	}
+	c.ObserveHeartbeat(hb(42, node.Stopping, 0, true), 4)
+	if d, _ := c.DrainNode(T, 5); !d.Complete || d.DrainedEpoch != 42 || d.Remaining != 0 {
+		t.Fatalf("decision = %+v, want complete for epoch 42", d)
+	}
+	if o := c.Observe(T); o.DrainedEpoch != 42 {
+		t.Fatalf("drained epoch = %d", o.DrainedEpoch)
+	}
+}
+
+// TestNewEpochResetsObservations is C4 / D2 / F3
+// (ResetObservedStateForNewEpoch, TracksStopping…ByEpoch 42 → 43 → stale 42).
+func TestNewEpochResetsObservations(t *testing.T) {
+	c := fixture(t, node.TransportHeartbeat)
+	c.ObserveResponse(resp(42, node.Draining), 1)
+	c.ReportProgress(T, coordinator.Progress{})
+	c.ObserveHeartbeat(hb(42, node.Stopping, 2, true), 2)
+	c.ObserveHeartbeat(hb(43, node.Alive, 0, false), 3) // T restarted
+	o := c.Observe(T)
+	if o.Epoch != 43 || o.Liveness != node.Alive || o.CountObserved || o.Work != 0 {
+		t.Fatalf("after the new epoch: %+v; want epoch 43 ALIVE, no count, work kept at 0", o)
+	}
+	if _, ok := c.Target(); !ok {
+		t.Fatal("the drain request must survive a new epoch")
+	}
+	c.ObserveHeartbeat(hb(42, node.Stopping, 0, true), 4) // delayed, old process
+	if o := c.Observe(T); o.Epoch != 43 || o.Liveness != node.Alive || o.CountObserved {
+		t.Fatalf("a stale heartbeat changed the observation: %+v", o)
+	}
+	if cmd, ok := c.NextCommand(5); !ok || cmd.Epoch != 43 || cmd.Target != node.Draining {
+		t.Fatalf("next command = %+v %v, want DRAINING at epoch 43", cmd, ok)
+	}
+	// Within an epoch liveness never goes back.
+	c.ObserveResponse(resp(43, node.Draining), 6)
+	c.ObserveHeartbeat(hb(43, node.Alive, 0, false), 7)
+	if o := c.Observe(T); o.Liveness != node.Draining {
+		t.Fatalf("liveness went back to %v", o.Liveness)
+	}
+}
+
+// TestCommands is C3 / F9 (ResendAndPromoteToStopping,
+// SkipStoppingForNewEpochWithoutDraining).
+func TestCommands(t *testing.T) {
+	c := fixture(t, node.TransportHeartbeat)
+	cmd, ok := c.NextCommand(0)
+	if !ok || cmd != (node.Command{To: T, Epoch: 42, Target: node.Draining}) {
+		t.Fatalf("first command = %+v %v", cmd, ok)
+	}
+	if _, ok := c.NextCommand(5); ok {
+		t.Fatal("DRAINING resent inside the resend interval")
+	}
+	if cmd, ok := c.NextCommand(10); !ok || cmd.Target != node.Draining {
+		t.Fatal("DRAINING not resent after the interval")
+	}
+	c.ObserveResponse(resp(42, node.Draining), 11)
+	if _, ok := c.NextCommand(30); ok {
+		t.Fatal("STOPPING sent while the maintainers still report work")
+	}
+	c.ReportProgress(T, coordinator.Progress{})
+	if cmd, ok := c.NextCommand(31); !ok || cmd != (node.Command{To: T, Epoch: 42, Target: node.Stopping}) {
+		t.Fatalf("command = %+v %v, want STOPPING at 42", cmd, ok)
+	}
+	// T restarts before the next resend: the new epoch gets DRAINING, never STOPPING.
+	c.ObserveHeartbeat(hb(43, node.Alive, 0, false), 32)
+	if cmd, ok := c.NextCommand(33); !ok || cmd.Epoch != 43 || cmd.Target != node.Draining {
+		t.Fatalf("command after restart = %+v %v, want DRAINING at 43", cmd, ok)
+	}
+}
+
+// TestQueries is C6 (EventBrokerDispatcherCount: no query before STOPPING,
+// queries repeat until a zero, then stop).
+func TestQueries(t *testing.T) {
+	c := fixture(t, node.TransportLogCoord)
+	c.ObserveResponse(resp(42, node.Draining), 1)
+	if _, ok := c.NextQuery(1); ok {
+		t.Fatal("query before STOPPING")
+	}
+	c.ReportProgress(T, coordinator.Progress{})
+	c.ObserveResponse(resp(42, node.Stopping), 2)
+	if id, ok := c.NextQuery(2); !ok || id != T {
+		t.Fatal("no query after STOPPING")
+	}
+	if _, ok := c.NextQuery(3); ok {
+		t.Fatal("query inside the query interval")
+	}
+	c.ObserveAnswer(ans(42, 2, true), 4)
+	if _, ok := c.NextQuery(8); !ok {
+		t.Fatal("queries must continue while the count is 2")
+	}
+	c.ObserveAnswer(ans(42, 0, true), 9)
+	if _, ok := c.NextQuery(20); ok {
+		t.Fatal("query after a terminal zero")
+	}
+}
+
+// TestMixedVersions is §2.6 (LegacyTargetFallsBackToHardRestart,
+// WaitsForTargetCapabilityObservation, WaitsForPeerCapabilityObservation,
+// FallsBackWhenAlivePeerIsLegacy, IgnoresLateUnknownPeerAfterSessionStart).
+func TestMixedVersions(t *testing.T) {
+	cases := []struct {
+		name    string
+		setup   func(c *coordinator.Coordinator)
+		want    coordinator.Decision
+		session bool
+	}{
+		{"target version unknown", func(c *coordinator.Coordinator) { c.ObserveVersion("P", node.VersionBrokerDrain) },
+			coordinator.Decision{Remaining: 1, Waiting: true}, false},
+		{"peer version unknown", func(c *coordinator.Coordinator) { c.ObserveVersion(T, node.VersionBrokerDrain) },
+			coordinator.Decision{Remaining: 1, Waiting: true}, false},
+		{"legacy target", func(c *coordinator.Coordinator) {
+			c.ObserveVersion(T, node.VersionLegacy)
+			c.ObserveVersion("P", node.VersionBrokerDrain)
+		}, coordinator.Decision{Legacy: true}, false},
+		{"legacy peer", func(c *coordinator.Coordinator) {
+			c.ObserveVersion(T, node.VersionBrokerDrain)
+			c.ObserveVersion("P", node.VersionDrain)
+		}, coordinator.Decision{Legacy: true}, false},
+		{"all current", func(c *coordinator.Coordinator) {
+			c.ObserveVersion(T, node.VersionBrokerDrain)
+			c.ObserveVersion("P", node.VersionBrokerDrain)
+		}, coordinator.Decision{Remaining: 1}, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, _ := coordinator.New(coordinator.Config{})
+			c.AddNode(T, 1, 0)
+			c.AddNode("P", 1, 0)
+			tc.setup(c)
+			d, err := c.DrainNode(T, 0)
+			if err != nil || d != tc.want {
+				t.Fatalf("DrainNode = %+v, %v; want %+v", d, err, tc.want)
+			}
+			if _, ok := c.Target(); ok != tc.session {
+				t.Fatalf("session = %v, want %v", ok, tc.session)
+			}
+			if tc.session {
+				c.AddNode("Q", 1, 0) // a late peer of unknown version does not stop the session
+				if d, _ := c.DrainNode(T, 1); d.Waiting || d.Legacy {
+					t.Fatalf("late unknown peer changed the decision: %+v", d)
+				}
+			}
+		})
+	}
+}
+
+// TestRemoveNode is C9 (RemoveNodeClearsState,
+// ReturnsZeroAfterCompletedTargetIsRemoved,
+// ReturnsCaptureNotExistWhenIncompleteTargetIsRemoved,
+// DrainCompletedTombstoneIsClearedWhenTargetRejoins) and D3.
+func TestRemoveNode(t *testing.T) {
+	c := fixture(t, node.TransportHeartbeat)
+	if d, _ := c.DrainNode("P", 0); !d.Waiting {
+		t.Fatalf("a second target must wait: %+v", d)
+	}
+	c.RemoveNode(T)
+	if _, err := c.DrainNode(T, 1); !errors.Is(err, coordinator.ErrNodeNotExist) {
+		t.Fatalf("incomplete removed target: err = %v", err)
+	}
+	c.AddNode(T, 50, 2)
+	c.ObserveVersion(T, node.VersionBrokerDrain)
+	c.DrainNode(T, 2)
+	toStopping(c, 50)
+	c.ObserveHeartbeat(hb(50, node.Stopping, 0, true), 3)
+	if d, _ := c.DrainNode(T, 3); !d.Complete {
+		t.Fatalf("not complete: %+v", d)
+	}
+	c.RemoveNode(T)
+	if d, err := c.DrainNode(T, 4); err != nil || !d.Complete {
+		t.Fatalf("completed removed target: %+v %v", d, err)
+	}
+	c.AddNode(T, 51, 5) // rejoins: the tombstone goes, a new drain starts
+	c.ObserveVersion(T, node.VersionBrokerDrain)
+	if d, _ := c.DrainNode(T, 5); d.Complete || d.Remaining != 1 {
+		t.Fatalf("rejoined target: %+v, want a new session", d)
+	}
+}
+
+// TestUnknownState: a target silent for UnknownAfter ticks neither goes
+// STOPPING nor completes (C3, C8).
+func TestUnknownState(t *testing.T) {
+	c, _ := coordinator.New(coordinator.Config{UnknownAfter: 10})
+	c.AddNode(T, 1, 0)
+	c.ObserveVersion(T, node.VersionBrokerDrain)
+	c.DrainNode(T, 0)
+	c.ObserveResponse(node.Response{From: T, Epoch: 1, Liveness: node.Draining}, 1)
+	c.ReportProgress(T, coordinator.Progress{})
+	if _, ok := c.NextCommand(20); ok {
+		t.Fatal("STOPPING sent to an Unknown node")
+	}
+	c.ObserveHeartbeat(node.Heartbeat{From: T, Epoch: 1, Liveness: node.Stopping, HasCount: true, AdmissionClosed: true}, 21)
+	if d, _ := c.Evaluate(T, 40); d.Complete {
+		t.Fatal("an Unknown node completed")
+	}
+	if d, _ := c.Evaluate(T, 22); !d.Complete {
+		t.Fatal("a fresh STOPPING zero did not complete")
+	}
+}
