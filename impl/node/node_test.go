@@ -1,0 +1,120 @@
+package node_test
+
+import (
+	"fmt"
+	"os"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/drainproof/drainproof/impl/bugs"
+	"github.com/drainproof/drainproof/impl/node"
+)
+
+func TestMain(m *testing.M) {
+	if _, err := bugs.FromEnv(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	goleak.VerifyTestMain(m)
+}
+
+// TestLivenessAdvance is D1 (pkg/liveness tests: monotonic, no skipping,
+// invalid values rejected).
+func TestLivenessAdvance(t *testing.T) {
+	cases := []struct {
+		from, to node.Liveness
+		ok       bool
+	}{
+		{node.Alive, node.Draining, true},
+		{node.Draining, node.Stopping, true},
+		{node.Alive, node.Stopping, false}, // skip
+		{node.Draining, node.Alive, false}, // rollback
+		{node.Stopping, node.Draining, false},
+		{node.Stopping, node.Stopping, false},
+		{node.Alive, node.Liveness(7), false},
+	}
+	for _, tc := range cases {
+		t.Run(fmt.Sprintf("%v->%v", tc.from, tc.to), func(t *testing.T) {
+			var s node.LivenessStore
+			for l := node.Alive; l < tc.from; l++ {
+				s.Advance(l + 1)
+			}
+			if got := s.Advance(tc.to); got != tc.ok {
+				t.Fatalf("Advance = %v, want %v", got, tc.ok)
+			}
+			want := tc.from
+			if tc.ok {
+				want = tc.to
+			}
+			if s.Load() != want {
+				t.Fatalf("liveness = %v, want %v", s.Load(), want)
+			}
+		})
+	}
+}
+
+type fakeService struct {
+	count    int64
+	closed   bool
+	stopping func() bool
+}
+
+func (f *fakeService) Report() (int64, bool) {
+	if f.stopping() {
+		f.closed = true
+	}
+	return f.count, f.closed
+}
+
+// TestRecvCommand is N1 / D2 (SetNodeLivenessRejectEpochMismatch,
+// SetNodeLivenessApplyTransition) and Variant H's heartbeat (E1 before the
+// sample; the response never carries a count).
+func TestRecvCommand(t *testing.T) {
+	live := new(node.LivenessStore)
+	svc := &fakeService{count: 2, stopping: func() bool { return live.Load() == node.Stopping }}
+	n, err := node.New(node.Config{ID: "T", Epoch: 7, Version: node.VersionBrokerDrain, Service: svc, Liveness: live})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, hb := n.RecvCommand(node.Command{To: "T", Epoch: 6, Target: node.Draining}, 1)
+	if r != (node.Response{From: "T", Epoch: 7, Liveness: node.Alive}) || hb != nil {
+		t.Fatalf("other epoch: %+v %v; want ALIVE at the node's own epoch, no heartbeat", r, hb)
+	}
+	r, hb = n.RecvCommand(node.Command{To: "T", Epoch: 7, Target: node.Stopping}, 2)
+	if r.Liveness != node.Alive || hb != nil {
+		t.Fatalf("skip applied: %+v", r)
+	}
+	r, hb = n.RecvCommand(node.Command{To: "T", Epoch: 7, Target: node.Draining}, 3)
+	if r.Liveness != node.Draining || hb == nil || hb.Liveness != node.Draining || hb.AdmissionClosed {
+		t.Fatalf("DRAINING: %+v %+v", r, hb)
+	}
+	r, hb = n.RecvCommand(node.Command{To: "T", Epoch: 7, Target: node.Stopping}, 4)
+	if r.Liveness != node.Stopping || hb == nil || !hb.HasCount || hb.Count != 2 || !hb.AdmissionClosed {
+		t.Fatalf("STOPPING: %+v %+v; want a forced heartbeat with count 2, admission closed", r, hb)
+	}
+	if _, hb := n.RecvCommand(node.Command{To: "T", Epoch: 7, Target: node.Stopping}, 5); hb != nil {
+		t.Fatal("a duplicate command forced a heartbeat without a change")
+	}
+}
+
+// TestHeartbeatThrottle is N2.
+func TestHeartbeatThrottle(t *testing.T) {
+	n, _ := node.New(node.Config{ID: "T", Epoch: 1, HeartbeatInterval: 5, Transport: node.TransportLogCoord})
+	if hb, ok := n.Tick(0); !ok || hb.HasCount {
+		t.Fatalf("first tick: %+v %v; want a heartbeat without a count (logcoord)", hb, ok)
+	}
+	if _, ok := n.Tick(4); ok {
+		t.Fatal("heartbeat inside the interval")
+	}
+	if _, ok := n.Tick(5); !ok {
+		t.Fatal("no heartbeat after the interval")
+	}
+	n.Heartbeat(6) // a forced one moves the throttle
+	if _, ok := n.Tick(10); ok {
+		t.Fatal("forced heartbeat did not move the throttle")
+	}
+	if r := n.Report(); r.Epoch != 1 || r.From != "T" {
+		t.Fatalf("report %+v", r)
+	}
+}
