@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# run_bugs.sh: the implementation's bug zoo. For each registry bug of
+# PROTOCOL.md, run the impl test suite built with -tags bugs and the bug
+# switched on (DRAINPROOF_BUG=<name>) and require it to FAIL; then run it
+# with no bug switched on and require it to PASS.
+#
+# Usage: impl/bugs/run_bugs.sh [bug ...]     (default: every bug)
+# Env:   GOFLAGS and GO (default: go) are honoured; PKGS overrides the
+#        packages under test (default: ./impl/...).
+set -u
+cd "$(dirname "$0")/../.."
+GO=${GO:-go}
+PKGS=${PKGS:-./impl/...}
+if [ $# -gt 0 ]; then
+	names=("$@")
+else
+	mapfile -t names < <("$GO" run -tags bugs ./impl/bugs/names)
+fi
+status=0
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+echo "== baseline: -tags bugs, no bug switched on (must pass)"
+if DRAINPROOF_BUG= "$GO" test -tags bugs -count=1 -timeout 300s $PKGS >"$log" 2>&1; then
+	echo "PASS  (none)"
+else
+	echo "FAIL  (none): the suite must pass without a bug"
+	cat "$log"
+	status=1
+fi
+
+for bug in "${names[@]}"; do
+	if DRAINPROOF_BUG="$bug" "$GO" test -tags bugs -count=1 -timeout 300s $PKGS >"$log" 2>&1; then
+		echo "MISSED $bug: the suite passed with the bug on"
+		status=1
+	else
+		# pkg:Test for each failed top-level test, e.g. eventservice:TestX.
+		caught=$(awk '/^--- FAIL: /{t[n++]=$3} /^FAIL\t/{split($2,p,"/"); for(i=0;i<n;i++) print p[length(p)] ":" t[i]; n=0}' "$log" | sort -u | paste -sd, -)
+		if grep -q -E 'panic:|build failed|\[setup failed\]' "$log" && [ -z "$caught" ]; then
+			echo "ERROR  $bug: the suite did not run cleanly"
+			cat "$log"
+			status=1
+		else
+			echo "CAUGHT $bug by ${caught:-?}"
+		fi
+	fi
+done
+exit $status

@@ -1,0 +1,67 @@
+// Package eventservice is the registration half of the drain protocol: a
+// node's event service with one event broker per upstream cluster, the
+// admission gate, the per-broker atomic dispatcher count, and the serial
+// request loop that registers, removes and resets dispatchers.
+//
+// It mirrors the broker part of the TLA+ module tla/DrainRegistration.tla
+// (and its Go transcription, package spec): the variables count,
+// admissionClosed and the removed mark, and the actions
+//
+//   - CollectorRegister: [Service.Do] or [Service.Submit] with a
+//     [Register] request passes the admission gate and raises the count
+//     (the early count) before any store call;
+//   - BrokerSubscribe / BrokerSubscribeRefused: EventStore.RegisterDispatcher
+//     accepts, or refuses and the count is rolled back;
+//   - BrokerRegisterTable / BrokerRegisterTableFails: SchemaStore.RegisterTable
+//     succeeds and the dispatcher is published, or fails and the broker
+//     marks it removed, unregisters it from the event store, drops it from
+//     its changefeed and rolls the count back, in that order (seed 004);
+//   - CollectorRemove / BrokerRemoveFinish: a [Remove] request marks the
+//     dispatcher removed, compare-and-deletes it, releases its stores and
+//     decrements last;
+//   - ServiceSendReport / NodeSendHeartbeat: [Service.Report] closes
+//     admission if the node is STOPPING, then samples (count, closed).
+//
+// # Rules implemented
+//
+// From ticdc-protocol-notes §3.7 and §3.9:
+//
+//   - R1: count = published dispatchers (table triggers included) between
+//     requests; a repeated registration replaces the old one and counts
+//     once; only the remover that deleted an entry decrements (F-R2, F-R3,
+//     F-R4).
+//   - R2: the count covers a registration from before its first store
+//     side effect until after its last store release (F4/F5/F6, F-R5).
+//   - R3: a failed registration leaves no map entry, subscription, schema
+//     reference or count (F-R1).
+//   - R4: a notification for a dispatcher marked removed is dropped.
+//   - R5: one live stat per ID; the replaced one is marked removed.
+//   - R6: a Reset takes effect only for a newer epoch; heartbeats apply at
+//     the equal epoch; a reset never changes the count.
+//   - R7: requests, heartbeats and the inactivity cleanup run one at a
+//     time, in arrival order, in [Service.Run].
+//   - R8: once admission is closed (one way) no registration is admitted
+//     and the count never rises (F-R7); remote probes get NotReusable.
+//   - R9: one schema reference per published ordinary dispatcher.
+//   - F-R6: the broker registry is a copy-on-write slice, so Report reads
+//     it from any goroutine without a lock and never waits for a slow
+//     registration.
+//
+// # Concurrency
+//
+// Store calls are made only by the request loop. [Service.Report],
+// [Service.CloseAdmission] and [Service.AdmissionClosed] are lock-free or
+// take only the admission mutex, which is never held across a store call.
+// Event-store notifiers run on the store's goroutines and read the
+// dispatcher's current stat through an atomic pointer. Clocks
+// (Config.Now, Config.CleanupInterval) and goroutines live at the edges:
+// tests drive the inactivity cleanup with [Service.Cleanup] and a fake
+// Now.
+//
+// # Bug zoo
+//
+// Built with -tags bugs, the fault points of package bugs reintroduce the
+// registry bugs of PROTOCOL.md (CountAfterPublish, NoAdmissionGate,
+// DecrementBeforeCleanup, LeakOnSchemaFailure, DoubleDecrement,
+// DoubleIncrement); the normal build compiles them out.
+package eventservice

@@ -1,0 +1,417 @@
+package eventservice
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/drainproof/drainproof/impl/bugs"
+	"github.com/drainproof/drainproof/impl/store"
+)
+
+// Defaults of [Config].
+const (
+	// DefaultInactivityTimeout is the silence after which the inactivity
+	// cleanup removes a dispatcher, when InactivityTimeout is 0.
+	DefaultInactivityTimeout = time.Hour
+	// DefaultQueueSize is the request queue's capacity when QueueSize is 0.
+	DefaultQueueSize = 128
+)
+
+// Config configures a [Service]. Only NewStores is required.
+type Config struct {
+	// NewStores returns the event store and the schema store of a
+	// cluster's broker; the service calls it from its request loop when a
+	// cluster's first admitted registration arrives. It must not block.
+	NewStores func(ClusterID) (store.EventStore, store.SchemaStore)
+	// Emit sends an event to a collector. It is called from the request
+	// loop and from event-store goroutines (notifications), so it must be
+	// safe for concurrent use and must not block. Nil drops events.
+	Emit func(Event)
+	// Stopping reports whether the node is STOPPING. If set, the
+	// admission gate and Report consult it and close admission (one way)
+	// once it returns true. Nil: only CloseAdmission closes admission.
+	Stopping func() bool
+	// Now is the clock of heartbeats and the inactivity cleanup
+	// (time.Now if nil).
+	Now func() time.Time
+	// InactivityTimeout is the silence after which the inactivity cleanup
+	// removes a dispatcher (DefaultInactivityTimeout if 0).
+	InactivityTimeout time.Duration
+	// CleanupInterval makes Run start the inactivity cleanup this often,
+	// inside the request loop; 0 disables the ticker (call Cleanup).
+	CleanupInterval time.Duration
+	// OnError receives the errors of requests queued by Submit. Nil
+	// drops them; the collector recovers through heartbeats.
+	OnError func(Request, error)
+	// QueueSize is the capacity of the request queue (DefaultQueueSize
+	// if 0).
+	QueueSize int
+
+	_ struct{}
+}
+
+// Service is a node's event service: one broker per upstream cluster, an
+// admission gate, and one serial request loop ([Service.Run]) that runs
+// every Register, Remove and Reset request, every heartbeat and the
+// inactivity cleanup, one at a time in arrival order (R7).
+//
+// [Service.Report], [Service.CloseAdmission] and [Service.AdmissionClosed]
+// are safe from any goroutine and never wait for the request loop or a
+// store: a report taken while a registration is blocked in a store returns
+// at once, and counts it (F-R6, R2).
+type Service struct {
+	cfg Config
+
+	jobs    chan func(ctx context.Context)
+	stopped chan struct{}
+	running atomic.Bool
+
+	// brokers is the broker registry: a copy-on-write slice that Report
+	// loads without a lock; only the request loop appends to it, under
+	// brokersMu (F-R6).
+	brokersMu sync.Mutex
+	brokers   atomic.Pointer[[]*broker]
+	byCluster map[ClusterID]*broker // request loop only (and brokersMu)
+
+	// The admission gate (R8): closed only goes from false to true. An
+	// admission raises its broker's count under admitMu, and closing takes
+	// admitMu, so a report that sees the gate closed also sees every
+	// admitted registration's count.
+	admitMu sync.Mutex
+	closed  atomic.Bool
+
+	dropped atomic.Int64 // notifications dropped for removed dispatchers
+}
+
+// New returns a service for cfg. Start its request loop with Run.
+func New(cfg Config) (*Service, error) {
+	if cfg.NewStores == nil {
+		return nil, fmt.Errorf("%w: Config.NewStores is nil", ErrBadRequest)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.InactivityTimeout <= 0 {
+		cfg.InactivityTimeout = DefaultInactivityTimeout
+	}
+	if cfg.QueueSize <= 0 {
+		cfg.QueueSize = DefaultQueueSize
+	}
+	s := &Service{
+		cfg:       cfg,
+		jobs:      make(chan func(context.Context), cfg.QueueSize),
+		stopped:   make(chan struct{}),
+		byCluster: make(map[ClusterID]*broker),
+	}
+	s.brokers.Store(&[]*broker{})
+	return s, nil
+}
+
+// Run is the serial request loop. It runs queued requests one at a time
+// until ctx is done, then returns ctx's error; requests still queued are
+// dropped and their waiters get ErrStopped. Store calls made by the loop
+// get ctx, so a store blocked at shutdown is released. Run must be called
+// at most once.
+func (s *Service) Run(ctx context.Context) error {
+	if !s.running.CompareAndSwap(false, true) {
+		panic("eventservice: Run called twice")
+	}
+	defer close(s.stopped)
+	var tick <-chan time.Time
+	if s.cfg.CleanupInterval > 0 {
+		t := time.NewTicker(s.cfg.CleanupInterval)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case job := <-s.jobs:
+			job(ctx)
+		case <-tick:
+			s.cleanupInactive()
+		}
+	}
+}
+
+// enqueue puts job on the request queue.
+func (s *Service) enqueue(ctx context.Context, job func(context.Context)) error {
+	select {
+	case s.jobs <- job:
+		return nil
+	case <-s.stopped:
+		return ErrStopped
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// call runs fn in the request loop and waits for its result.
+func call[T any](ctx context.Context, s *Service, fn func(context.Context) (T, error)) (T, error) {
+	type result struct {
+		v   T
+		err error
+	}
+	done := make(chan result, 1)
+	var zero T
+	if err := s.enqueue(ctx, func(loopCtx context.Context) {
+		v, err := fn(loopCtx)
+		done <- result{v, err}
+	}); err != nil {
+		return zero, err
+	}
+	select {
+	case r := <-done:
+		return r.v, r.err
+	case <-s.stopped:
+		// The job may have finished just before the loop stopped.
+		select {
+		case r := <-done:
+			return r.v, r.err
+		default:
+			return zero, ErrStopped
+		}
+	case <-ctx.Done():
+		return zero, ctx.Err()
+	}
+}
+
+// Submit queues req for the request loop and returns without waiting for
+// it, as a collector's message would. Its outcome reaches the collector
+// as events, and errors go to Config.OnError.
+func (s *Service) Submit(ctx context.Context, req Request) error {
+	if err := validate(req); err != nil {
+		return err
+	}
+	return s.enqueue(ctx, func(loopCtx context.Context) {
+		if err := s.handle(loopCtx, req); err != nil && s.cfg.OnError != nil {
+			s.cfg.OnError(req, err)
+		}
+	})
+}
+
+// Do runs req in the request loop and returns its outcome: nil on
+// success (including a Remove of an unknown dispatcher and a stale
+// Reset), ErrAdmissionClosed, an error wrapping ErrNotReusable, a
+// RegisterTable error, or ErrUnknownDispatcher for a Reset.
+func (s *Service) Do(ctx context.Context, req Request) error {
+	if err := validate(req); err != nil {
+		return err
+	}
+	_, err := call(ctx, s, func(loopCtx context.Context) (struct{}, error) {
+		return struct{}{}, s.handle(loopCtx, req)
+	})
+	return err
+}
+
+// Heartbeat applies a collector's heartbeat in the request loop and
+// returns the dispatchers the broker does not know (all of them if there
+// is no broker for the cluster).
+func (s *Service) Heartbeat(ctx context.Context, hb Heartbeat) (HeartbeatResponse, error) {
+	return call(ctx, s, func(context.Context) (HeartbeatResponse, error) {
+		resp := HeartbeatResponse{Cluster: hb.Cluster}
+		b := s.byCluster[hb.Cluster]
+		now := s.cfg.Now()
+		for _, p := range hb.Progress {
+			if b == nil || !b.heartbeat(p, now) {
+				resp.Removed = append(resp.Removed, p.Dispatcher)
+			}
+		}
+		return resp, nil
+	})
+}
+
+// Cleanup runs the inactivity cleanup now, in the request loop, and
+// returns how many dispatchers it removed. A dispatcher is inactive when
+// it has handshaked (epoch ≥ 1), or admission is closed, and no heartbeat
+// of its epoch arrived for Config.InactivityTimeout.
+func (s *Service) Cleanup(ctx context.Context) (int, error) {
+	if bugs.DoubleDecrementOn() {
+		// The bug: the cleanup runs beside the loop, racing its removals.
+		return s.cleanupInactive(), nil
+	}
+	return call(ctx, s, func(context.Context) (int, error) {
+		return s.cleanupInactive(), nil
+	})
+}
+
+// Snapshot returns the broker registry as the request loop sees it
+// between two requests.
+func (s *Service) Snapshot(ctx context.Context) (Snapshot, error) {
+	return call(ctx, s, func(context.Context) (Snapshot, error) {
+		snap := Snapshot{AdmissionClosed: s.closed.Load()}
+		for _, b := range *s.brokers.Load() {
+			snap.Brokers = append(snap.Brokers, b.snapshot())
+		}
+		slices.SortFunc(snap.Brokers, func(x, y BrokerSnapshot) int { return compare(x.Cluster, y.Cluster) })
+		return snap, nil
+	})
+}
+
+// Report returns the sum of the brokers' dispatcher counts and whether
+// admission is closed. It never waits for the request loop or a store. If
+// Config.Stopping says the node is STOPPING, Report first closes
+// admission; then it reads the gate, then the counts, so that a report
+// with admissionClosed true counts every registration ever admitted and
+// not yet fully removed: such a report's zero is final (R2, R8).
+func (s *Service) Report() (count int64, admissionClosed bool) {
+	if !s.closed.Load() && s.cfg.Stopping != nil && s.cfg.Stopping() {
+		s.CloseAdmission()
+	}
+	admissionClosed = s.closed.Load()
+	for _, b := range *s.brokers.Load() {
+		count += b.count.Load()
+	}
+	return count, admissionClosed
+}
+
+// CloseAdmission closes the admission gate, for good: every later
+// registration is refused (R8). The node calls it when it goes STOPPING.
+func (s *Service) CloseAdmission() {
+	s.admitMu.Lock()
+	s.closed.Store(true)
+	s.admitMu.Unlock()
+}
+
+// AdmissionClosed reports whether the admission gate is closed.
+func (s *Service) AdmissionClosed() bool { return s.closed.Load() }
+
+// DroppedNotifications returns how many event-store notifications the
+// service dropped because their dispatcher was marked removed (R4).
+func (s *Service) DroppedNotifications() int64 { return s.dropped.Load() }
+
+func (s *Service) now() time.Time { return s.cfg.Now() }
+
+func (s *Service) emit(e Event) {
+	if s.cfg.Emit != nil {
+		s.cfg.Emit(e)
+	}
+}
+
+func validate(req Request) error {
+	switch {
+	case req.Action < Register || req.Action > Reset:
+		return fmt.Errorf("%w: action %v", ErrBadRequest, req.Action)
+	case req.Dispatcher == "":
+		return fmt.Errorf("%w: empty dispatcher ID", ErrBadRequest)
+	case req.Action == Reset && req.Epoch == 0:
+		return fmt.Errorf("%w: RESET needs an epoch ≥ 1", ErrBadRequest)
+	}
+	return nil
+}
+
+// handle runs one request; the request loop is its only caller.
+func (s *Service) handle(ctx context.Context, req Request) error {
+	switch req.Action {
+	case Register:
+		return s.register(ctx, req)
+	case Remove:
+		if b := s.byCluster[req.Cluster]; b != nil {
+			if d := b.lookup(req.Dispatcher); d != nil {
+				b.remove(d)
+			}
+		}
+		return nil
+	case Reset:
+		b := s.byCluster[req.Cluster]
+		var d *dispatcher
+		if b != nil {
+			d = b.lookup(req.Dispatcher)
+		}
+		if d == nil {
+			return fmt.Errorf("%w: RESET %s/%s", ErrUnknownDispatcher, req.Cluster, req.Dispatcher)
+		}
+		b.reset(d, req.Epoch, req.StartTs)
+		return nil
+	}
+	return fmt.Errorf("%w: action %v", ErrBadRequest, req.Action)
+}
+
+// gateOpen reports whether admission is open, closing it first if the node
+// is STOPPING.
+func (s *Service) gateOpen() bool {
+	if !s.closed.Load() && s.cfg.Stopping != nil && s.cfg.Stopping() {
+		s.CloseAdmission()
+	}
+	return !s.closed.Load() || bugs.NoAdmissionGateOn()
+}
+
+// admit raises b's count for one registration (the early count) unless
+// admission closed; the check and the increment are one step under
+// admitMu (TLA+ CollectorRegister).
+func (s *Service) admit(b *broker) bool {
+	s.admitMu.Lock()
+	defer s.admitMu.Unlock()
+	if s.closed.Load() && !bugs.NoAdmissionGateOn() {
+		return false
+	}
+	if !bugs.CountAfterPublishOn() {
+		b.count.Add(1)
+	}
+	return true
+}
+
+// brokerFor returns the broker of cluster, creating and publishing it on
+// first use (request loop only).
+func (s *Service) brokerFor(cluster ClusterID) *broker {
+	if b := s.byCluster[cluster]; b != nil {
+		return b
+	}
+	es, ss := s.cfg.NewStores(cluster)
+	b := newBroker(s, cluster, es, ss)
+	s.brokersMu.Lock()
+	defer s.brokersMu.Unlock()
+	s.byCluster[cluster] = b
+	next := append(slices.Clone(*s.brokers.Load()), b)
+	s.brokers.Store(&next)
+	return b
+}
+
+// refuse answers a registration the gate did not admit: a remote probe
+// gets NotReusable, a local registration is dropped (F-R7).
+func (s *Service) refuse(req Request) error {
+	if req.OnlyReuse {
+		s.emit(Event{Kind: EventNotReusable, Cluster: req.Cluster, Dispatcher: req.Dispatcher, Topic: req.Topic})
+	}
+	return ErrAdmissionClosed
+}
+
+// register is TLA+ CollectorRegister followed by the broker's add steps.
+func (s *Service) register(ctx context.Context, req Request) error {
+	if !s.gateOpen() {
+		return s.refuse(req) // no broker is created for a refused registration
+	}
+	b := s.brokerFor(req.Cluster)
+	if !s.admit(b) {
+		return s.refuse(req)
+	}
+	// F-R3: a repeated registration replaces the old one. Release it fully
+	// first (its stores and its share of the count), so that exactly one
+	// subscription and one schema reference exist per live ID (R1, R9);
+	// the new registration's early count keeps the report ≥ 1 meanwhile.
+	if old := b.lookup(req.Dispatcher); old != nil && !bugs.DoubleIncrementOn() {
+		b.remove(old)
+	}
+	return b.add(ctx, req)
+}
+
+// cleanupInactive removes the inactive dispatchers of every broker
+// (request loop only, except under the DoubleDecrement bug).
+func (s *Service) cleanupInactive() int {
+	now := s.cfg.Now()
+	closed := s.closed.Load()
+	n := 0
+	for _, b := range *s.brokers.Load() {
+		for _, d := range b.inactive(now, s.cfg.InactivityTimeout, closed) {
+			if b.remove(d) {
+				n++
+			}
+		}
+	}
+	return n
+}

@@ -1,0 +1,527 @@
+package eventservice
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/drainproof/drainproof/impl/store"
+)
+
+// R1, F-R3, F-R4 (upstream TestEventServiceDispatcherCount): the count
+// counts ordinary and table-trigger dispatchers once each, across
+// clusters, while a concurrent reader reports in a loop.
+func TestDispatcherCount(t *testing.T) {
+	h := newHarness(t)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			// A replacement is counted twice for a moment (the new
+			// registration's early count precedes the old one's deferred
+			// decrement): conservative, so up to 3 here, never negative.
+			if n, _ := h.svc.Report(); n < 0 || n > 3 {
+				t.Errorf("R1: concurrent report %d outside 0..3", n)
+				return
+			}
+		}
+	})
+	steps := []struct {
+		name string
+		req  Request
+		want int64
+	}{
+		{"register ordinary", reg("d1", 1), 1},
+		{"repeat ordinary counts once", reg("d1", 1), 1},
+		{"table trigger on another cluster", trig("c2", "t1"), 2},
+		{"repeat table trigger counts once", trig("c2", "t1"), 2},
+		{"remove ordinary", rem("c1", "d1"), 1},
+		{"repeat remove is a no-op", rem("c1", "d1"), 1},
+		{"remove table trigger", rem("c2", "t1"), 0},
+	}
+	for _, st := range steps {
+		require.NoError(t, h.do(st.req), st.name)
+		require.Equal(t, st.want, h.count(), st.name)
+		h.checkQuiescent()
+	}
+	close(stop)
+	wg.Wait()
+}
+
+// R2, R8, F-R6, F-R7 (upstream TestStopAcceptingRegistrations): a
+// registration blocked in RegisterTable is counted by a STOPPING report,
+// which returns while RegisterTable is blocked; late registrations are
+// refused without a broker, a subscription or a count.
+func TestStopAcceptingRegistrations(t *testing.T) {
+	h := newHarness(t)
+	gate := h.schemaStore("c1").BlockRegisterTable()
+	defer gate.Release() // unblock the loop if the test fails
+	errc := make(chan error, 1)
+	go func() { errc <- h.do(reg("d1", 1)) }()
+	<-gate.Entered()
+
+	// The node goes STOPPING. Report must return now, with RegisterTable
+	// still blocked (if it waited for the loop or the store, this test
+	// would deadlock), and must count the in-flight registration.
+	h.stopping.Store(true)
+	n, closed := h.svc.Report()
+	require.True(t, closed, "R8: STOPPING report closes admission")
+	require.Equal(t, int64(1), n, "R2: in-flight registration counted")
+	require.True(t, h.eventStore("c1").Subscribed("d1"))
+
+	// The admitted registration still completes after admission closed.
+	gate.Release()
+	require.NoError(t, <-errc)
+	require.Equal(t, int64(1), h.count())
+
+	require.NoError(t, h.do(rem("c1", "d1")))
+	n, closed = h.svc.Report()
+	require.Equal(t, int64(0), n)
+	require.True(t, closed)
+
+	late := []struct {
+		name   string
+		req    Request
+		answer bool // a NotReusable answer goes to req.Topic
+	}{
+		{"local", reg("d2", 2), false},
+		{"remote probe", Request{Action: Register, Cluster: "c1", Changefeed: "cf1", Dispatcher: "d3", Table: 3, OnlyReuse: true, Topic: "collector"}, true},
+		{"redo remote probe on a new cluster", Request{Action: Register, Cluster: "c9", Changefeed: "cf1", Dispatcher: "d4", Table: 4, OnlyReuse: true, Topic: "redo-collector"}, true},
+		{"table trigger", trig("c1", "t1"), false},
+	}
+	for _, tt := range late {
+		t.Run(tt.name, func(t *testing.T) {
+			h.takeEvents()
+			require.ErrorIs(t, h.do(tt.req), ErrAdmissionClosed) // R8
+			n, closed := h.svc.Report()
+			require.Equal(t, int64(0), n)
+			require.True(t, closed)
+			require.False(t, h.eventStore(tt.req.Cluster).Subscribed(tt.req.Dispatcher))
+			_, hasBroker := h.broker("c9")
+			require.False(t, hasBroker, "no broker for a refused registration")
+			ev := h.takeEvents()
+			if tt.answer {
+				require.Equal(t, []Event{{Kind: EventNotReusable, Cluster: tt.req.Cluster, Dispatcher: tt.req.Dispatcher, Topic: tt.req.Topic}}, ev)
+			} else {
+				require.Empty(t, ev, "local registrations are dropped silently")
+			}
+		})
+	}
+	h.checkQuiescent()
+}
+
+// R8 (upstream TestEventServiceReportsWithoutBrokers): reports work with
+// no broker; admission closes one way, by CloseAdmission or STOPPING.
+func TestReportsWithoutBrokers(t *testing.T) {
+	tests := []struct {
+		name  string
+		close func(h *harness)
+	}{
+		{"CloseAdmission", func(h *harness) { h.svc.CloseAdmission() }},
+		{"Stopping seen by a report", func(h *harness) { h.stopping.Store(true); h.svc.Report() }},
+		{"Stopping seen by the gate", func(h *harness) { h.stopping.Store(true) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t)
+			n, closed := h.svc.Report()
+			require.Equal(t, int64(0), n)
+			require.False(t, closed)
+			tt.close(h)
+			probe := Request{Action: Register, Cluster: "c1", Dispatcher: "d1", Table: 1, OnlyReuse: true, Topic: "collector"}
+			require.ErrorIs(t, h.do(probe), ErrAdmissionClosed)
+			require.Equal(t, []EventKind{EventNotReusable}, kinds(h.takeEvents()))
+			n, closed = h.svc.Report()
+			require.Equal(t, int64(0), n)
+			require.True(t, closed)
+			h.stopping.Store(false)
+			require.True(t, h.svc.AdmissionClosed(), "admission never reopens")
+			require.Empty(t, h.snapshot().Brokers)
+		})
+	}
+}
+
+// Upstream TestPendingHeartbeatWithoutBroker: a heartbeat for an unknown
+// cluster answers Removed for each dispatcher, echoing the cluster.
+func TestHeartbeatWithoutBroker(t *testing.T) {
+	h := newHarness(t)
+	resp, err := h.svc.Heartbeat(context.Background(), Heartbeat{Cluster: "c7", Progress: []Progress{{Dispatcher: "d1"}, {Dispatcher: "d2"}}})
+	require.NoError(t, err)
+	require.Equal(t, HeartbeatResponse{Cluster: "c7", Removed: []DispatcherID{"d1", "d2"}}, resp)
+}
+
+// R1, R4, R5, R9, F-R3 (upstream TestPendingHeartbeatBeforeRegistration):
+// a heartbeat before the REGISTER answers Removed; a repeated REGISTER
+// replaces the old registration (old stat removed, new epoch 0) and keeps
+// one count, one subscription and one schema reference; RESET works on
+// the new one; the final REMOVE leaves nothing.
+func TestRepeatedRegistrationReplaces(t *testing.T) {
+	for _, handshaked := range []bool{false, true} {
+		t.Run(map[bool]string{false: "pending", true: "handshaked"}[handshaked], func(t *testing.T) {
+			h := newHarness(t)
+			es, ss := h.eventStore("c1"), h.schemaStore("c1")
+			resp, err := h.svc.Heartbeat(context.Background(), Heartbeat{Cluster: "c1", Progress: []Progress{{Dispatcher: "d1"}}})
+			require.NoError(t, err)
+			require.Equal(t, []DispatcherID{"d1"}, resp.Removed)
+
+			require.NoError(t, h.do(reg("d1", 1)))
+			if handshaked {
+				require.NoError(t, h.do(reset("c1", "d1", 1, 100)))
+			}
+			// Keep the first registration's notifier, as an event-store
+			// goroutine that already picked it up would.
+			var oldNotify store.Notifier
+			func() {
+				b := h.svc.byClusterForTest("c1")
+				oldNotify = b.lookup("d1").notify
+			}()
+			h.takeEvents()
+
+			require.NoError(t, h.do(reg("d1", 1))) // the collector re-registers
+			require.Equal(t, int64(1), h.count(), "F-R3: counted once")
+			require.Equal(t, 1, ss.Refs(1), "R9: one schema reference")
+			require.Equal(t, 1, es.Unregisters(), "old subscription released once")
+			b, _ := h.broker("c1")
+			require.Equal(t, uint64(0), b.Dispatchers[0].Epoch, "R5: new stat starts at epoch 0")
+
+			oldNotify() // R4/R5: the replaced stat is marked removed
+			require.Empty(t, h.takeEvents())
+			require.Equal(t, int64(1), h.svc.DroppedNotifications())
+
+			require.True(t, es.Notify("d1"))
+			require.Equal(t, []EventKind{EventReady}, kinds(h.takeEvents()), "new stat sends Ready")
+			require.NoError(t, h.do(reset("c1", "d1", 1, 200)))
+			require.True(t, es.Notify("d1"))
+			require.True(t, es.Notify("d1"))
+			require.Equal(t, []Event{{Kind: EventHandshake, Cluster: "c1", Dispatcher: "d1", Epoch: 1}}, h.takeEvents())
+			h.checkQuiescent()
+
+			require.NoError(t, h.do(rem("c1", "d1")))
+			require.Equal(t, int64(0), h.count())
+			require.Zero(t, ss.TotalRefs())
+			require.Empty(t, es.Subscribers())
+			h.checkQuiescent()
+		})
+	}
+}
+
+// byClusterForTest reads the broker map; call only while the loop is idle
+// (between Do calls of one goroutine).
+func (s *Service) byClusterForTest(c ClusterID) *broker {
+	s.brokersMu.Lock()
+	defer s.brokersMu.Unlock()
+	return s.byCluster[c]
+}
+
+// recordingEventStore keeps every notifier it was given, even after
+// UnregisterDispatcher, to play a notification already in flight on an
+// event-store goroutine when the dispatcher is released.
+type recordingEventStore struct {
+	*store.MemEventStore
+	mu        sync.Mutex
+	notifiers []store.Notifier
+}
+
+func (r *recordingEventStore) RegisterDispatcher(id DispatcherID, sub store.Subscription, n store.Notifier) bool {
+	r.mu.Lock()
+	r.notifiers = append(r.notifiers, n)
+	r.mu.Unlock()
+	return r.MemEventStore.RegisterDispatcher(id, sub, n)
+}
+
+// R3, R4, F-R1, seed 004 (upstream TestAddDispatcherUnregisterOnSchemaStoreError
+// and TestAddDispatcherFailure): RegisterTable fails after
+// RegisterDispatcher succeeded; the broker marks the dispatcher removed,
+// unregisters it, drops its changefeed status and rolls the count back.
+func TestRegisterTableFailureLeavesNoTrace(t *testing.T) {
+	tests := []struct {
+		name    string
+		install func(*store.MemSchemaStore)
+	}{
+		{"fails once", func(s *store.MemSchemaStore) { s.FailOnce(nil) }},
+		{"fails always", func(s *store.MemSchemaStore) { s.FailAlways(nil) }},
+		{"fails on a predicate", func(s *store.MemSchemaStore) {
+			s.FailIf(func(tbl TableID, _ uint64) bool { return tbl == 1 }, context.Canceled)
+		}},
+		{"closed", func(s *store.MemSchemaStore) { s.Close() }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := &recordingEventStore{MemEventStore: store.NewMemEventStore()}
+			ss := store.NewMemSchemaStore()
+			var h *harness
+			h = newHarness(t, func(c *Config) {
+				c.NewStores = func(ClusterID) (store.EventStore, store.SchemaStore) { return rec, ss }
+				c.Emit = func(e Event) { h.mu.Lock(); h.events = append(h.events, e); h.mu.Unlock() }
+			})
+			tt.install(ss)
+			// A notification arrives while RegisterTable is in progress: the
+			// residual window of F-R1, where a Ready may still go out.
+			gate := ss.BlockRegisterTable()
+			defer gate.Release() // unblock the loop if the test fails
+			errc := make(chan error, 1)
+			go func() { errc <- h.do(reg("d1", 1)) }()
+			<-gate.Entered()
+			require.Equal(t, int64(1), h.count(), "R2: counted before the first store effect")
+			require.True(t, rec.Notify("d1"))
+			gate.Release()
+			require.Error(t, <-errc)
+
+			require.False(t, rec.Subscribed("d1"), "F-R1: still subscribed in the event store")
+			require.Equal(t, 1, rec.Unregisters())
+			require.Zero(t, ss.TotalRefs())
+			require.Equal(t, int64(0), h.count(), "R3: count rolled back")
+			b, ok := h.broker("c1")
+			require.True(t, ok)
+			require.Empty(t, b.Dispatchers)
+			require.Empty(t, b.Changefeeds, "R3: changefeed status removed")
+
+			// R4: a notification still in flight on an event-store goroutine
+			// is dropped, so no Ready reaches the collector for a dispatcher
+			// the broker does not know.
+			h.takeEvents()
+			for _, n := range rec.notifiers {
+				n()
+			}
+			require.Empty(t, h.takeEvents())
+			h.checkQuiescent()
+		})
+	}
+}
+
+// R3 (TLA+ BrokerSubscribeRefused): a refused RegisterDispatcher rolls the
+// count back and answers NotReusable; no schema reference is taken.
+func TestSubscribeRefusedRollsBack(t *testing.T) {
+	h := newHarness(t)
+	h.eventStore("c1").Refuse(func(_ DispatcherID, s store.Subscription) bool { return s.OnlyReuse })
+	probe := reg("d1", 1)
+	probe.OnlyReuse, probe.Topic = true, "collector"
+	require.ErrorIs(t, h.do(probe), ErrNotReusable)
+	require.Equal(t, []Event{{Kind: EventNotReusable, Cluster: "c1", Dispatcher: "d1", Topic: "collector"}}, h.takeEvents())
+	require.Equal(t, int64(0), h.count())
+	require.Zero(t, h.schemaStore("c1").Registers())
+	b, _ := h.broker("c1")
+	require.Empty(t, b.Changefeeds)
+	h.eventStore("c1").Close()
+	require.ErrorIs(t, h.do(reg("d2", 2)), ErrNotReusable)
+	h.checkQuiescent()
+}
+
+// R6 (upstream TestResetDispatcher, TestCURDDispatcher): a reset of an
+// unknown ID creates nothing; a stale epoch has no effect; a newer one
+// replaces the stat and updates startTs; no reset changes the count.
+func TestReset(t *testing.T) {
+	h := newHarness(t)
+	require.ErrorIs(t, h.do(reset("c1", "d1", 1, 5)), ErrUnknownDispatcher)
+	require.Empty(t, h.snapshot().Brokers)
+	require.NoError(t, h.do(reg("d1", 1)))
+	require.NoError(t, h.do(trig("c1", "t1")))
+	steps := []struct {
+		name      string
+		req       Request
+		wantEpoch uint64
+		wantStart uint64
+	}{
+		{"newer epoch takes effect", reset("c1", "d1", 2, 300), 2, 300},
+		{"equal epoch is stale", reset("c1", "d1", 2, 400), 2, 300},
+		{"older epoch is stale", reset("c1", "d1", 1, 500), 2, 300},
+		{"newer again", reset("c1", "d1", 5, 600), 5, 600},
+	}
+	for _, st := range steps {
+		require.NoError(t, h.do(st.req), st.name)
+		b, _ := h.broker("c1")
+		require.Equal(t, st.wantEpoch, b.Dispatchers[0].Epoch, st.name)
+		require.Equal(t, st.wantStart, b.Dispatchers[0].StartTs, st.name)
+		require.Equal(t, []ChangefeedID{"cf1"}, b.Changefeeds)
+		require.Equal(t, int64(2), h.count(), "R6: reset never changes the count")
+	}
+	require.NoError(t, h.do(reset("c1", "t1", 1, 0)), "table triggers reset too")
+	require.Equal(t, int64(2), h.count())
+	require.NoError(t, h.do(rem("c1", "d1")))
+	require.NoError(t, h.do(rem("c1", "t1")))
+	b, _ := h.broker("c1")
+	require.Empty(t, b.Changefeeds, "changefeed status removed with its last dispatcher")
+	h.checkQuiescent()
+}
+
+// R6, R7 (upstream TestResetDispatcherConcurrently): concurrent resets
+// leave the largest epoch.
+func TestResetConcurrently(t *testing.T) {
+	h := newHarness(t)
+	require.NoError(t, h.do(reg("d1", 1)))
+	var wg sync.WaitGroup
+	for e := uint64(1); e <= 10; e++ {
+		wg.Go(func() { require.NoError(t, h.do(reset("c1", "d1", e, e*10))) })
+	}
+	wg.Wait()
+	b, _ := h.broker("c1")
+	require.Equal(t, uint64(10), b.Dispatchers[0].Epoch)
+	require.Equal(t, int64(1), b.Count)
+}
+
+// F-R4 (upstream TestTableTriggerDispatcherMetricCount): a table trigger
+// counts +1 and back, touching neither store.
+func TestTableTriggerCount(t *testing.T) {
+	h := newHarness(t)
+	require.NoError(t, h.do(trig("c1", "t1")))
+	require.Equal(t, int64(1), h.count())
+	require.NoError(t, h.do(rem("c1", "t1")))
+	require.Equal(t, int64(0), h.count())
+	require.Zero(t, h.eventStore("c1").Registers()+h.eventStore("c1").Unregisters())
+	require.Zero(t, h.schemaStore("c1").Registers()+h.schemaStore("c1").Unregisters())
+}
+
+// R2, F6: a removal decrements only after its store cleanup; a report
+// taken while the event store is still detaching the dispatcher counts it.
+func TestRemoveDecrementsAfterCleanup(t *testing.T) {
+	h := newHarness(t)
+	require.NoError(t, h.do(reg("d1", 1)))
+	gate := h.eventStore("c1").BlockUnregister()
+	defer gate.Release() // unblock the loop if the test fails
+	errc := make(chan error, 1)
+	go func() { errc <- h.do(rem("c1", "d1")) }()
+	<-gate.Entered()
+	require.Equal(t, int64(1), h.count(), "R2: half-removed dispatcher still counted")
+	require.Equal(t, 1, h.schemaStore("c1").Refs(1))
+	gate.Release()
+	require.NoError(t, <-errc)
+	require.Equal(t, int64(0), h.count())
+	h.checkQuiescent()
+}
+
+// R1, F-R2: two removers that both found the same entry (the loop's REMOVE
+// and the inactivity cleanup) decrement once: only the one whose
+// compare-and-delete succeeded goes on.
+func TestConcurrentRemoversDecrementOnce(t *testing.T) {
+	h := newHarness(t)
+	require.NoError(t, h.do(reg("d1", 1)))
+	require.NoError(t, h.do(trig("c1", "t1")))
+	b := h.svc.byClusterForTest("c1")
+	d, tt := b.lookup("d1"), b.lookup("t1")
+	for _, x := range []*dispatcher{d, tt} {
+		var wg sync.WaitGroup
+		won := make(chan bool, 2)
+		for range 2 {
+			wg.Go(func() { won <- b.remove(x) })
+		}
+		wg.Wait()
+		close(won)
+		wins := 0
+		for w := range won {
+			if w {
+				wins++
+			}
+		}
+		require.Equal(t, 1, wins, "exactly one remover deleted %s", x.id)
+	}
+	require.Equal(t, int64(0), h.count(), "F-R2: double decrement")
+	h.checkQuiescent()
+}
+
+// R6 (upstream TestHandleDispatcherHeartbeatEpochFilter): a heartbeat
+// applies only at the dispatcher's epoch.
+func TestHeartbeatEpochFilter(t *testing.T) {
+	h := newHarness(t)
+	require.NoError(t, h.do(reg("d1", 1)))
+	require.NoError(t, h.do(reset("c1", "d1", 2, 100)))
+	hb := func(epoch, ts uint64) {
+		resp, err := h.svc.Heartbeat(context.Background(), Heartbeat{Cluster: "c1", Progress: []Progress{{Dispatcher: "d1", CheckpointTs: ts, Epoch: epoch}}})
+		require.NoError(t, err)
+		require.Empty(t, resp.Removed)
+	}
+	checkpoint := func() uint64 { b, _ := h.broker("c1"); return b.Dispatchers[0].CheckpointTs }
+	hb(1, 500)
+	require.Equal(t, uint64(100), checkpoint(), "older epoch ignored")
+	hb(3, 500)
+	require.Equal(t, uint64(100), checkpoint(), "newer epoch (overtook its RESET) ignored")
+	hb(2, 500)
+	require.Equal(t, uint64(500), checkpoint())
+	hb(2, 400)
+	require.Equal(t, uint64(500), checkpoint(), "checkpoint never goes back")
+}
+
+// R7 (upstream TestHandleDispatcherHeartbeat_InactiveDispatcherCleanup):
+// the inactivity cleanup removes handshaked dispatchers silent for longer
+// than the timeout, and any silent dispatcher once admission is closed.
+func TestInactivityCleanup(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.InactivityTimeout = time.Minute })
+	require.NoError(t, h.do(reg("pending", 1)))
+	require.NoError(t, h.do(reg("handshaked", 2)))
+	require.NoError(t, h.do(reset("c1", "handshaked", 1, 100)))
+	require.NoError(t, h.do(reg("alive", 3)))
+	require.NoError(t, h.do(reset("c1", "alive", 1, 100)))
+	cleanup := func() int {
+		n, err := h.svc.Cleanup(context.Background())
+		require.NoError(t, err)
+		return n
+	}
+	require.Zero(t, cleanup(), "nothing silent yet")
+	h.advance(2 * time.Minute)
+	_, err := h.svc.Heartbeat(context.Background(), Heartbeat{Cluster: "c1", Progress: []Progress{{Dispatcher: "alive", Epoch: 1}}})
+	require.NoError(t, err)
+	require.Equal(t, 1, cleanup())
+	b, _ := h.broker("c1")
+	require.Equal(t, []DispatcherID{"alive", "pending"}, ids(b))
+	h.svc.CloseAdmission()
+	require.Equal(t, 1, cleanup(), "stopping broker cleans silent pending dispatchers too")
+	h.advance(2 * time.Minute)
+	require.Equal(t, 1, cleanup())
+	require.Equal(t, int64(0), h.count())
+	h.checkQuiescent()
+}
+
+// R7 (upstream TestEventServiceSerializesDispatcherCleanup): while the
+// inactivity cleanup is releasing a dispatcher's stores, its entry is gone
+// but the count is 1, and a REGISTER for the same ID queued meanwhile runs
+// only after the cleanup finished, so its fresh subscription survives.
+func TestCleanupSerializedWithRegistration(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.InactivityTimeout = time.Minute })
+	require.NoError(t, h.do(reg("d1", 1)))
+	require.NoError(t, h.do(reset("c1", "d1", 1, 100)))
+	h.advance(time.Hour)
+	es := h.eventStore("c1")
+	gate := es.BlockUnregister()
+	defer gate.Release() // unblock the loop if the test fails
+	cleaned := make(chan int, 1)
+	go func() { n, _ := h.svc.Cleanup(context.Background()); cleaned <- n }()
+	<-gate.Entered()
+	require.Equal(t, int64(1), h.count(), "R2: count held until the cleanup's store release")
+	require.NoError(t, h.svc.Submit(context.Background(), reg("d1", 1)))
+	es.Unblock()
+	gate.Release()
+	require.Equal(t, 1, <-cleaned)
+	h.checkQuiescent() // runs after the queued REGISTER (FIFO)
+	require.True(t, es.Subscribed("d1"), "R7: re-registration's subscription survived the cleanup")
+	require.Equal(t, int64(1), h.count())
+	require.NoError(t, h.do(rem("c1", "d1")))
+	require.Equal(t, int64(0), h.count())
+	h.checkQuiescent()
+}
+
+func TestRequestValidationAndStop(t *testing.T) {
+	_, err := New(Config{})
+	require.ErrorIs(t, err, ErrBadRequest)
+	h := newHarness(t)
+	for _, bad := range []Request{{}, {Action: Register}, reset("c1", "d1", 0, 0)} {
+		require.ErrorIs(t, h.do(bad), ErrBadRequest)
+		require.ErrorIs(t, h.svc.Submit(context.Background(), bad), ErrBadRequest)
+	}
+
+	svc, err := New(Config{NewStores: func(ClusterID) (store.EventStore, store.SchemaStore) {
+		return store.NewMemEventStore(), store.NewMemSchemaStore()
+	}})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	require.ErrorIs(t, svc.Run(ctx), context.Canceled)
+	require.ErrorIs(t, svc.Do(context.Background(), reg("d1", 1)), ErrStopped)
+	require.PanicsWithValue(t, "eventservice: Run called twice", func() { _ = svc.Run(ctx) })
+}
