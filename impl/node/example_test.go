@@ -10,12 +10,12 @@ import (
 // time, and answers with its real epoch.
 func Example() {
 	n, _ := node.New(node.Config{ID: "T", Epoch: 2, Version: node.VersionBrokerDrain})
-	r, _ := n.RecvCommand(node.Command{To: "T", Epoch: 1, Target: node.Draining}, 0)
+	r, _ := n.RecvCommand(node.Command{To: "T", Epoch: 1, Target: node.Draining})
 	fmt.Println(r.Epoch, r.Liveness)
-	r, _ = n.RecvCommand(node.Command{To: "T", Epoch: 2, Target: node.Stopping}, 1)
+	r, _ = n.RecvCommand(node.Command{To: "T", Epoch: 2, Target: node.Stopping})
 	fmt.Println(r.Epoch, r.Liveness)
-	r, hb := n.RecvCommand(node.Command{To: "T", Epoch: 2, Target: node.Draining}, 2)
-	fmt.Println(r.Epoch, r.Liveness, hb != nil)
+	r, changed := n.RecvCommand(node.Command{To: "T", Epoch: 2, Target: node.Draining})
+	fmt.Println(r.Epoch, r.Liveness, changed)
 	// Output:
 	// 2 ALIVE
 	// 2 ALIVE

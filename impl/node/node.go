@@ -212,15 +212,14 @@ func (n *Node) Stopping() bool { return n.live.Load() == Stopping }
 // RecvCommand applies cmd (TLA+ NodeRecvCommand, N1). For the node's own
 // epoch it takes the one step forward cmd asks for; a command for another
 // epoch, a skip or a step back changes nothing. It returns the response
-// (the node's real epoch and liveness) and, when liveness changed, the
-// forced heartbeat to send first.
-func (n *Node) RecvCommand(cmd Command, now int64) (Response, *Heartbeat) {
-	var hb *Heartbeat
-	if cmd.Epoch == n.cfg.Epoch && n.live.Advance(cmd.Target) {
-		h := n.Heartbeat(now)
-		hb = &h
-	}
-	return Response{From: n.cfg.ID, Epoch: n.cfg.Epoch, Liveness: n.live.Load()}, hb
+// (the node's real epoch and liveness) and whether liveness changed: then
+// the caller sends a forced heartbeat ([Node.Heartbeat]) before the
+// response. Building that heartbeat is a separate step because in the
+// heartbeat transport it samples the event service, which closes
+// admission when STOPPING (TLA+ NodeSendHeartbeat).
+func (n *Node) RecvCommand(cmd Command) (resp Response, changed bool) {
+	changed = cmd.Epoch == n.cfg.Epoch && n.live.Advance(cmd.Target)
+	return Response{From: n.cfg.ID, Epoch: n.cfg.Epoch, Liveness: n.live.Load()}, changed
 }
 
 // Heartbeat builds a forced heartbeat (TLA+ NodeSendHeartbeat) and moves

@@ -77,24 +77,27 @@ func TestRecvCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, hb := n.RecvCommand(node.Command{To: "T", Epoch: 6, Target: node.Draining}, 1)
-	if r != (node.Response{From: "T", Epoch: 7, Liveness: node.Alive}) || hb != nil {
-		t.Fatalf("other epoch: %+v %v; want ALIVE at the node's own epoch, no heartbeat", r, hb)
+	r, changed := n.RecvCommand(node.Command{To: "T", Epoch: 6, Target: node.Draining})
+	if r != (node.Response{From: "T", Epoch: 7, Liveness: node.Alive}) || changed {
+		t.Fatalf("other epoch: %+v %v; want ALIVE at the node's own epoch, no change", r, changed)
 	}
-	r, hb = n.RecvCommand(node.Command{To: "T", Epoch: 7, Target: node.Stopping}, 2)
-	if r.Liveness != node.Alive || hb != nil {
+	r, changed = n.RecvCommand(node.Command{To: "T", Epoch: 7, Target: node.Stopping})
+	if r.Liveness != node.Alive || changed {
 		t.Fatalf("skip applied: %+v", r)
 	}
-	r, hb = n.RecvCommand(node.Command{To: "T", Epoch: 7, Target: node.Draining}, 3)
-	if r.Liveness != node.Draining || hb == nil || hb.Liveness != node.Draining || hb.AdmissionClosed {
+	r, changed = n.RecvCommand(node.Command{To: "T", Epoch: 7, Target: node.Draining})
+	if hb := n.Heartbeat(3); r.Liveness != node.Draining || !changed || hb.Liveness != node.Draining || hb.AdmissionClosed {
 		t.Fatalf("DRAINING: %+v %+v", r, hb)
 	}
-	r, hb = n.RecvCommand(node.Command{To: "T", Epoch: 7, Target: node.Stopping}, 4)
-	if r.Liveness != node.Stopping || hb == nil || !hb.HasCount || hb.Count != 2 || !hb.AdmissionClosed {
+	r, changed = n.RecvCommand(node.Command{To: "T", Epoch: 7, Target: node.Stopping})
+	if svc.closed {
+		t.Fatal("the command closed admission before the heartbeat's sample")
+	}
+	if hb := n.Heartbeat(4); r.Liveness != node.Stopping || !changed || !hb.HasCount || hb.Count != 2 || !hb.AdmissionClosed {
 		t.Fatalf("STOPPING: %+v %+v; want a forced heartbeat with count 2, admission closed", r, hb)
 	}
-	if _, hb := n.RecvCommand(node.Command{To: "T", Epoch: 7, Target: node.Stopping}, 5); hb != nil {
-		t.Fatal("a duplicate command forced a heartbeat without a change")
+	if _, changed := n.RecvCommand(node.Command{To: "T", Epoch: 7, Target: node.Stopping}); changed {
+		t.Fatal("a duplicate command reported a change")
 	}
 }
 

@@ -406,9 +406,9 @@ func (c *Cluster) NodeRecvCommand(i int, keep, forced bool) error {
 	if err != nil || m.Kind != KindCmd {
 		return errors.Join(err, errors.New("sim: not a command"))
 	}
-	resp, hb := c.proc.node.RecvCommand(m.Cmd, c.now)
-	if hb != nil && forced {
-		c.send(Msg{Kind: KindHb, Hb: *hb})
+	resp, changed := c.proc.node.RecvCommand(m.Cmd)
+	if changed && forced {
+		c.NodeSendHeartbeat()
 	}
 	c.send(Msg{Kind: KindResp, Resp: resp})
 	return nil

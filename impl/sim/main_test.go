@@ -1,0 +1,23 @@
+package sim_test
+
+import (
+	"fmt"
+	"os"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/drainproof/drainproof/impl/bugs"
+)
+
+// TestMain switches on the bug named by DRAINPROOF_BUG (build tag bugs)
+// and checks for leaked goroutines (the event service's request loops).
+func TestMain(m *testing.M) {
+	if name, err := bugs.FromEnv(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	} else if name != "" {
+		fmt.Fprintf(os.Stderr, "sim tests: bug %s switched on\n", name)
+	}
+	goleak.VerifyTestMain(m)
+}
