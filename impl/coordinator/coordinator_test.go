@@ -29,7 +29,9 @@ func fixture(t *testing.T, tr node.Transport) *coordinator.Coordinator {
 	return c
 }
 
-func resp(e uint64, l node.Liveness) node.Response { return node.Response{From: T, Epoch: e, Liveness: l} }
+func resp(e uint64, l node.Liveness) node.Response {
+	return node.Response{From: T, Epoch: e, Liveness: l}
+}
 
 func hb(e uint64, l node.Liveness, count int64, closed bool) node.Heartbeat {
 	return node.Heartbeat{From: T, Epoch: e, Liveness: l, HasCount: true, Count: count, AdmissionClosed: closed}
