@@ -264,10 +264,16 @@ func (s *Service) Report() (count int64, admissionClosed bool) {
 		s.CloseAdmission()
 	}
 	admissionClosed = s.closed.Load()
+	return s.sumCounts(), admissionClosed
+}
+
+// sumCounts returns the sum of the brokers' counts.
+func (s *Service) sumCounts() int64 {
+	var n int64
 	for _, b := range *s.brokers.Load() {
-		count += b.count.Load()
+		n += b.count.Load()
 	}
-	return count, admissionClosed
+	return n
 }
 
 // CloseAdmission closes the admission gate, for good: every later
