@@ -319,7 +319,10 @@ func (c *checker[S]) worker(cur *blocks[S], starts []int, pos *atomic.Int64, lev
 			for _, i := range c.acts {
 				if !c.act.ActionHolds(i, action, from.s, t) {
 					c.report(&finding[S]{kind: "action", name: c.act.ActionProperties()[i], length: level + 1, at: from.r, action: action, to: t})
-					return
+					if !c.opts.Continue {
+						return
+					}
+					break
 				}
 			}
 		}

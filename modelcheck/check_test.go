@@ -285,3 +285,34 @@ func TestContinueExploresEverything(t *testing.T) {
 		require.Len(t, res.Trace, 5)
 	}
 }
+
+// With Continue, a transition that breaks an action property still leads
+// somewhere: its target is explored like any other state.
+func TestContinueExploresPastActionViolations(t *testing.T) {
+	m := &monotone{grid{size: 8}}
+	res := check(t, m, modelcheck.Options{Continue: true})
+	require.Equal(t, modelcheck.Violated, res.Outcome)
+	require.Equal(t, "XNeverDecreases", res.Violated)
+	require.EqualValues(t, 64, res.Distinct)
+}
+
+// trap is reachable only through a transition that breaks the action
+// property: Continue must count it.
+type trap struct{ monotone }
+
+func (m *trap) Next(s point, emit func(string, point)) {
+	if s.x < 0 {
+		return // the trap has no way out
+	}
+	m.monotone.Next(s, emit)
+	if s.x == 3 && s.y == 0 {
+		emit("Fall", point{-1, -1})
+	}
+}
+
+func TestContinueCountsStatesBehindActionViolations(t *testing.T) {
+	res := check(t, &trap{monotone{grid{size: 8}}}, modelcheck.Options{Continue: true})
+	require.EqualValues(t, 65, res.Distinct)
+	res = check(t, &trap{monotone{grid{size: 8}}}, modelcheck.Options{})
+	require.Equal(t, modelcheck.Violated, res.Outcome)
+}

@@ -169,8 +169,8 @@ func writeText[S any](w io.Writer, m modelcheck.Model[S], res *modelcheck.Result
 		_ = modelcheck.WriteTrace(w, m, res.Trace, loop)
 	}
 	fmt.Fprintf(w, "%s states generated, %s distinct states found, depth %d.\n", commas(res.Generated), commas(res.Distinct), res.Depth)
-	fmt.Fprintf(w, "Finished in %.2fs: %s distinct states/s with %d worker(s); seen-set %.1f bytes/state.\n",
-		res.Elapsed.Seconds(), commas(int64(res.StatesPerSecond())), res.Workers, float64(res.SetBytes)/float64(max(res.Distinct, 1)))
+	fmt.Fprintf(w, "Finished in %.2fs: %s distinct states/s with %d worker(s); seen-set %.1f bytes/state; peak RSS %s MiB.\n",
+		res.Elapsed.Seconds(), commas(int64(res.StatesPerSecond())), res.Workers, float64(res.SetBytes)/float64(max(res.Distinct, 1)), commas(peakRSS()>>20))
 	fmt.Fprintf(w, "Fingerprint collision probability (optimistic): %.1E\n", res.Collision)
 }
 
@@ -205,6 +205,7 @@ type jsonResult struct {
 	StatesPerSecond float64    `json:"states_per_second"`
 	Workers         int        `json:"workers"`
 	SetBytes        int64      `json:"set_bytes"`
+	PeakRSS         int64      `json:"peak_rss_bytes,omitempty"`
 	Collision       float64    `json:"collision_probability"`
 	Trace           []jsonStep `json:"trace,omitempty"`
 	LoopStart       *int       `json:"loop_start,omitempty"`
@@ -224,6 +225,7 @@ func writeJSON[S any](w io.Writer, name string, m modelcheck.Model[S], res *mode
 		StatesPerSecond: res.StatesPerSecond(),
 		Workers:         res.Workers,
 		SetBytes:        res.SetBytes,
+		PeakRSS:         peakRSS(),
 		Collision:       res.Collision,
 	}
 	vl, hasVars := m.(modelcheck.VarLister[S])

@@ -176,3 +176,13 @@ func TestVerifyCatchesWrongRecord(t *testing.T) {
 	require.Equal(t, exitViolation, code)
 	require.Contains(t, out, "FAIL")
 }
+
+func TestParseTLCTemporal(t *testing.T) {
+	r, err := parseTLC("Error: Temporal property DrainCompletes was violated.\nState 1: <Init>\nState 2: <A>\nBack to state 1: <B>\n", "")
+	require.NoError(t, err)
+	require.Equal(t, "DrainCompletes", r.Violated)
+	require.Equal(t, 2, r.TraceLength)
+	r, err = parseTLC("Error: Temporal properties were violated.\n", "Live")
+	require.NoError(t, err)
+	require.Equal(t, "Live", r.Violated)
+}

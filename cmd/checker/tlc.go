@@ -34,6 +34,7 @@ var (
 	reState     = regexp.MustCompile(`(?m)^State (\d+):`)
 	reInvariant = regexp.MustCompile(`(?m)^Error: Invariant (\w+) is violated`)
 	reAction    = regexp.MustCompile(`(?m)^Error: Action property (\w+) is violated`)
+	reTemporal  = regexp.MustCompile(`(?m)^Error: Temporal property (\w+) was violated`)
 	reFinished  = regexp.MustCompile(`(?m)^Finished in (?:(\d+)h )?(?:(\d+)min )?(\d+)s`)
 	reVersion   = regexp.MustCompile(`(?m)^TLC2 Version (.*)$`)
 )
@@ -50,6 +51,8 @@ func parseTLC(out string, temporal string) (tlcRun, error) {
 		r.Outcome, r.Violated = "violated", reInvariant.FindStringSubmatch(out)[1]
 	case reAction.MatchString(out):
 		r.Outcome, r.Violated = "violated", reAction.FindStringSubmatch(out)[1]
+	case reTemporal.MatchString(out):
+		r.Outcome, r.Violated = "violated", reTemporal.FindStringSubmatch(out)[1]
 	case strings.Contains(out, "Temporal properties were violated"):
 		r.Outcome, r.Violated = "violated", temporal
 	case strings.Contains(out, "Deadlock reached"):
@@ -131,8 +134,14 @@ func runTLC(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if mm.Liveness || strings.Contains(mm.Violated, "Completes") {
 			temporal = mm.Violated
 		}
-		run := func(extra ...string) (tlcRun, error) {
-			a := []string{"-XX:+UseParallelGC", "-cp", *jar, "tlc2.TLC", "-workers", strconv.Itoa(*workers),
+		// A safety violation is searched with one worker: only then is
+		// TLC's search strictly breadth first and its trace shortest.
+		firstWorkers := *workers
+		if mm.Expected != "ok" && temporal == "" {
+			firstWorkers = 1
+		}
+		run := func(w int, extra ...string) (tlcRun, error) {
+			a := []string{"-XX:+UseParallelGC", "-cp", *jar, "tlc2.TLC", "-workers", strconv.Itoa(w), "-noGenerateSpecTE",
 				"-metadir", filepath.Join(meta, strconv.Itoa(i)), "-config", mm.Config}
 			a = append(a, extra...)
 			a = append(a, mm.Module+".tla")
@@ -147,14 +156,14 @@ func runTLC(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			}
 			return r, err
 		}
-		r, err := run()
+		r, err := run(firstWorkers)
 		if err != nil {
 			fmt.Fprintf(stderr, "checker tlc: %s: %v\n", mm.Config, err)
 			return exitUsage
 		}
 		var cont tlcRun
 		if mm.Expected != "ok" && r.Outcome != "ok" && temporal == "" {
-			if cont, err = run("-continue"); err != nil {
+			if cont, err = run(*workers, "-continue"); err != nil {
 				fmt.Fprintf(stderr, "checker tlc: %s -continue: %v\n", mm.Config, err)
 				return exitUsage
 			}
