@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/drainproof/drainproof/internal/drainmodel"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 )
@@ -152,7 +153,7 @@ func TestVerifyManifest(t *testing.T) {
 func TestVerifyCatchesWrongRecord(t *testing.T) {
 	b, err := os.ReadFile("../../tla/models.json")
 	require.NoError(t, err)
-	var man manifest
+	var man drainmodel.Manifest
 	require.NoError(t, json.Unmarshal(b, &man))
 	for i := range man.Models {
 		if man.Models[i].Config == "MCDrainRegistration.cfg" {

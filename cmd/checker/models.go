@@ -3,10 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
-	"slices"
 
+	"github.com/drainproof/drainproof/internal/drainmodel"
 	"github.com/drainproof/drainproof/modelcheck"
-	"github.com/drainproof/drainproof/modelcheck/tlacfg"
 	"github.com/drainproof/drainproof/modelcheck/twophase"
 	"github.com/drainproof/drainproof/spec"
 )
@@ -67,7 +66,7 @@ func twoPhase(rms int, bug bool) (job, error) {
 // drainFromConfig builds the protocol model a TLC .cfg file describes,
 // refusing, with the file and line, anything it cannot honour.
 func drainFromConfig(path string, liveness bool) (job, error) {
-	m, opts, err := loadConfig(path, liveness)
+	m, opts, err := drainmodel.Load(path, liveness)
 	if err != nil {
 		return job{}, err
 	}
@@ -75,102 +74,4 @@ func drainFromConfig(path string, liveness bool) (job, error) {
 		o.Invariants, o.ActionProperties, o.Liveness, o.CheckDeadlock = opts.Invariants, opts.ActionProperties, opts.Liveness, opts.CheckDeadlock
 		return runModel[spec.State](ctx, m, o, out)
 	}}, nil
-}
-
-// loadConfig reads a .cfg file into the spec model and the checker
-// options it selects (invariants, properties, deadlock checking).
-func loadConfig(path string, liveness bool) (*spec.Model, modelcheck.Options, error) {
-	fail := func(err error) (*spec.Model, modelcheck.Options, error) { return nil, modelcheck.Options{}, err }
-	cfg, err := tlacfg.ParseFile(path)
-	if err != nil {
-		return fail(err)
-	}
-	at := func(line int, format string, a ...any) error {
-		return &tlacfg.Error{File: path, Line: line, Msg: fmt.Sprintf(format, a...)}
-	}
-	if len(cfg.Unsupported) > 0 {
-		u := cfg.Unsupported[0]
-		what := u.Name
-		if what == "<-" {
-			what = "a substitution (<-)"
-		}
-		return fail(at(u.Line, "%s is not supported: the Go transcription has no symmetry, view, alias or substitution, so counts could not match TLC's", what))
-	}
-	if len(cfg.Constraints) > 0 {
-		c := cfg.Constraints[0]
-		return fail(at(c.Line, "CONSTRAINT %s is not defined by the model (the network is bounded by action guards, see tla/README.md)", c.Name))
-	}
-	if n := cfg.Specification; n.Name != "" && n.Name != "Spec" {
-		return fail(at(n.Line, "unknown specification %q (the model defines Spec)", n.Name))
-	}
-	if n := cfg.Init; n.Name != "" && n.Name != "Init" {
-		return fail(at(n.Line, "unknown initial predicate %q (the model defines Init)", n.Name))
-	}
-	if n := cfg.Next; n.Name != "" && n.Name != "Next" {
-		return fail(at(n.Line, "unknown next-state relation %q (the model defines Next)", n.Name))
-	}
-	if cfg.Specification.Name == "" && cfg.Init.Name == "" {
-		return fail(at(1, "the file names neither SPECIFICATION nor INIT/NEXT"))
-	}
-	var sc spec.Config
-	for _, c := range cfg.Constants {
-		if err := sc.SetConstant(c.Name, plain(c.Value)); err != nil {
-			return fail(at(c.Line, "%v", err))
-		}
-	}
-	m, err := spec.New(sc)
-	if err != nil {
-		return fail(at(1, "%v", err))
-	}
-	opts := modelcheck.Options{Invariants: []string{}, ActionProperties: []string{}, Liveness: []string{}, CheckDeadlock: true}
-	if cfg.CheckDeadlock != nil {
-		opts.CheckDeadlock = *cfg.CheckDeadlock
-	}
-	for _, inv := range cfg.Invariants {
-		if !slices.Contains(m.Invariants(), inv.Name) {
-			return fail(at(inv.Line, "unknown invariant %q (the model defines %v)", inv.Name, m.Invariants()))
-		}
-		opts.Invariants = append(opts.Invariants, inv.Name)
-	}
-	live := livenessNames(m)
-	for _, p := range cfg.Properties {
-		switch {
-		case slices.Contains(m.ActionProperties(), p.Name):
-			opts.ActionProperties = append(opts.ActionProperties, p.Name)
-		case slices.Contains(live, p.Name):
-			if cfg.Specification.Name == "" {
-				return fail(at(p.Line, "liveness property %s needs SPECIFICATION Spec (INIT/NEXT carry no fairness)", p.Name))
-			}
-			if liveness {
-				opts.Liveness = append(opts.Liveness, p.Name)
-			}
-		default:
-			return fail(at(p.Line, "unknown property %q (the model defines %v)", p.Name, append(m.ActionProperties(), live...)))
-		}
-	}
-	return m, opts, nil
-}
-
-// livenessNames lists the model's liveness properties, if it has any.
-func livenessNames(m any) []string {
-	if l, ok := m.(interface{ LivenessProperties() []string }); ok {
-		return l.LivenessProperties()
-	}
-	return nil
-}
-
-// plain turns tlacfg values into the plain Go values spec.SetConstant
-// takes: model values become strings, sets []any of those.
-func plain(v any) any {
-	switch x := v.(type) {
-	case tlacfg.ModelValue:
-		return string(x)
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = plain(e)
-		}
-		return out
-	}
-	return v
 }

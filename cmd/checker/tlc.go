@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -14,6 +13,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/drainproof/drainproof/internal/drainmodel"
 )
 
 // tlcRun is what a TLC run printed, parsed.
@@ -112,7 +113,7 @@ func runTLC(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "checker tlc: java is not installed")
 		return exitUsage
 	}
-	man, err := readManifest(*path)
+	man, err := drainmodel.ReadManifest(*path)
 	if err != nil {
 		fmt.Fprintf(stderr, "checker tlc: %v\n", err)
 		return exitUsage
@@ -168,7 +169,7 @@ func runTLC(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 				return exitUsage
 			}
 		}
-		got := figures{Distinct: r.Distinct, Generated: r.Generated, Depth: r.Depth, Seconds: r.Seconds, TraceLength: r.TraceLength, ContinueDistinct: cont.Distinct}
+		got := drainmodel.Figures{Distinct: r.Distinct, Generated: r.Generated, Depth: r.Depth, Seconds: r.Seconds, TraceLength: r.TraceLength, ContinueDistinct: cont.Distinct}
 		if r.Outcome == "ok" {
 			got.TraceLength = 0
 		}
@@ -200,11 +201,7 @@ func runTLC(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "%-50s %-9s %-24s %10d distinct %6.0fs  %s\n", mm.Config, r.Outcome, r.Violated, r.Distinct, r.Seconds, verdict)
 	}
 	if *record {
-		b, err := json.MarshalIndent(man, "", "  ")
-		if err == nil {
-			err = os.WriteFile(*path, append(b, '\n'), 0o644)
-		}
-		if err != nil {
+		if err := man.Write(*path); err != nil {
 			fmt.Fprintf(stderr, "checker tlc: %v\n", err)
 			return exitUsage
 		}
