@@ -2,12 +2,15 @@
 GO      ?= go
 CHECKER := $(GO) run ./cmd/checker
 
-.PHONY: check test lint bench tlc fuzz clean
+.PHONY: check test lint bench bugs tlc fuzz clean
 
-## check: verify every model of tla/models.json against its recorded figures
+## check: every model of tla/models.json against its recorded figures, the
+## calibration model, and a short seeded simulation per transport
 check:
 	$(CHECKER) verify --models tla/models.json
 	$(CHECKER) check --model twophase --rms 3 --progress 0
+	$(CHECKER) simulate --seed 1 --seeds 50 --steps 2000 --transport heartbeat
+	$(CHECKER) simulate --seed 1 --seeds 50 --steps 2000 --transport logcoord
 
 ## test: the whole test suite under the race detector
 test:
@@ -26,6 +29,10 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./modelcheck/twophase
 	$(CHECKER) check --model twophase --rms 9 --workers 1 --progress 0
 	$(CHECKER) check --model twophase --rms 9 --workers 2 --progress 0
+
+## bugs: the bug zoo: each bug switched on (-tags bugs) must make the suite fail
+bugs:
+	impl/bugs/run_bugs.sh
 
 ## tlc: run TLC on the models of tla/models.json (needs TLA2TOOLS=/path/to/tla2tools.jar)
 tlc:
