@@ -32,6 +32,7 @@ import (
 //	  ... admission closed     CollectorRegister(d) (closes admission, drops the request)
 //	register table trigger d  CollectorRegister(d)
 //	remove d                  CollectorRemove(d), BrokerRemoveFinish(d) (ordinary only)
+//	  ... blocked, released    CollectorRemove(d) | BrokerRemoveFinish(d)
 //	inactivity cleanup        CollectorRemove(d), BrokerRemoveFinish(d) per eligible d (in-loop cleanup)
 //	report                    NodeSendHeartbeat; its heartbeat's (count, closed) = Report()
 //	node goes DRAINING/STOPPING  liveness' = Succ(liveness) (environment: the node's liveness)
@@ -49,8 +50,10 @@ type conformance struct {
 	s     spec.State
 	epoch map[int]uint64 // the implementation-side epoch of registered d
 
-	// A registration blocked in RegisterTable, if inflight >= 0.
+	// A registration blocked in RegisterTable, or (removing) a removal
+	// blocked in UnregisterDispatcher, if inflight >= 0.
 	inflight int
+	removing bool
 	gate     *store.Gate
 	failNext bool
 	errc     chan error
@@ -165,9 +168,33 @@ func (c *conformance) register(t *rapid.T, d int, outcome string) {
 	c.epoch[d] = 0
 }
 
-// release lets the blocked registration go on, to success or failure.
+// removeBlocked starts a removal of registered ordinary d that blocks in
+// EventStore.UnregisterDispatcher: the model's d is "removing".
+func (c *conformance) removeBlocked(t *rapid.T, d int) {
+	c.step(t, "CollectorRemove", func(s *spec.State) (spec.State, bool) { return c.m.CollectorRemove(s, d) })
+	delete(c.epoch, d)
+	c.gate = c.es().BlockUnregister()
+	c.inflight, c.removing, c.errc = d, true, make(chan error, 1)
+	req := rem("c1", c.id(d))
+	go func() { c.errc <- c.h.do(req) }()
+	<-c.gate.Entered()
+	c.es().Unblock()
+}
+
+// release lets the blocked registration go on, to success or failure, or
+// the blocked removal finish.
 func (c *conformance) release(t *rapid.T, fail bool) {
 	d := c.inflight
+	if c.removing {
+		c.gate.Release()
+		err := <-c.errc
+		c.inflight, c.gate, c.removing = -1, nil, false
+		if err != nil {
+			t.Fatalf("released REMOVE %s: %v", c.id(d), err)
+		}
+		c.step(t, "BrokerRemoveFinish", func(s *spec.State) (spec.State, bool) { return c.m.BrokerRemoveFinish(s, d) })
+		return
+	}
 	if fail {
 		c.ss().FailOnce(nil)
 	}
@@ -296,6 +323,16 @@ func TestConformance(t *testing.T) {
 				if err := c.h.do(rem("c1", c.id(d))); err != nil {
 					t.Fatal(err)
 				}
+			},
+			"removeBlocked": func(t *rapid.T) {
+				if !idle() {
+					t.Skip("loop busy")
+				}
+				d := rapid.IntRange(0, 1).Draw(t, "d") // ordinary dispatchers
+				if c.s.Pc[d] != spec.PcRegistered {
+					t.Skip("not registered")
+				}
+				c.removeBlocked(t, d)
 			},
 			"reset": func(t *rapid.T) {
 				if !idle() {
