@@ -1,14 +1,3 @@
-// Package tlacfg reads TLC model configuration files (.cfg), so that
-// drainproof's checker runs the very models TLC runs.
-//
-// It understands CONSTANT/CONSTANTS with values (integers, "strings",
-// TRUE/FALSE, model values, and sets of those, nested), INIT, NEXT,
-// SPECIFICATION, INVARIANT(S), PROPERTY/PROPERTIES, CONSTRAINT(S) and
-// CHECK_DEADLOCK, with TLA+ comments. Keywords TLC knows but a checker may
-// not honour (SYMMETRY, VIEW, ACTION_CONSTRAINT, ALIAS, POSTCONDITION,
-// substitutions with <-) are kept in Config.Unsupported, with their lines,
-// for the caller to refuse by name. Anything else is an *Error naming the
-// file and line.
 package tlacfg
 
 import (
