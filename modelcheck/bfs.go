@@ -42,6 +42,7 @@ type checker[S any] struct {
 	depth     atomic.Int64
 
 	stop     atomic.Bool // every worker stops at once
+	liveness atomic.Bool // the liveness phase has begun (for progress reports)
 	noInsert atomic.Bool // finish the level looking only for shorter problems
 	sawNew   atomic.Bool // in noInsert mode: a state outside the set was met
 
@@ -144,7 +145,7 @@ func (c *checker[S]) run(ctx context.Context) (*Result[S], error) {
 	done := make(chan struct{})
 	if c.opts.Progress != nil {
 		wg.Add(1)
-		go c.progressLoop(start, done, &wg, "bfs")
+		go c.progressLoop(start, done, &wg)
 	}
 
 	cur := c.initial()
@@ -165,19 +166,28 @@ func (c *checker[S]) run(ctx context.Context) (*Result[S], error) {
 		}
 		cur = next
 	}
-	close(done)
-	wg.Wait()
+	stopProgress := func() {
+		close(done)
+		wg.Wait()
+	}
 	if c.err != nil {
+		stopProgress()
 		return nil, c.err
 	}
 	res := c.result(start)
 	c.set.release()
 	if c.found == nil && c.reason == "" && c.live != nil && len(c.lives) > 0 {
-		if err := c.checkLiveness(ctx, start, res); err != nil {
+		c.liveness.Store(true)
+		c.queue.Store(0)
+		err := c.checkLiveness(ctx, start, res)
+		stopProgress()
+		if err != nil {
 			return nil, err
 		}
 		res.Elapsed = time.Since(start)
+		return res, nil
 	}
+	stopProgress()
 	return res, nil
 }
 
@@ -394,7 +404,7 @@ func (c *checker[S]) flush(batch []pending[S], out *blocks[S], distinct int64, l
 	return distinct
 }
 
-func (c *checker[S]) progressLoop(start time.Time, done <-chan struct{}, wg *sync.WaitGroup, phase string) {
+func (c *checker[S]) progressLoop(start time.Time, done <-chan struct{}, wg *sync.WaitGroup) {
 	defer wg.Done()
 	t := time.NewTicker(c.opts.ProgressEvery)
 	defer t.Stop()
@@ -405,6 +415,13 @@ func (c *checker[S]) progressLoop(start time.Time, done <-chan struct{}, wg *syn
 			return
 		case now := <-t.C:
 			d := c.distinct.Load()
+			phase := "bfs"
+			if c.liveness.Load() {
+				phase = "liveness"
+			}
+			if d < last { // the liveness phase counts afresh
+				last = 0
+			}
 			c.opts.Progress(Progress{
 				Elapsed:         now.Sub(start),
 				Depth:           int(c.depth.Load()),

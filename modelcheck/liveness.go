@@ -37,8 +37,11 @@ type lgraph[S any] struct {
 	p, q         [][]bool // per property, per node
 }
 
+// buildGraph explores the reachable graph again, storing it; the distinct
+// counter restarts from zero so progress reports show how far it got.
 func (c *checker[S]) buildGraph(ctx context.Context) (*lgraph[S], error) {
 	g := &lgraph[S]{}
+	c.distinct.Store(0)
 	ids := map[uint64]int32{}
 	keyIndex := map[string]int32{}
 	var buf []byte
@@ -112,6 +115,7 @@ func (c *checker[S]) buildGraph(ctx context.Context) (*lgraph[S], error) {
 			g.q[j] = append(g.q[j], q)
 		}
 		c.distinct.Store(int64(len(g.states)))
+		c.queue.Store(int64(len(g.states)) - int64(v) - 1)
 	}
 	return g, keyErr
 }

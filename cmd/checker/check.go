@@ -108,6 +108,11 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if f.progress > 0 {
 		opts.ProgressEvery = f.progress
 		opts.Progress = func(p modelcheck.Progress) {
+			if p.Phase == "liveness" {
+				fmt.Fprintf(stderr, "Liveness at %s: state graph %s states, %s left to expand (%s states/s)\n",
+					time.Now().Format("2006-01-02 15:04:05"), commas(p.Distinct), commas(p.Queue), commas(int64(p.StatesPerSecond)))
+				return
+			}
 			fmt.Fprintf(stderr, "Progress(%d) at %s: %s states generated, %s distinct states found, %s states left on queue (%s distinct/s)\n",
 				p.Depth, time.Now().Format("2006-01-02 15:04:05"), commas(p.Generated), commas(p.Distinct), commas(p.Queue), commas(int64(p.StatesPerSecond)))
 		}
