@@ -1,0 +1,379 @@
+package lincheck
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+)
+
+var (
+	flagSeeds = flag.Int("lincheck.seeds", 6, "seeds of TestRecordedLinearizable (env LINCHECK_SEEDS)")
+	flagOps   = flag.Int("lincheck.ops", 800, "client operations per seed")
+)
+
+func seeds() int {
+	if v := os.Getenv("LINCHECK_SEEDS"); v != "" {
+		var n int
+		for _, c := range v {
+			if c < '0' || c > '9' {
+				return *flagSeeds
+			}
+			n = n*10 + int(c-'0')
+		}
+		return n
+	}
+	return *flagSeeds
+}
+
+// TestRecordedLinearizable records histories of the real service over
+// many seeds and checks each. With a bug of the zoo switched on
+// (DRAINPROOF_BUG, build tag bugs) it must fail; impl/bugs/run_bugs.sh
+// relies on that. On an illegal history it writes the HTML report and the
+// history to files that outlive the test.
+// Spec: PROTOCOL.md §4 (porcupine linearizability checks).
+func TestRecordedLinearizable(t *testing.T) {
+	for seed := range int64(seeds()) {
+		h, err := Record(context.Background(), Config{Clients: 8, Ops: *flagOps, Seed: seed})
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		res := Check(h, time.Minute)
+		switch res.Outcome {
+		case Linearizable:
+		case Unknown:
+			t.Logf("seed %d: unknown (timeout) after %v: not proven", seed, res.Duration)
+		default:
+			html := tempFile(t, "lincheck-*.html")
+			if err := res.VisualizeFile(html); err != nil {
+				t.Errorf("visualize: %v", err)
+			}
+			js := tempFile(t, "lincheck-*.json")
+			if err := h.SaveFile(js); err != nil {
+				t.Errorf("save: %v", err)
+			}
+			t.Errorf("seed %d (bug %q): not linearizable (%d ops); report %s, history %s", seed, h.Bug, res.Ops, html, js)
+		}
+	}
+}
+
+func tempFile(t *testing.T, pattern string) string {
+	t.Helper()
+	f, err := os.CreateTemp("", pattern)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	return f.Name()
+}
+
+// hist builds a history of clients from ops written as
+// Op literals; it fails the test if it is malformed.
+func hist(t *testing.T, clients int, ops ...Op) *History {
+	t.Helper()
+	h := &History{Version: HistoryVersion, Clients: clients, Ops: ops}
+	if err := h.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+func TestHandWritten(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		want Outcome
+		ops  []Op
+	}{{
+		// A registration whose RegisterTable fails: a report sees its
+		// early count, the subscription comes and goes, the count is
+		// still 1 after the subscription is gone, and 0 at the end.
+		name: "failed registration seen mid-flight",
+		want: Linearizable,
+		ops: []Op{
+			{Client: 0, Call: 1, Return: 20, Kind: KindRegister, ID: "d0", Fault: FaultSchema, Err: ErrSchema},
+			{Client: 1, Call: 2, Return: 3, Kind: KindReport, Count: 1},
+			{Client: 1, Call: 4, Return: 5, Kind: KindSubscribers, Held: []string{"d0"}},
+			{Client: 1, Call: 6, Return: 7, Kind: KindSubscribers, Held: []string{}},
+			{Client: 1, Call: 8, Return: 9, Kind: KindReport, Count: 1},
+			{Client: 1, Call: 21, Return: 22, Kind: KindReport},
+		},
+	}, {
+		// A replaced registration is released, then decremented, while
+		// the new one (which fails) holds its early count: reports see
+		// 2, then 1 with d0 subscribed again, then 0.
+		name: "replacement seen mid-flight",
+		want: Linearizable,
+		ops: []Op{
+			{Client: 0, Call: 1, Return: 2, Kind: KindRegister, ID: "d0"},
+			{Client: 0, Call: 3, Return: 30, Kind: KindRegister, ID: "d0", Fault: FaultSchema, Err: ErrSchema},
+			{Client: 1, Call: 4, Return: 5, Kind: KindReport, Count: 2},
+			{Client: 1, Call: 6, Return: 7, Kind: KindSubscribers, Held: []string{}},
+			{Client: 1, Call: 8, Return: 9, Kind: KindReport, Count: 2},
+			{Client: 1, Call: 10, Return: 11, Kind: KindReport, Count: 1},
+			{Client: 1, Call: 12, Return: 13, Kind: KindSubscribers, Held: []string{"d0"}},
+			{Client: 1, Call: 31, Return: 32, Kind: KindReport},
+			{Client: 1, Call: 33, Return: 34, Kind: KindAudit, Held: []string{}, Registered: map[string]uint8{}},
+		},
+	}, {
+		// A report that overlaps the close may read the gate open after
+		// a shorter report inside it read it closed.
+		name: "report straddling the close",
+		want: Linearizable,
+		ops: []Op{
+			{Client: 0, Call: 1, Return: 4, Kind: KindClose},
+			{Client: 1, Call: 2, Return: 9, Kind: KindReport},
+			{Client: 2, Call: 5, Return: 6, Kind: KindReport, Closed: true},
+			{Client: 2, Call: 7, Return: 8, Kind: KindRegister, ID: "t0", Err: ErrAdmissionClosed},
+		},
+	}, {
+		// Two overlapping removers: only one decrements.
+		name: "concurrent removes of one dispatcher",
+		want: Linearizable,
+		ops: []Op{
+			{Client: 0, Call: 1, Return: 2, Kind: KindRegister, ID: "t1"},
+			{Client: 0, Call: 3, Return: 6, Kind: KindRemove, ID: "t1"},
+			{Client: 1, Call: 3, Return: 7, Kind: KindRemove, ID: "t1"},
+			{Client: 2, Call: 8, Return: 9, Kind: KindReport},
+		},
+	}, {
+		// CountAfterPublish: the subscription exists but the count does
+		// not cover it.
+		name: "subscribed but not counted",
+		want: NotLinearizable,
+		ops: []Op{
+			{Client: 0, Call: 1, Return: 10, Kind: KindRegister, ID: "d0"},
+			{Client: 1, Call: 2, Return: 3, Kind: KindSubscribers, Held: []string{"d0"}},
+			{Client: 1, Call: 4, Return: 5, Kind: KindReport},
+		},
+	}, {
+		name: "registered after the close returned",
+		want: NotLinearizable,
+		ops: []Op{
+			{Client: 0, Call: 1, Return: 2, Kind: KindClose},
+			{Client: 1, Call: 3, Return: 4, Kind: KindRegister, ID: "t0"},
+		},
+	}, {
+		name: "gate reopens",
+		want: NotLinearizable,
+		ops: []Op{
+			{Client: 0, Call: 1, Return: 2, Kind: KindReport, Closed: true},
+			{Client: 1, Call: 3, Return: 4, Kind: KindReport},
+		},
+	}, {
+		name: "removed but still counted",
+		want: NotLinearizable,
+		ops: []Op{
+			{Client: 0, Call: 1, Return: 2, Kind: KindRegister, ID: "t2"},
+			{Client: 0, Call: 3, Return: 4, Kind: KindRemove, ID: "t2"},
+			{Client: 1, Call: 5, Return: 6, Kind: KindReport, Count: 1},
+		},
+	}, {
+		// LeakOnSchemaFailure: the audit sees the failed registration's
+		// subscription.
+		name: "leaked subscription at the audit",
+		want: NotLinearizable,
+		ops: []Op{
+			{Client: 0, Call: 1, Return: 2, Kind: KindRegister, ID: "d1", Fault: FaultSchema, Err: ErrSchema},
+			{Client: 0, Call: 3, Return: 4, Kind: KindAudit, Held: []string{"d1"}, Registered: map[string]uint8{}},
+		},
+	}, {
+		name: "reset of an unknown dispatcher succeeds",
+		want: NotLinearizable,
+		ops: []Op{
+			{Client: 0, Call: 1, Return: 2, Kind: KindReset, ID: "d2", Epoch: 1},
+		},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := hist(t, 3, tc.ops...)
+			if res := Check(h, 10*time.Second); res.Outcome != tc.want {
+				t.Fatalf("outcome %s, want %s", res.Outcome, tc.want)
+			}
+		})
+	}
+}
+
+func TestVisualizeIllegal(t *testing.T) {
+	h := hist(t, 2,
+		Op{Client: 0, Call: 1, Return: 2, Kind: KindClose},
+		Op{Client: 1, Call: 3, Return: 4, Kind: KindRegister, ID: "d0", Fault: FaultRefuse, Err: ErrNotReusable},
+	)
+	res := Check(h, 0)
+	if res.Outcome != NotLinearizable {
+		t.Fatalf("outcome %s", res.Outcome)
+	}
+	var buf bytes.Buffer
+	if err := res.Visualize(&buf); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"admission closed", "fault: refuse", "Register(d0, fault=refuse)"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("HTML lacks %q", want)
+		}
+	}
+	if err := (Result{Outcome: Linearizable}).Visualize(&buf); err == nil {
+		t.Error("Visualize of an ok result: no error")
+	}
+}
+
+// TestPartition checks that histories are cut only at audits that
+// overlap nothing, and that each later partition starts with an assume
+// step.
+func TestPartition(t *testing.T) {
+	audit := func(c, call, ret int64) Op {
+		return Op{Client: int(c), Call: call, Return: ret, Kind: KindAudit, Held: []string{}, Registered: map[string]uint8{}}
+	}
+	h := hist(t, 2,
+		audit(0, 1, 2),
+		Op{Client: 0, Call: 3, Return: 6, Kind: KindReport},
+		audit(1, 5, 7), // overlaps the report: no cut
+		Op{Client: 0, Call: 8, Return: 9, Kind: KindReport},
+		audit(0, 10, 11), // quiescent: cut
+		Op{Client: 1, Call: 11, Return: 12, Kind: KindReport},
+		audit(0, 13, 14), // touches the report's return (closed intervals): no cut
+	)
+	parts := Partition(h.Operations())
+	if len(parts) != 3 {
+		t.Fatalf("%d partitions, want 3", len(parts))
+	}
+	for i, p := range parts[1:] {
+		if in := p[0].Input.(*Input); in.Step != stepAssume {
+			t.Errorf("partition %d starts with %s, want assume", i+1, in.Step)
+		}
+	}
+	if got := len(parts[0]) + len(parts[1]) + len(parts[2]); got != len(h.Operations())+2 {
+		t.Errorf("%d steps in partitions, want %d (two audits shared)", got, len(h.Operations())+2)
+	}
+	if Partition(nil) != nil {
+		t.Error("Partition(nil) != nil")
+	}
+	// An illegal step after a cut is still caught.
+	h.Ops = append(h.Ops, Op{Client: 1, Call: 20, Return: 21, Kind: KindReport, Count: 3})
+	if res := Check(h, 0); res.Outcome != NotLinearizable {
+		t.Errorf("outcome %s, want illegal", res.Outcome)
+	}
+}
+
+func TestSaveLoadRoundTrip(t *testing.T) {
+	h, err := Record(context.Background(), Config{Clients: 3, Ops: 60, Seed: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := h.Save(&buf); err != nil {
+		t.Fatal(err)
+	}
+	back, err := Load(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(back.Ops) != len(h.Ops) || back.Seed != 7 || back.Clients != 3 {
+		t.Fatalf("round trip changed the history: %d ops (want %d)", len(back.Ops), len(h.Ops))
+	}
+	if a, b := Check(h, 0).Outcome, Check(back, 0).Outcome; a != b {
+		t.Fatalf("outcome %s before, %s after the round trip", a, b)
+	}
+	path := t.TempDir() + "/h.json"
+	if err := h.SaveFile(path); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadFile(path); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadFile(path + ".missing"); err == nil {
+		t.Fatal("LoadFile of a missing file: no error")
+	}
+}
+
+func TestLoadMalformed(t *testing.T) {
+	const head = `{"version":1,"clients":2,"seed":0,"ops":[`
+	for _, tc := range []struct{ name, in, want string }{
+		{"empty", ``, "EOF"},
+		{"not json", `hello`, "invalid character"},
+		{"array", `[]`, "cannot unmarshal"},
+		{"unknown field", `{"version":1,"clients":1,"ops":[],"extra":1}`, "unknown field"},
+		{"trailing", `{"version":1,"clients":1,"ops":[]} {}`, "trailing data"},
+		{"version", `{"version":2,"clients":1,"ops":[]}`, "version 2"},
+		{"no clients", `{"version":1,"clients":0,"ops":[]}`, "clients 0"},
+		{"too many clients", `{"version":1,"clients":33,"ops":[]}`, "clients 33"},
+		{"client range", head + `{"client":2,"call":1,"return":2,"kind":"close"}]}`, "op 0: client 2"},
+		{"negative client", head + `{"client":-1,"call":1,"return":2,"kind":"close"}]}`, "client -1"},
+		{"interval", head + `{"client":0,"call":3,"return":2,"kind":"close"}]}`, "interval [3, 2]"},
+		{"kind", head + `{"client":0,"call":1,"return":2,"kind":"drain"}]}`, `unknown kind "drain"`},
+		{"missing kind", head + `{"client":0,"call":1,"return":2}]}`, `unknown kind ""`},
+		{"bad id", head + `{"client":0,"call":1,"return":2,"kind":"remove","id":"x9"}]}`, `unknown dispatcher "x9"`},
+		{"missing id", head + `{"client":0,"call":1,"return":2,"kind":"remove"}]}`, `unknown dispatcher ""`},
+		{"extra field", head + `{"client":0,"call":1,"return":2,"kind":"close","count":3}]}`, "close does not take field(s) count"},
+		{"fault", head + `{"client":0,"call":1,"return":2,"kind":"register","id":"d0","fault":"fire"}]}`, `unknown fault "fire"`},
+		{"register err", head + `{"client":0,"call":1,"return":2,"kind":"register","id":"d0","err":"unknown-dispatcher"}]}`, "register: unexpected err"},
+		{"reset epoch", head + `{"client":0,"call":1,"return":2,"kind":"reset","id":"d0"}]}`, "epoch must be ≥ 1"},
+		{"epoch overflow", head + `{"client":0,"call":1,"return":2,"kind":"reset","id":"d0","epoch":256}]}`, "cannot unmarshal"},
+		{"held trigger", head + `{"client":0,"call":1,"return":2,"kind":"subscribers","held":["t0"]}]}`, "table trigger t0"},
+		{"held twice", head + `{"client":0,"call":1,"return":2,"kind":"subscribers","held":["d1","d1"]}]}`, "d1 listed twice"},
+		{"cleanup range", head + `{"client":0,"call":1,"return":2,"kind":"cleanup","removed":10}]}`, "removed 10"},
+		{"audit id", head + `{"client":0,"call":1,"return":2,"kind":"audit","registered":{"q":1}}]}`, `unknown dispatcher "q"`},
+		{"ops null entry", head + `null]}`, `unknown kind ""`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Load(strings.NewReader(tc.in))
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if !errors.Is(err, ErrMalformed) {
+				t.Errorf("error %v does not wrap ErrMalformed", err)
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %q lacks %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// FuzzLoad: Load never panics, and what it accepts can be checked.
+func FuzzLoad(f *testing.F) {
+	f.Add(`{"version":1,"clients":2,"ops":[{"client":0,"call":1,"return":5,"kind":"register","id":"d0","fault":"schema","err":"schema"},{"client":1,"call":2,"return":3,"kind":"report","count":1}]}`)
+	f.Add(`{"version":1,"clients":1,"ops":[{"client":0,"call":1,"return":2,"kind":"cleanup","removed":2}]}`)
+	f.Fuzz(func(t *testing.T, in string) {
+		h, err := Load(strings.NewReader(in))
+		if err != nil {
+			return
+		}
+		if len(h.Operations()) > 2000 {
+			return
+		}
+		_ = Check(h, time.Second)
+	})
+}
+
+func TestRecordConfig(t *testing.T) {
+	if _, err := Record(context.Background(), Config{Clients: MaxClients + 1}); err == nil {
+		t.Error("too many clients: no error")
+	}
+	h, err := Record(context.Background(), Config{Clients: 2, Ops: -1})
+	if err == nil {
+		t.Errorf("negative ops: no error (%d ops)", len(h.Ops))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Record(ctx, Config{Clients: 2, Ops: 10}); err == nil {
+		t.Error("cancelled context: no error")
+	}
+}
+
+func TestModelDescriptions(t *testing.T) {
+	s := initState()
+	s.Reg, s.Held, s.Count, s.Epoch[0], s.Req, s.Stage = 0b11, 0b1, 2, 3, 4, 1
+	if got, want := Model.DescribeState(s), "count=2 open reg={d0@3,d1} held={d0} loop=req4/step1"; got != want {
+		t.Errorf("DescribeState = %q, want %q", got, want)
+	}
+	op := &Op{Kind: KindReset, ID: "d1", Epoch: 2, Err: ErrUnknownDispatcher}
+	if got, want := Model.DescribeOperation(&Input{Op: op, Step: stepReset}, op), "Reset(d1, epoch 2) → unknown-dispatcher · reset"; got != want {
+		t.Errorf("DescribeOperation = %q, want %q", got, want)
+	}
+	var _ porcupine.Model = Model
+}

@@ -1,0 +1,574 @@
+package lincheck
+
+import (
+	"context"
+	"fmt"
+	"math/bits"
+	"slices"
+	"strings"
+
+	"github.com/anishathalye/porcupine"
+)
+
+// Step names one atomic step of a client operation. The request loop's
+// requests take several steps that callers can tell apart (through
+// reports and the event store's subscribers); each becomes one porcupine
+// operation with the request's interval.
+type Step uint8
+
+// The steps.
+const (
+	stepAdmit       Step = iota // register: the admission gate and the early count (CollectorRegister)
+	stepOldRelease              // register: a replaced registration's store release
+	stepOldDrop                 // register: a replaced registration's decrement
+	stepSubscribe               // register: RegisterDispatcher (refused: rollback; ok: publish)
+	stepFailRelease             // register: RegisterTable failed, subscription released
+	stepFailRollback            // register: RegisterTable failed, count rolled back
+	stepFinish                  // register of a table trigger: replace and publish
+	stepRelease                 // remove / cleanup: delete and store release
+	stepDecrement               // remove / cleanup: decrement
+	stepRemove                  // remove of a table trigger: one step
+	stepReset                   // reset
+	stepStart                   // cleanup: pick the inactive dispatchers
+	stepClose                   // close admission
+	stepGate                    // report: read the admission gate
+	stepCount                   // report: read the count
+	stepSubscribers             // read the event store's subscribers
+	stepAudit                   // quiescent audit: check the whole state
+	stepAssume                  // first step of a partition: take the audit's state
+)
+
+var stepNames = [...]string{
+	stepAdmit: "admit", stepOldRelease: "old-release", stepOldDrop: "old-drop",
+	stepSubscribe: "subscribe", stepFailRelease: "fail-release", stepFailRollback: "fail-rollback",
+	stepFinish: "finish", stepRelease: "release", stepDecrement: "decrement", stepRemove: "remove",
+	stepReset: "reset", stepStart: "start", stepClose: "close", stepGate: "gate", stepCount: "count",
+	stepSubscribers: "subscribers", stepAudit: "audit", stepAssume: "assume",
+}
+
+// String returns the step's name.
+func (s Step) String() string {
+	if int(s) < len(stepNames) {
+		return stepNames[s]
+	}
+	return fmt.Sprintf("Step(%d)", uint8(s))
+}
+
+// Input is the input of one porcupine operation: step Index of client
+// operation Op (a pointer into the history) whose loop request is Req.
+type Input struct {
+	Op    *Op
+	Step  Step
+	Index int // position of the step in its operation's template
+	Req   int32
+	id    int // dispatcher index, -1 if none
+	held  uint16
+}
+
+// State is the model state: what the service's callers can tell about it.
+// It is a comparable value; the zero value is not the initial state (see
+// [Model]'s Init).
+type State struct {
+	// Reg is the set of published dispatchers (bit i = index i).
+	Reg uint16
+	// Held is the set of dispatchers subscribed in the event store.
+	Held uint16
+	// Count is the broker's dispatcher count.
+	Count int16
+	// Closed is the admission gate.
+	Closed bool
+	// Epoch is each published dispatcher's epoch (0 if unpublished).
+	Epoch [NumIDs]uint8
+	// Gate holds the clients whose report has read the gate but not yet
+	// the count.
+	Gate uint32
+	// Req is the request the serial loop is in the middle of (0: none);
+	// Stage is its next step's index; Arg is its private data: whether a
+	// registration replaced an old one, the remaining dispatchers of a
+	// cleanup.
+	Req   int32
+	Stage uint8
+	Arg   uint16
+}
+
+func (s State) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "count=%d", s.Count)
+	if s.Closed {
+		b.WriteString(" closed")
+	} else {
+		b.WriteString(" open")
+	}
+	b.WriteString(" reg={")
+	for i, n := range maskNames(s.Reg) {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		idx, _ := ParseID(n)
+		if s.Epoch[idx] > 0 {
+			fmt.Fprintf(&b, "%s@%d", n, s.Epoch[idx])
+		} else {
+			b.WriteString(n)
+		}
+	}
+	fmt.Fprintf(&b, "} held={%s}", strings.Join(maskNames(s.Held), ","))
+	if s.Req != 0 {
+		fmt.Fprintf(&b, " loop=req%d/step%d", s.Req, s.Stage)
+	}
+	return b.String()
+}
+
+func (s *State) hash() uint64 {
+	h := uint64(s.Reg) | uint64(s.Held)<<16 | uint64(uint16(s.Count))<<32 | uint64(s.Stage)<<48
+	if s.Closed {
+		h |= 1 << 63
+	}
+	h ^= uint64(s.Gate) * 0x9e3779b97f4a7c15
+	h ^= (uint64(uint32(s.Req)) | uint64(s.Arg)<<32) * 0xc2b2ae3d27d4eb4f
+	for i, e := range s.Epoch {
+		h ^= uint64(e) << (7 * uint(i) % 61)
+	}
+	h ^= h >> 29
+	h *= 0xbf58476d1ce4e5b9
+	return h ^ h>>32
+}
+
+// template returns the steps of a client operation, given its outcome.
+func template(op *Op, id int) []Step {
+	switch op.Kind {
+	case KindRegister:
+		switch {
+		case op.Err == ErrAdmissionClosed:
+			return []Step{stepAdmit}
+		case isTrigger(id):
+			return []Step{stepAdmit, stepFinish}
+		case op.Err == ErrSchema:
+			return []Step{stepAdmit, stepOldRelease, stepOldDrop, stepSubscribe, stepFailRelease, stepFailRollback}
+		default:
+			return []Step{stepAdmit, stepOldRelease, stepOldDrop, stepSubscribe}
+		}
+	case KindRemove:
+		if isTrigger(id) {
+			return []Step{stepRemove}
+		}
+		return []Step{stepRelease, stepDecrement}
+	case KindReset:
+		return []Step{stepReset}
+	case KindCleanup:
+		out := []Step{stepStart}
+		for range op.Removed {
+			out = append(out, stepRelease, stepDecrement)
+		}
+		return out
+	case KindClose:
+		return []Step{stepClose}
+	case KindReport:
+		return []Step{stepGate, stepCount}
+	case KindSubscribers:
+		return []Step{stepSubscribers}
+	case KindAudit:
+		return []Step{stepAudit}
+	}
+	panic(fmt.Sprintf("lincheck: unknown kind %q", op.Kind))
+}
+
+// Operations expands h into porcupine operations: one per step of each
+// client operation, all with the operation's client and interval. h must
+// be valid ([History.Validate]); the operations point into h.Ops.
+func (h *History) Operations() []porcupine.Operation {
+	var out []porcupine.Operation
+	req := int32(0)
+	for i := range h.Ops {
+		op := &h.Ops[i]
+		id := -1
+		if op.ID != "" {
+			id, _ = ParseID(op.ID)
+		}
+		var held uint16
+		if op.Held != nil {
+			held, _ = heldMask(op.Held)
+		}
+		req++
+		for k, st := range template(op, id) {
+			in := &Input{Op: op, Step: st, Index: k, Req: req, id: id, held: held}
+			out = append(out, porcupine.Operation{
+				ClientId: op.Client, Input: in, Call: op.Call, Output: op, Return: op.Return,
+				Metadata: i,
+			})
+		}
+	}
+	return out
+}
+
+// initState is the state of a fresh service.
+func initState() State { return State{} }
+
+// loopStep checks that in is the next step of the serial loop and returns
+// the state with the loop advanced; last ends the request.
+func loopStep(s State, in *Input, last bool) (State, bool) {
+	if in.Index == 0 {
+		if s.Req != 0 {
+			return s, false // R7: one request at a time
+		}
+	} else if s.Req != in.Req || int(s.Stage) != in.Index {
+		return s, false
+	}
+	if last {
+		s.Req, s.Stage, s.Arg = 0, 0, 0
+	} else {
+		s.Req, s.Stage = in.Req, uint8(in.Index+1)
+	}
+	return s, true
+}
+
+// expectedRegisterErr is what an admitted registration returns.
+func expectedRegisterErr(in *Input) Err {
+	if isTrigger(in.id) {
+		return ErrNone
+	}
+	switch in.Op.Fault {
+	case FaultRefuse:
+		return ErrNotReusable
+	case FaultSchema:
+		return ErrSchema
+	}
+	return ErrNone
+}
+
+// step is the sequential specification: it returns whether the step is
+// legal in s and the next state.
+func step(s State, in *Input) (bool, State) {
+	op := in.Op
+	n := len(template(op, in.id))
+	var ok bool
+	bit := uint16(0)
+	if in.id >= 0 {
+		bit = 1 << in.id
+	}
+	switch in.Step {
+	case stepAdmit:
+		if op.Err == ErrAdmissionClosed {
+			if !s.Closed {
+				return false, s
+			}
+			s, ok = loopStep(s, in, true)
+			return ok, s
+		}
+		if s.Closed || op.Err != expectedRegisterErr(in) {
+			return false, s
+		}
+		if s, ok = loopStep(s, in, false); !ok {
+			return false, s
+		}
+		s.Count++
+		if s.Reg&bit != 0 {
+			s.Arg = 1 // replaces an old registration (F-R3)
+		}
+		return true, s
+	case stepOldRelease:
+		if s, ok = loopStep(s, in, false); !ok {
+			return false, s
+		}
+		if s.Arg == 1 {
+			s.Reg &^= bit
+			s.Held &^= bit
+			s.Epoch[in.id] = 0
+		}
+		return true, s
+	case stepOldDrop:
+		old := s.Arg == 1
+		if s, ok = loopStep(s, in, false); !ok {
+			return false, s
+		}
+		if old {
+			s.Count--
+		}
+		s.Arg = 0
+		return true, s
+	case stepSubscribe:
+		if s, ok = loopStep(s, in, op.Err != ErrSchema); !ok {
+			return false, s
+		}
+		switch op.Err {
+		case ErrNotReusable:
+			s.Count-- // rollback; nothing was subscribed
+		case ErrNone:
+			s.Held |= bit
+			s.Reg |= bit
+			s.Epoch[in.id] = 0
+		case ErrSchema:
+			s.Held |= bit
+		}
+		return true, s
+	case stepFailRelease:
+		if s, ok = loopStep(s, in, false); !ok {
+			return false, s
+		}
+		s.Held &^= bit
+		return true, s
+	case stepFailRollback:
+		if s, ok = loopStep(s, in, true); !ok {
+			return false, s
+		}
+		s.Count--
+		return true, s
+	case stepFinish: // table trigger: drop the old registration, publish
+		old := s.Arg == 1
+		if s, ok = loopStep(s, in, true); !ok {
+			return false, s
+		}
+		if old {
+			s.Count--
+		}
+		s.Reg |= bit
+		s.Epoch[in.id] = 0
+		return true, s
+	case stepRemove: // table trigger
+		if s, ok = loopStep(s, in, true); !ok {
+			return false, s
+		}
+		if s.Reg&bit != 0 {
+			s.Reg &^= bit
+			s.Epoch[in.id] = 0
+			s.Count--
+		}
+		return true, s
+	case stepRelease:
+		if op.Kind == KindCleanup {
+			if s, ok = loopStep(s, in, false); !ok || s.Arg == 0 {
+				return false, s
+			}
+			j := uint16(1) << bits.TrailingZeros16(s.Arg)
+			s.Reg &^= j
+			s.Held &^= j
+			s.Epoch[bits.TrailingZeros16(j)] = 0
+			return true, s
+		}
+		present := s.Reg&bit != 0
+		if s, ok = loopStep(s, in, false); !ok {
+			return false, s
+		}
+		if present {
+			s.Reg &^= bit
+			s.Held &^= bit
+			s.Epoch[in.id] = 0
+			s.Arg = 1
+		}
+		return true, s
+	case stepDecrement:
+		if op.Kind == KindCleanup {
+			arg := s.Arg
+			if s, ok = loopStep(s, in, in.Index == n-1); !ok || arg == 0 {
+				return false, s
+			}
+			s.Count--
+			if in.Index < n-1 {
+				s.Arg = arg &^ (1 << bits.TrailingZeros16(arg))
+			}
+			return true, s
+		}
+		present := s.Arg == 1
+		if s, ok = loopStep(s, in, true); !ok {
+			return false, s
+		}
+		if present {
+			s.Count--
+		}
+		return true, s
+	case stepReset:
+		registered := s.Reg&bit != 0
+		if (op.Err == ErrNone) != registered {
+			return false, s
+		}
+		if s, ok = loopStep(s, in, true); !ok {
+			return false, s
+		}
+		if registered && op.Epoch > s.Epoch[in.id] {
+			s.Epoch[in.id] = op.Epoch // R6: only a newer epoch
+		}
+		return true, s
+	case stepStart:
+		var eligible uint16
+		for i := range NumIDs {
+			if s.Reg&(1<<i) != 0 && (s.Epoch[i] > 0 || s.Closed) {
+				eligible |= 1 << i
+			}
+		}
+		if bits.OnesCount16(eligible) != op.Removed {
+			return false, s
+		}
+		if s, ok = loopStep(s, in, n == 1); !ok {
+			return false, s
+		}
+		if n > 1 {
+			s.Arg = eligible
+		}
+		return true, s
+	case stepClose:
+		s.Closed = true
+		return true, s
+	case stepGate:
+		c := uint32(1) << op.Client
+		if s.Gate&c != 0 || op.Closed != s.Closed {
+			return false, s
+		}
+		s.Gate |= c
+		return true, s
+	case stepCount:
+		c := uint32(1) << op.Client
+		if s.Gate&c == 0 || op.Count != int64(s.Count) {
+			return false, s
+		}
+		s.Gate &^= c
+		return true, s
+	case stepSubscribers:
+		return in.held == s.Held, s
+	case stepAudit:
+		want, err := auditState(op)
+		return err == nil && s == want, s
+	case stepAssume:
+		want, err := auditState(op)
+		return err == nil, want
+	}
+	return false, s
+}
+
+// auditState is the state an audit observed: quiescent, so no request is
+// in the middle of the loop and no report is half done; the schema
+// references must be one per published ordinary dispatcher (R9).
+func auditState(op *Op) (State, error) {
+	var s State
+	for name, e := range op.Registered {
+		i, err := ParseID(name)
+		if err != nil {
+			return s, err
+		}
+		s.Reg |= 1 << i
+		s.Epoch[i] = e
+	}
+	held, err := heldMask(op.Held)
+	if err != nil {
+		return s, err
+	}
+	if op.Refs != bits.OnesCount16(s.Reg&ordinaryMask) {
+		return s, fmt.Errorf("refs %d, want one per published ordinary dispatcher", op.Refs)
+	}
+	s.Held = held
+	s.Count = int16(op.Count)
+	if int64(s.Count) != op.Count {
+		return s, fmt.Errorf("count %d out of range", op.Count)
+	}
+	s.Closed = op.Closed
+	return s, nil
+}
+
+// describeOp renders a client operation for the visualization.
+func describeOp(op *Op) string {
+	switch op.Kind {
+	case KindRegister:
+		s := "Register(" + op.ID
+		if op.Fault != NoFault {
+			s += ", fault=" + string(op.Fault)
+		}
+		return s + ") → " + errString(op.Err)
+	case KindRemove:
+		return "Remove(" + op.ID + ")"
+	case KindReset:
+		return fmt.Sprintf("Reset(%s, epoch %d) → %s", op.ID, op.Epoch, errString(op.Err))
+	case KindCleanup:
+		return fmt.Sprintf("Cleanup() → %d removed", op.Removed)
+	case KindClose:
+		return "CloseAdmission()"
+	case KindReport:
+		return fmt.Sprintf("Report() → (%d, closed=%v)", op.Count, op.Closed)
+	case KindSubscribers:
+		return "Subscribers() → {" + strings.Join(op.Held, ",") + "}"
+	case KindAudit:
+		names := make([]string, 0, len(op.Registered))
+		for n, e := range op.Registered {
+			if e > 0 {
+				n = fmt.Sprintf("%s@%d", n, e)
+			}
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		return fmt.Sprintf("Audit() → count=%d closed=%v reg={%s} held={%s} refs=%d",
+			op.Count, op.Closed, strings.Join(names, ","), strings.Join(op.Held, ","), op.Refs)
+	}
+	return string(op.Kind)
+}
+
+func errString(e Err) string {
+	if e == ErrNone {
+		return "ok"
+	}
+	return string(e)
+}
+
+// Model is the sequential specification of the event service as its
+// callers see it, over the steps of [History.Operations]: the published
+// set with epochs, the event store's subscriptions, the count, the
+// admission gate, and the serial loop's current request (R7). It
+// partitions a history at quiescent audits ([Partition]); Init, the
+// per-step StepContext, Equal (==), Hash, DescribeOperation and
+// DescribeState are set. Its states are [State] values.
+var Model = porcupine.Model{
+	Partition: Partition,
+	Init:      func() any { return initState() },
+	// Each step is a constant-time operation on a small value, so the
+	// context (porcupine checks it between steps) needs no polling here.
+	StepContext: func(_ context.Context, state, input, _ any) (bool, any) {
+		return step(state.(State), input.(*Input))
+	},
+	Equal: func(a, b any) bool { return a.(State) == b.(State) },
+	Hash: func(state any) uint64 {
+		s := state.(State)
+		return s.hash()
+	},
+	DescribeOperation: func(input, _ any) string {
+		in := input.(*Input)
+		return describeOp(in.Op) + " · " + in.Step.String()
+	},
+	DescribeState: func(state any) string { return state.(State).String() },
+}
+
+// Partition cuts a history at its quiescent audits: an audit whose
+// interval overlaps no other operation's. The audit ends the partition
+// before it (where it checks the whole state) and, as an assume step,
+// starts the one after it (where it sets the state it observed). See the
+// package documentation for why this is sound.
+func Partition(history []porcupine.Operation) [][]porcupine.Operation {
+	if len(history) == 0 {
+		return nil
+	}
+	ops := slices.Clone(history)
+	slices.SortStableFunc(ops, func(a, b porcupine.Operation) int {
+		switch {
+		case a.Call < b.Call:
+			return -1
+		case a.Call > b.Call:
+			return 1
+		}
+		return 0
+	})
+	// maxRet[i] is the latest return among ops[:i].
+	var parts [][]porcupine.Operation
+	start := 0
+	var maxRet int64 = -1
+	for i, op := range ops {
+		in := op.Input.(*Input)
+		if in.Step == stepAudit && op.Call > maxRet && (i+1 == len(ops) || ops[i+1].Call > op.Return) {
+			part := slices.Clone(ops[start : i+1])
+			parts = append(parts, part)
+			assume := op
+			a := *in
+			a.Step = stepAssume
+			assume.Input = &a
+			ops[i] = assume
+			start = i
+		}
+		maxRet = max(maxRet, op.Return)
+	}
+	parts = append(parts, ops[start:])
+	return parts
+}
