@@ -18,24 +18,24 @@ type Step uint8
 
 // The steps.
 const (
-	stepAdmit       Step = iota // register: the admission gate and the early count (CollectorRegister)
-	stepOldRelease              // register: a replaced registration's store release
-	stepOldDrop                 // register: a replaced registration's decrement
-	stepSubscribe               // register: RegisterDispatcher (refused: rollback; ok: publish)
-	stepFailRelease             // register: RegisterTable failed, subscription released
-	stepFailRollback            // register: RegisterTable failed, count rolled back
-	stepFinish                  // register of a table trigger: replace and publish
-	stepRelease                 // remove / cleanup: delete and store release
-	stepDecrement               // remove / cleanup: decrement
-	stepRemove                  // remove of a table trigger: one step
-	stepReset                   // reset
-	stepStart                   // cleanup: pick the inactive dispatchers
-	stepClose                   // close admission
-	stepGate                    // report: read the admission gate
-	stepCount                   // report: read the count
-	stepSubscribers             // read the event store's subscribers
-	stepAudit                   // quiescent audit: check the whole state
-	stepAssume                  // first step of a partition: take the audit's state
+	stepAdmit        Step = iota // register: the admission gate and the early count (CollectorRegister)
+	stepOldRelease               // register: a replaced registration's store release
+	stepOldDrop                  // register: a replaced registration's decrement
+	stepSubscribe                // register: RegisterDispatcher (refused: rollback; ok: publish)
+	stepFailRelease              // register: RegisterTable failed, subscription released
+	stepFailRollback             // register: RegisterTable failed, count rolled back
+	stepFinish                   // register of a table trigger: replace and publish
+	stepRelease                  // remove / cleanup: delete and store release
+	stepDecrement                // remove / cleanup: decrement
+	stepRemove                   // remove of a table trigger: one step
+	stepReset                    // reset
+	stepStart                    // cleanup: pick the inactive dispatchers
+	stepClose                    // close admission
+	stepGate                     // report: read the admission gate
+	stepCount                    // report: read the count
+	stepSubscribers              // read the event store's subscribers
+	stepAudit                    // quiescent audit: check the whole state
+	stepAssume                   // first step of a partition: take the audit's state
 )
 
 var stepNames = [...]string{
