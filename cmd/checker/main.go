@@ -31,6 +31,7 @@ commands:
   tlc       run TLC ($TLA2TOOLS) on the models of tla/models.json and compare
   models    list the built-in models
   simulate  run the seeded cluster simulator (checker simulate -h)
+  lincheck  porcupine linearizability check of the event service (checker lincheck -h)
 
 exit codes: 0 ok, 1 violation or deadlock, 2 usage or operational error, 3 incomplete
 `
@@ -50,6 +51,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runTLC(ctx, args[1:], stdout, stderr)
 	case "simulate":
 		return runSimulate(ctx, args[1:], stdout, stderr)
+	case "lincheck":
+		return runLincheck(ctx, args[1:], stdout, stderr)
 	case "models":
 		for _, m := range registry {
 			fmt.Fprintf(stdout, "%-14s %s\n", m.name, m.help)

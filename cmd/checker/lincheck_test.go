@@ -1,0 +1,93 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/drainproof/drainproof/impl/bugs"
+	"github.com/stretchr/testify/require"
+)
+
+func TestLincheckRecordsAndPasses(t *testing.T) {
+	dir := t.TempDir()
+	saved := filepath.Join(dir, "h.json")
+	code, out, errs := runCLI(t, "lincheck", "--clients", "4", "--ops", "300", "--seed", "3", "--json", "--save", saved)
+	require.Equal(t, exitOK, code, errs)
+	var r lincheckOutput
+	require.NoError(t, json.Unmarshal([]byte(out), &r))
+	require.Equal(t, "ok", r.Result)
+	require.Equal(t, 4, r.Clients)
+	require.Greater(t, r.Ops, 300) // audits included
+	require.Empty(t, r.HTML)
+	require.Equal(t, saved, r.History)
+
+	code, out, errs = runCLI(t, "lincheck", "--history", saved)
+	require.Equal(t, exitOK, code, errs)
+	require.Contains(t, out, "linearizable")
+}
+
+func TestLincheckIllegalHistoryExitsOne(t *testing.T) {
+	dir := t.TempDir()
+	hist := filepath.Join(dir, "bad.json")
+	require.NoError(t, os.WriteFile(hist, []byte(`{"version":1,"clients":2,"seed":0,"ops":[
+		{"client":0,"call":1,"return":2,"kind":"close"},
+		{"client":1,"call":3,"return":4,"kind":"register","id":"t0"}]}`), 0o644))
+	html := filepath.Join(dir, "r.html")
+	code, out, _ := runCLI(t, "lincheck", "--history", hist, "--html", html, "--json")
+	require.Equal(t, exitViolation, code)
+	var r lincheckOutput
+	require.NoError(t, json.Unmarshal([]byte(out), &r))
+	require.Equal(t, "illegal", r.Result)
+	require.Equal(t, html, r.HTML)
+	st, err := os.Stat(html)
+	require.NoError(t, err)
+	require.Positive(t, st.Size())
+
+	code, out, _ = runCLI(t, "lincheck", "--history", hist, "--html", html)
+	require.Equal(t, exitViolation, code)
+	require.Contains(t, out, "NOT linearizable")
+	require.Contains(t, out, "report: "+html)
+}
+
+func TestLincheckUsageErrorsExitTwo(t *testing.T) {
+	dir := t.TempDir()
+	malformed := filepath.Join(dir, "m.json")
+	require.NoError(t, os.WriteFile(malformed, []byte(`{"version":1,"clients":1,"ops":[{"client":0,"call":2,"return":1,"kind":"close"}]}`), 0o644))
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--clients", "0"}, "bad flags"},
+		{[]string{"--clients", "33"}, "bad flags"},
+		{[]string{"--ops", "0"}, "bad flags"},
+		{[]string{"--nope"}, "flag provided but not defined"},
+		{[]string{"extra"}, "unexpected arguments"},
+		{[]string{"--history", malformed}, "malformed history: op 0: interval [2, 1]"},
+		{[]string{"--history", filepath.Join(dir, "missing.json")}, "no such file"},
+		{[]string{"--history", malformed, "--bug", "DoubleIncrement"}, "do not apply"},
+		{[]string{"--bug", "NoSuchBug"}, "unknown bug"},
+	} {
+		code, _, errs := runCLI(t, append([]string{"lincheck"}, tc.args...)...)
+		require.Equal(t, exitUsage, code, tc.args)
+		require.Contains(t, errs, tc.want, tc.args)
+	}
+	if !bugs.Built {
+		code, _, errs := runCLI(t, "lincheck", "--bug", "DoubleIncrement")
+		require.Equal(t, exitUsage, code)
+		require.Contains(t, errs, "needs a binary built with -tags bugs")
+	}
+}
+
+func TestLincheckBugExitsOne(t *testing.T) {
+	if !bugs.Built {
+		t.Skip("needs -tags bugs")
+	}
+	code, out, errs := runCLI(t, "lincheck", "--ops", "1000", "--bug", "DoubleIncrement", "--html", filepath.Join(t.TempDir(), "r.html"), "--json")
+	require.Equal(t, exitViolation, code, errs)
+	var r lincheckOutput
+	require.NoError(t, json.Unmarshal([]byte(out), &r))
+	require.Equal(t, "illegal", r.Result)
+	require.Equal(t, "DoubleIncrement", r.Bug)
+}
