@@ -47,7 +47,7 @@ type Result struct {
 // partial linearizations for the visualization.
 func Check(h *History, timeout time.Duration) Result {
 	ops := h.Operations()
-	res := Result{Ops: len(h.Ops), Steps: len(ops), Partitions: len(Partition(ops)), history: h}
+	res := Result{Ops: len(h.Ops), Steps: len(ops), Partitions: countPartitions(ops), history: h}
 	start := time.Now()
 	switch porcupine.CheckOperationsTimeout(Model, ops, timeout) {
 	case porcupine.Ok:
@@ -115,4 +115,13 @@ func (r Result) VisualizeFile(path string) error {
 		return err
 	}
 	return f.Close()
+}
+
+// countPartitions returns len(Partition(ops)) without building them.
+func countPartitions(ops []porcupine.Operation) int {
+	if len(ops) == 0 {
+		return 0
+	}
+	_, at := cuts(ops)
+	return len(at) + 1
 }

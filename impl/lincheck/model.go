@@ -1,6 +1,7 @@
 package lincheck
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math/bits"
@@ -62,6 +63,7 @@ type Input struct {
 	Index int // position of the step in its operation's template
 	Req   int32
 	id    int // dispatcher index, -1 if none
+	n     int // number of steps of the operation
 	held  uint16
 }
 
@@ -176,23 +178,30 @@ func template(op *Op, id int) []Step {
 // client operation, all with the operation's client and interval. h must
 // be valid ([History.Validate]); the operations point into h.Ops.
 func (h *History) Operations() []porcupine.Operation {
-	var out []porcupine.Operation
-	req := int32(0)
+	templates := make([][]Step, len(h.Ops))
+	ids := make([]int, len(h.Ops))
+	total := 0
+	for i := range h.Ops {
+		ids[i] = -1
+		if h.Ops[i].ID != "" {
+			ids[i], _ = ParseID(h.Ops[i].ID)
+		}
+		templates[i] = template(&h.Ops[i], ids[i])
+		total += len(templates[i])
+	}
+	out := make([]porcupine.Operation, 0, total)
+	inputs := make([]Input, 0, total)
 	for i := range h.Ops {
 		op := &h.Ops[i]
-		id := -1
-		if op.ID != "" {
-			id, _ = ParseID(op.ID)
-		}
 		var held uint16
 		if op.Held != nil {
 			held, _ = heldMask(op.Held)
 		}
-		req++
-		for k, st := range template(op, id) {
-			in := &Input{Op: op, Step: st, Index: k, Req: req, id: id, held: held}
+		req := int32(i + 1)
+		for k, st := range templates[i] {
+			inputs = append(inputs, Input{Op: op, Step: st, Index: k, Req: req, id: ids[i], n: len(templates[i]), held: held})
 			out = append(out, porcupine.Operation{
-				ClientId: op.Client, Input: in, Call: op.Call, Output: op, Return: op.Return,
+				ClientId: op.Client, Input: &inputs[len(inputs)-1], Call: op.Call, Output: op, Return: op.Return,
 				Metadata: i,
 			})
 		}
@@ -239,7 +248,7 @@ func expectedRegisterErr(in *Input) Err {
 // legal in s and the next state.
 func step(s State, in *Input) (bool, State) {
 	op := in.Op
-	n := len(template(op, in.id))
+	n := in.n
 	var ok bool
 	bit := uint16(0)
 	if in.id >= 0 {
@@ -518,7 +527,11 @@ var Model = porcupine.Model{
 	// Each step is a constant-time operation on a small value, so the
 	// context (porcupine checks it between steps) needs no polling here.
 	StepContext: func(_ context.Context, state, input, _ any) (bool, any) {
-		return step(state.(State), input.(*Input))
+		ok, next := step(state.(State), input.(*Input))
+		if !ok {
+			return false, nil // porcupine ignores it; do not box it
+		}
+		return true, next
 	},
 	Equal: func(a, b any) bool { return a.(State) == b.(State) },
 	Hash: func(state any) uint64 {
@@ -541,34 +554,32 @@ func Partition(history []porcupine.Operation) [][]porcupine.Operation {
 	if len(history) == 0 {
 		return nil
 	}
-	ops := slices.Clone(history)
-	slices.SortStableFunc(ops, func(a, b porcupine.Operation) int {
-		switch {
-		case a.Call < b.Call:
-			return -1
-		case a.Call > b.Call:
-			return 1
-		}
-		return 0
-	})
-	// maxRet[i] is the latest return among ops[:i].
-	var parts [][]porcupine.Operation
+	ops, at := cuts(history)
+	parts := make([][]porcupine.Operation, 0, len(at)+1)
 	start := 0
-	var maxRet int64 = -1
+	for _, i := range at {
+		parts = append(parts, slices.Clone(ops[start:i+1]))
+		a := *ops[i].Input.(*Input)
+		a.Step = stepAssume
+		ops[i].Input = &a
+		start = i
+	}
+	return append(parts, ops[start:])
+}
+
+// cuts returns history sorted by call time and the indices of its
+// quiescent audits: audits whose closed interval meets no other
+// operation's.
+func cuts(history []porcupine.Operation) ([]porcupine.Operation, []int) {
+	ops := slices.Clone(history)
+	slices.SortStableFunc(ops, func(a, b porcupine.Operation) int { return cmp.Compare(a.Call, b.Call) })
+	var at []int
+	var maxRet int64 = -1 // the latest return among ops[:i]
 	for i, op := range ops {
-		in := op.Input.(*Input)
-		if in.Step == stepAudit && op.Call > maxRet && (i+1 == len(ops) || ops[i+1].Call > op.Return) {
-			part := slices.Clone(ops[start : i+1])
-			parts = append(parts, part)
-			assume := op
-			a := *in
-			a.Step = stepAssume
-			assume.Input = &a
-			ops[i] = assume
-			start = i
+		if op.Input.(*Input).Step == stepAudit && op.Call > maxRet && (i+1 == len(ops) || ops[i+1].Call > op.Return) {
+			at = append(at, i)
 		}
 		maxRet = max(maxRet, op.Return)
 	}
-	parts = append(parts, ops[start:])
-	return parts
+	return ops, at
 }
