@@ -90,7 +90,7 @@
 // reference per published ordinary dispatcher (R9) and no leaked
 // subscription (R3).
 //
-// States are small comparable values ([State], about 40 bytes): Equal is
+// States are small comparable values ([State], 28 bytes): Equal is
 // ==, Hash mixes the fields, and Step is constant-time (StepContext is
 // set but has nothing to interrupt; porcupine checks its context between
 // steps).

@@ -93,6 +93,7 @@ type State struct {
 	Arg   uint16
 }
 
+// String renders s like "count=2 open reg={d0@3,t1} held={d0}".
 func (s State) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "count=%d", s.Count)
