@@ -3,9 +3,11 @@ package eventservice
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/drainproof/drainproof/impl/store"
 )
@@ -183,5 +185,139 @@ func BenchmarkReportWhileRegistering(b *testing.B) {
 		}
 		b.StopTimer()
 		stop()
+	})
+}
+
+// BenchmarkRegistryCore compares the registries themselves, without the
+// handoff to the request loop: register+remove pairs run by one goroutine
+// through the broker's request handling (the code the loop runs: the
+// admission gate, the early count, the published map, the changefeed
+// status, the same in-memory store calls), against the global-mutex map.
+func BenchmarkRegistryCore(b *testing.B) {
+	const idsPer = 64
+	ids := benchIDs(1, idsPer)[0]
+	b.Run("broker", func(b *testing.B) {
+		start := time.Date(2026, 3, 6, 0, 0, 0, 0, time.UTC)
+		svc, err := New(Config{
+			NewStores: func(ClusterID) (store.EventStore, store.SchemaStore) {
+				return store.NewMemEventStore(), store.NewMemSchemaStore()
+			},
+			// A fake clock, as in the service benchmarks' harness: the
+			// cost of reading the wall clock is not the registry's.
+			Now: func() time.Time { return start },
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ctx := context.Background()
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := range b.N {
+			id := ids[i%idsPer]
+			// Run is not started: this goroutine plays the request loop.
+			_ = svc.handle(ctx, Request{Action: Register, Cluster: "c1", Changefeed: "cf", Dispatcher: id, Table: TableID(i % idsPer)})
+			_ = svc.handle(ctx, Request{Action: Remove, Cluster: "c1", Dispatcher: id})
+		}
+		b.StopTimer()
+		if n, _ := svc.Report(); n != 0 {
+			b.Fatalf("count %d after balanced pairs", n)
+		}
+	})
+	b.Run("mutexmap", func(b *testing.B) {
+		r := newMutexRegistry()
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := range b.N {
+			id := ids[i%idsPer]
+			r.register(id, TableID(i%idsPer))
+			r.remove(id)
+		}
+	})
+}
+
+// slowSchemaStore is a schema store whose RegisterTable takes d of CPU
+// (a spin, so that the delay does not depend on timer resolution), like a
+// schema store resolving a table.
+type slowSchemaStore struct {
+	*store.MemSchemaStore
+	d time.Duration
+}
+
+func (s slowSchemaStore) RegisterTable(ctx context.Context, table TableID, startTs uint64) error {
+	for start := time.Now(); time.Since(start) < s.d; {
+	}
+	return s.MemSchemaStore.RegisterTable(ctx, table, startTs)
+}
+
+// BenchmarkReportSlowStore measures Report's latency while 2 goroutines
+// keep registering and removing (with Do, as the map's callers wait too)
+// through a RegisterTable that takes 5µs. The global-mutex map holds its
+// lock across the store call, so its Report waits for it; ours reads
+// atomics. The reporter pauses ~20µs between reports, as a periodic
+// reporter would, so that it does not take a core from the load; ns/op
+// is the mean latency of one Report (the pause excluded), max-ns the
+// worst, pairs/s the load's throughput meanwhile.
+func BenchmarkReportSlowStore(b *testing.B) {
+	const g, idsPer, slow = 2, 64, 5 * time.Microsecond
+	ids := benchIDs(g, idsPer)
+	run := func(b *testing.B, pair func(w, i int), report func()) {
+		done := make(chan struct{})
+		var wg sync.WaitGroup
+		var pairs atomic.Int64
+		for w := range g {
+			wg.Go(func() {
+				for i := 0; ; i++ {
+					select {
+					case <-done:
+						return
+					default:
+					}
+					pair(w, i)
+					pairs.Add(1)
+				}
+			})
+		}
+		time.Sleep(time.Millisecond) // let the load start
+		b.ResetTimer()
+		start, p0 := time.Now(), pairs.Load()
+		var total, worst time.Duration
+		for range b.N {
+			t0 := time.Now()
+			report()
+			lat := time.Since(t0)
+			total += lat
+			worst = max(worst, lat)
+			for t1 := time.Now(); time.Since(t1) < 20*time.Microsecond; {
+				runtime.Gosched()
+			}
+		}
+		b.StopTimer()
+		b.ReportMetric(float64(total.Nanoseconds())/float64(b.N), "ns/op")
+		b.ReportMetric(float64(worst.Nanoseconds()), "max-ns")
+		b.ReportMetric(float64(pairs.Load()-p0)/time.Since(start).Seconds(), "pairs/s")
+		close(done)
+		wg.Wait()
+	}
+	b.Run("service", func(b *testing.B) {
+		h := newHarness(b, func(c *Config) {
+			c.NewStores = func(ClusterID) (store.EventStore, store.SchemaStore) {
+				return store.NewMemEventStore(), slowSchemaStore{store.NewMemSchemaStore(), slow}
+			}
+		})
+		ctx := context.Background()
+		run(b, func(w, i int) {
+			id := ids[w][i%idsPer]
+			_ = h.svc.Do(ctx, Request{Action: Register, Cluster: "c1", Changefeed: "cf", Dispatcher: id, Table: TableID(w*idsPer + i%idsPer)})
+			_ = h.svc.Do(ctx, Request{Action: Remove, Cluster: "c1", Dispatcher: id})
+		}, func() { h.svc.Report() })
+	})
+	b.Run("mutexmap", func(b *testing.B) {
+		r := newMutexRegistry()
+		r.ss = slowSchemaStore{store.NewMemSchemaStore(), slow}
+		run(b, func(w, i int) {
+			id := ids[w][i%idsPer]
+			r.register(id, TableID(w*idsPer+i%idsPer))
+			r.remove(id)
+		}, func() { r.report() })
 	})
 }

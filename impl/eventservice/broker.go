@@ -35,6 +35,11 @@ type dispatcher struct {
 	table        TableID
 	topic        string
 	stat         atomic.Pointer[stat]
+
+	// first is the registration's first stat, allocated with d.
+	first stat
+	// cf is d's changefeed status while d is counted in it (b.mu).
+	cf *changefeedStatus
 }
 
 // markRemoved sets the removed mark of d's current stat (TLA+ removed[d]):
@@ -77,10 +82,24 @@ type broker struct {
 	// it covers admitted, registered and half-removed dispatchers.
 	count atomic.Int64
 
-	mu          sync.Mutex
-	dispatchers map[DispatcherID]*dispatcher // ordinary
-	triggers    map[DispatcherID]*dispatcher // table triggers
-	changefeeds map[ChangefeedID]map[DispatcherID]*dispatcher
+	mu sync.Mutex
+	// published holds the published dispatchers, ordinary and table
+	// triggers alike: one entry per ID (R1).
+	published map[DispatcherID]*dispatcher
+	// changefeeds is the changefeed status: how many dispatchers (admitted
+	// ones included) each changefeed has here; no entry for none, except
+	// idle.
+	changefeeds map[ChangefeedID]*changefeedStatus
+	// idle is the one status in changefeeds that may be empty (the last
+	// one emptied), kept so that a changefeed whose only dispatcher comes
+	// and goes does not allocate a status each time. Snapshots omit it.
+	idle *changefeedStatus
+}
+
+// changefeedStatus is a changefeed's entry in its broker (mu).
+type changefeedStatus struct {
+	id ChangefeedID
+	n  int
 }
 
 func newBroker(svc *Service, cluster ClusterID, es store.EventStore, ss store.SchemaStore) *broker {
@@ -89,9 +108,8 @@ func newBroker(svc *Service, cluster ClusterID, es store.EventStore, ss store.Sc
 		cluster:     cluster,
 		es:          es,
 		ss:          ss,
-		dispatchers: make(map[DispatcherID]*dispatcher),
-		triggers:    make(map[DispatcherID]*dispatcher),
-		changefeeds: make(map[ChangefeedID]map[DispatcherID]*dispatcher),
+		published:   make(map[DispatcherID]*dispatcher),
+		changefeeds: make(map[ChangefeedID]*changefeedStatus),
 	}
 }
 
@@ -99,74 +117,93 @@ func newBroker(svc *Service, cluster ClusterID, es store.EventStore, ss store.Sc
 func (b *broker) lookup(id DispatcherID) *dispatcher {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if d, ok := b.dispatchers[id]; ok {
-		return d
-	}
-	return b.triggers[id]
+	return b.published[id]
 }
 
-// publish stores d in its map. It reports whether an entry for d.id was
+// lookupAndJoin returns the published dispatcher with d's ID, if any,
+// and counts d in its changefeed status, in one step.
+func (b *broker) lookupAndJoin(d *dispatcher) *dispatcher {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.joinChangefeedLocked(d)
+	return b.published[d.id]
+}
+
+// publish stores d in the map. It reports whether an entry for d.id was
 // already there (it was replaced), so that the caller counts d once.
 func (b *broker) publish(d *dispatcher) (replaced bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	m := b.dispatchers
-	if d.tableTrigger {
-		m = b.triggers
-	}
-	_, replaced = m[d.id]
-	m[d.id] = d
+	_, replaced = b.published[d.id]
+	b.published[d.id] = d
 	return replaced
 }
 
-// compareAndDelete deletes d's entry only if the map still holds d
-// itself, and reports whether this call deleted it (F-R2: only the
-// remover that deleted an entry may decrement).
-func (b *broker) compareAndDelete(d *dispatcher) bool {
+// unpublish deletes d's entry only if the map still holds d itself, and
+// reports whether this call deleted it (F-R2: only the remover that
+// deleted an entry may decrement). The remover that did also drops d from
+// its changefeed status, in the same step. With force (the DoubleDecrement
+// bug) it drops d from its changefeed even if it lost.
+func (b *broker) unpublish(d *dispatcher, force bool) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	m := b.dispatchers
-	if d.tableTrigger {
-		m = b.triggers
+	deleted := b.published[d.id] == d
+	if deleted {
+		delete(b.published, d.id)
 	}
-	if m[d.id] != d {
-		return false
+	if deleted || force {
+		b.leaveChangefeedLocked(d)
 	}
-	delete(m, d.id)
-	return true
+	return deleted
 }
 
-func (b *broker) addToChangefeed(d *dispatcher) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	cf := b.changefeeds[d.changefeed]
-	if cf == nil {
-		cf = make(map[DispatcherID]*dispatcher)
-		b.changefeeds[d.changefeed] = cf
-	}
-	cf[d.id] = d
-}
-
-// removeFromChangefeed drops d from its changefeed status, and the status
-// once it is empty.
-func (b *broker) removeFromChangefeed(d *dispatcher) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	cf := b.changefeeds[d.changefeed]
-	if cf[d.id] != d {
+// joinChangefeedLocked counts d in its changefeed status.
+func (b *broker) joinChangefeedLocked(d *dispatcher) {
+	if d.cf != nil {
 		return
 	}
-	delete(cf, d.id)
-	if len(cf) == 0 {
-		delete(b.changefeeds, d.changefeed)
+	cf := b.idle
+	if cf == nil || cf.id != d.changefeed {
+		cf = b.changefeeds[d.changefeed]
 	}
+	if cf == nil {
+		cf = &changefeedStatus{id: d.changefeed}
+		b.changefeeds[d.changefeed] = cf
+	}
+	if cf == b.idle {
+		b.idle = nil
+	}
+	cf.n++
+	d.cf = cf
 }
 
-// add runs the store steps of a registration already admitted and
-// counted (TLA+ BrokerSubscribe, BrokerSubscribeRefused,
-// BrokerRegisterTable, BrokerRegisterTableFails; a table trigger's add is
-// the one step of CollectorRegister). On failure it leaves no trace: R3.
-func (b *broker) add(ctx context.Context, req Request) error {
+// leaveChangefeed drops d from its changefeed status, and the status once
+// it is empty.
+func (b *broker) leaveChangefeed(d *dispatcher) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.leaveChangefeedLocked(d)
+}
+
+func (b *broker) leaveChangefeedLocked(d *dispatcher) {
+	cf := d.cf
+	if cf == nil {
+		return
+	}
+	d.cf = nil
+	if cf.n--; cf.n > 0 {
+		return
+	}
+	// The status is empty: keep it as the one idle status, for the
+	// changefeed's next dispatcher, and drop the previous idle one.
+	if b.idle != nil {
+		delete(b.changefeeds, b.idle.id)
+	}
+	b.idle = cf
+}
+
+// newDispatcher returns the registration of req at epoch 0.
+func (b *broker) newDispatcher(req Request) *dispatcher {
 	d := &dispatcher{
 		b:            b,
 		id:           req.Dispatcher,
@@ -175,18 +212,25 @@ func (b *broker) add(ctx context.Context, req Request) error {
 		table:        req.Table,
 		topic:        req.Topic,
 	}
-	st := &stat{startTs: req.StartTs}
+	st := &d.first
+	st.startTs = req.StartTs
 	st.checkpointTs.Store(req.StartTs)
 	st.lastHeartbeat.Store(b.svc.now().UnixNano())
 	d.stat.Store(st)
-	b.addToChangefeed(d)
+	return d
+}
 
+// add runs the store steps of a registration already admitted and
+// counted, d being in its changefeed status (TLA+ BrokerSubscribe, BrokerSubscribeRefused,
+// BrokerRegisterTable, BrokerRegisterTableFails; a table trigger's add is
+// the one step of CollectorRegister). On failure it leaves no trace: R3.
+func (b *broker) add(ctx context.Context, d *dispatcher, req Request) error {
 	if !d.tableTrigger {
 		sub := store.Subscription{Table: req.Table, StartTs: req.StartTs, OnlyReuse: req.OnlyReuse}
 		// BrokerSubscribe / BrokerSubscribeRefused.
 		if !b.es.RegisterDispatcher(d.id, sub, d.notify) {
 			d.markRemoved()
-			b.removeFromChangefeed(d)
+			b.leaveChangefeed(d)
 			b.rollback()
 			b.svc.emit(Event{Kind: EventNotReusable, Cluster: b.cluster, Dispatcher: d.id, Topic: d.topic})
 			return fmt.Errorf("%w: %s/%s", ErrNotReusable, b.cluster, d.id)
@@ -201,7 +245,7 @@ func (b *broker) add(ctx context.Context, req Request) error {
 				d.markRemoved()
 				b.es.UnregisterDispatcher(d.id)
 			}
-			b.removeFromChangefeed(d)
+			b.leaveChangefeed(d)
 			b.rollback()
 			return fmt.Errorf("eventservice: register table %d of dispatcher %s/%s: %w", req.Table, b.cluster, d.id, err)
 		}
@@ -232,10 +276,32 @@ func (b *broker) rollback() {
 // remover returns false and changes nothing.
 func (b *broker) remove(d *dispatcher) bool {
 	d.markRemoved()
-	if !b.compareAndDelete(d) && !bugs.DoubleDecrementOn() {
+	if bug := bugs.DoubleDecrementOn(); !b.unpublish(d, bug) && !bug {
 		return false
 	}
-	b.removeFromChangefeed(d)
+	b.release(d)
+	return true
+}
+
+// removeID is remove for the published dispatcher id, if any; the lookup,
+// the removed mark and the delete are one step (request loop).
+func (b *broker) removeID(id DispatcherID) {
+	b.mu.Lock()
+	d := b.published[id]
+	if d != nil {
+		d.markRemoved()
+		delete(b.published, id)
+		b.leaveChangefeedLocked(d)
+	}
+	b.mu.Unlock()
+	if d != nil {
+		b.release(d)
+	}
+}
+
+// release is the end of a removal whose caller deleted d's entry: release
+// the stores (ordinary dispatchers only), and decrement last (R2, F6).
+func (b *broker) release(d *dispatcher) {
 	if bugs.DecrementBeforeCleanupOn() {
 		b.count.Add(-1)
 	}
@@ -246,7 +312,6 @@ func (b *broker) remove(d *dispatcher) bool {
 	if !bugs.DecrementBeforeCleanupOn() {
 		b.count.Add(-1)
 	}
-	return true
 }
 
 // reset moves d to a newer epoch. A stale epoch (≤ the current one) has
@@ -296,12 +361,10 @@ func (b *broker) inactive(now time.Time, timeout time.Duration, closed bool) []*
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	var out []*dispatcher
-	for _, m := range []map[DispatcherID]*dispatcher{b.dispatchers, b.triggers} {
-		for _, d := range m {
-			st := d.stat.Load()
-			if (st.epoch > 0 || closed) && now.Sub(time.Unix(0, st.lastHeartbeat.Load())) > timeout {
-				out = append(out, d)
-			}
+	for _, d := range b.published {
+		st := d.stat.Load()
+		if (st.epoch > 0 || closed) && now.Sub(time.Unix(0, st.lastHeartbeat.Load())) > timeout {
+			out = append(out, d)
 		}
 	}
 	slices.SortFunc(out, func(x, y *dispatcher) int { return compare(x.id, y.id) })
@@ -322,24 +385,24 @@ func (b *broker) snapshot() BrokerSnapshot {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	bs := BrokerSnapshot{Cluster: b.cluster, Count: b.count.Load()}
-	for _, m := range []map[DispatcherID]*dispatcher{b.dispatchers, b.triggers} {
-		for _, d := range m {
-			st := d.stat.Load()
-			bs.Dispatchers = append(bs.Dispatchers, DispatcherSnapshot{
-				ID:            d.id,
-				Changefeed:    d.changefeed,
-				TableTrigger:  d.tableTrigger,
-				Table:         d.table,
-				Epoch:         st.epoch,
-				StartTs:       st.startTs,
-				CheckpointTs:  st.checkpointTs.Load(),
-				LastHeartbeat: time.Unix(0, st.lastHeartbeat.Load()),
-			})
-		}
+	for _, d := range b.published {
+		st := d.stat.Load()
+		bs.Dispatchers = append(bs.Dispatchers, DispatcherSnapshot{
+			ID:            d.id,
+			Changefeed:    d.changefeed,
+			TableTrigger:  d.tableTrigger,
+			Table:         d.table,
+			Epoch:         st.epoch,
+			StartTs:       st.startTs,
+			CheckpointTs:  st.checkpointTs.Load(),
+			LastHeartbeat: time.Unix(0, st.lastHeartbeat.Load()),
+		})
 	}
 	slices.SortFunc(bs.Dispatchers, func(x, y DispatcherSnapshot) int { return compare(x.ID, y.ID) })
-	for cf := range b.changefeeds {
-		bs.Changefeeds = append(bs.Changefeeds, cf)
+	for id, cf := range b.changefeeds {
+		if cf.n > 0 {
+			bs.Changefeeds = append(bs.Changefeeds, id)
+		}
 	}
 	slices.Sort(bs.Changefeeds)
 	return bs

@@ -49,6 +49,9 @@
 //
 // # Concurrency
 //
+// Requests reach the loop through a mutex-guarded FIFO that the loop
+// empties a batch at a time (one wake-up serves every request queued
+// meanwhile; arrival order is kept); Do's result channels are pooled.
 // Store calls are made only by the request loop. [Service.Report],
 // [Service.CloseAdmission] and [Service.AdmissionClosed] are lock-free or
 // take only the admission mutex, which is never held across a store call.

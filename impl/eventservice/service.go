@@ -66,7 +66,7 @@ type Config struct {
 type Service struct {
 	cfg Config
 
-	jobs    chan job
+	q       *queue
 	stopped chan struct{}
 	running atomic.Bool
 
@@ -76,6 +76,7 @@ type Service struct {
 	brokersMu sync.Mutex
 	brokers   atomic.Pointer[[]*broker]
 	byCluster map[ClusterID]*broker // request loop only (and brokersMu)
+	last      *broker               // request loop only: the last broker used
 
 	// The admission gate (R8): closed only goes from false to true. An
 	// admission raises its broker's count under admitMu, and closing takes
@@ -103,7 +104,7 @@ func New(cfg Config) (*Service, error) {
 	}
 	s := &Service{
 		cfg:       cfg,
-		jobs:      make(chan job, cfg.QueueSize),
+		q:         newQueue(cfg.QueueSize),
 		stopped:   make(chan struct{}),
 		byCluster: make(map[ClusterID]*broker),
 	}
@@ -121,6 +122,7 @@ func (s *Service) Run(ctx context.Context) error {
 		panic("eventservice: Run called twice")
 	}
 	defer close(s.stopped)
+	defer s.q.stop() // before stopped is closed: a later push gets ErrStopped
 	var tick <-chan time.Time
 	if s.cfg.CleanupInterval > 0 {
 		t := time.NewTicker(s.cfg.CleanupInterval)
@@ -131,21 +133,9 @@ func (s *Service) Run(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case j := <-s.jobs:
-			s.run(ctx, j)
-			// Drain what is already queued without going back to the
-			// three-way select (cheaper under load; arrival order kept).
-			for range cap(s.jobs) {
-				if ctx.Err() != nil {
-					return ctx.Err()
-				}
-				select {
-				case j = <-s.jobs:
-					s.run(ctx, j)
-					continue
-				default:
-				}
-				break
+		case <-s.q.bell:
+			if err := s.drain(ctx, tick); err != nil {
+				return err
 			}
 		case <-tick:
 			s.cleanupInactive()
@@ -153,39 +143,44 @@ func (s *Service) Run(ctx context.Context) error {
 	}
 }
 
-// job is one entry of the request queue: a request queued by Submit
-// (fn nil), or a function that Do, Heartbeat, Cleanup or Snapshot runs in
-// the loop.
-type job struct {
-	req Request
-	fn  func(context.Context)
+// drain runs the queued requests a batch at a time, oldest first, until
+// the queue is empty; between batches it runs a due inactivity cleanup,
+// so that a busy queue does not starve it. One wake-up of the loop thus
+// serves every request that arrived while it was busy.
+func (s *Service) drain(ctx context.Context, tick <-chan time.Time) error {
+	for {
+		batch := s.q.take()
+		for i := range batch {
+			if err := ctx.Err(); err != nil {
+				s.q.done(batch)
+				return err
+			}
+			s.run(ctx, &batch[i])
+		}
+		s.q.done(batch)
+		if len(batch) == 0 {
+			return nil
+		}
+		select {
+		case <-tick:
+			s.cleanupInactive()
+		default:
+		}
+	}
 }
 
 // run runs j in the request loop.
-func (s *Service) run(ctx context.Context, j job) {
+func (s *Service) run(ctx context.Context, j *job) {
 	if j.fn != nil {
 		j.fn(ctx)
 		return
 	}
-	if err := s.handle(ctx, j.req); err != nil && s.cfg.OnError != nil {
+	err := s.handle(ctx, j.req)
+	switch {
+	case j.w != nil:
+		j.w.done <- err // capacity 1, and only this send
+	case err != nil && s.cfg.OnError != nil:
 		s.cfg.OnError(j.req, err)
-	}
-}
-
-// enqueue puts j on the request queue.
-func (s *Service) enqueue(ctx context.Context, j job) error {
-	select { // fast path: room in the queue
-	case s.jobs <- j:
-		return nil
-	default:
-	}
-	select {
-	case s.jobs <- j:
-		return nil
-	case <-s.stopped:
-		return ErrStopped
-	case <-ctx.Done():
-		return ctx.Err()
 	}
 }
 
@@ -197,7 +192,7 @@ func call[T any](ctx context.Context, s *Service, fn func(context.Context) (T, e
 	}
 	done := make(chan result, 1)
 	var zero T
-	if err := s.enqueue(ctx, job{fn: func(loopCtx context.Context) {
+	if err := s.q.push(ctx, job{fn: func(loopCtx context.Context) {
 		v, err := fn(loopCtx)
 		done <- result{v, err}
 	}}); err != nil {
@@ -221,12 +216,14 @@ func call[T any](ctx context.Context, s *Service, fn func(context.Context) (T, e
 
 // Submit queues req for the request loop and returns without waiting for
 // it, as a collector's message would. Its outcome reaches the collector
-// as events, and errors go to Config.OnError.
+// as events, and errors go to Config.OnError. Submit waits only while the
+// queue is full (Config.QueueSize); it returns ErrStopped once Run has
+// returned, or ctx's error.
 func (s *Service) Submit(ctx context.Context, req Request) error {
 	if err := validate(req); err != nil {
 		return err
 	}
-	return s.enqueue(ctx, job{req: req})
+	return s.q.push(ctx, job{req: req})
 }
 
 // Do runs req in the request loop and returns its outcome: nil on
@@ -237,10 +234,26 @@ func (s *Service) Do(ctx context.Context, req Request) error {
 	if err := validate(req); err != nil {
 		return err
 	}
-	_, err := call(ctx, s, func(loopCtx context.Context) (struct{}, error) {
-		return struct{}{}, s.handle(loopCtx, req)
-	})
-	return err
+	w := waiters.Get().(*waiter)
+	if err := s.q.push(ctx, job{req: req, w: w}); err != nil {
+		waiters.Put(w)
+		return err
+	}
+	select {
+	case err := <-w.done:
+		waiters.Put(w)
+		return err
+	case <-s.stopped:
+		// The request may have finished just before the loop stopped.
+		select {
+		case err := <-w.done:
+			return err
+		default:
+			return ErrStopped
+		}
+	case <-ctx.Done():
+		return ctx.Err() // w may still get the outcome: not reused
+	}
 }
 
 // Heartbeat applies a collector's heartbeat in the request loop and
@@ -249,7 +262,7 @@ func (s *Service) Do(ctx context.Context, req Request) error {
 func (s *Service) Heartbeat(ctx context.Context, hb Heartbeat) (HeartbeatResponse, error) {
 	return call(ctx, s, func(context.Context) (HeartbeatResponse, error) {
 		resp := HeartbeatResponse{Cluster: hb.Cluster}
-		b := s.byCluster[hb.Cluster]
+		b := s.broker(hb.Cluster)
 		now := s.cfg.Now()
 		for _, p := range hb.Progress {
 			if b == nil || !b.heartbeat(p, now) {
@@ -351,14 +364,12 @@ func (s *Service) handle(ctx context.Context, req Request) error {
 	case Register:
 		return s.register(ctx, req)
 	case Remove:
-		if b := s.byCluster[req.Cluster]; b != nil {
-			if d := b.lookup(req.Dispatcher); d != nil {
-				b.remove(d)
-			}
+		if b := s.broker(req.Cluster); b != nil {
+			b.removeID(req.Dispatcher)
 		}
 		return nil
 	case Reset:
-		b := s.byCluster[req.Cluster]
+		b := s.broker(req.Cluster)
 		var d *dispatcher
 		if b != nil {
 			d = b.lookup(req.Dispatcher)
@@ -396,10 +407,22 @@ func (s *Service) admit(b *broker) bool {
 	return true
 }
 
+// broker returns the broker of cluster, or nil (request loop only).
+func (s *Service) broker(cluster ClusterID) *broker {
+	if b := s.last; b != nil && b.cluster == cluster {
+		return b
+	}
+	b := s.byCluster[cluster]
+	if b != nil {
+		s.last = b
+	}
+	return b
+}
+
 // brokerFor returns the broker of cluster, creating and publishing it on
 // first use (request loop only).
 func (s *Service) brokerFor(cluster ClusterID) *broker {
-	if b := s.byCluster[cluster]; b != nil {
+	if b := s.broker(cluster); b != nil {
 		return b
 	}
 	es, ss := s.cfg.NewStores(cluster)
@@ -407,6 +430,7 @@ func (s *Service) brokerFor(cluster ClusterID) *broker {
 	s.brokersMu.Lock()
 	defer s.brokersMu.Unlock()
 	s.byCluster[cluster] = b
+	s.last = b
 	next := append(slices.Clone(*s.brokers.Load()), b)
 	s.brokers.Store(&next)
 	return b
@@ -434,10 +458,13 @@ func (s *Service) register(ctx context.Context, req Request) error {
 	// first (its stores and its share of the count), so that exactly one
 	// subscription and one schema reference exist per live ID (R1, R9);
 	// the new registration's early count keeps the report ≥ 1 meanwhile.
-	if old := b.lookup(req.Dispatcher); old != nil && !bugs.DoubleIncrementOn() {
+	// The new registration joins its changefeed status in the same step
+	// as the lookup.
+	d := b.newDispatcher(req)
+	if old := b.lookupAndJoin(d); old != nil && !bugs.DoubleIncrementOn() {
 		b.remove(old)
 	}
-	return b.add(ctx, req)
+	return b.add(ctx, d, req)
 }
 
 // cleanupInactive removes the inactive dispatchers of every broker
