@@ -73,6 +73,24 @@ func (s *fpSet) touch(fp uint64) {
 func (s *fpSet) insert(fp uint64, parent ref) (ref, bool, error) {
 	si := fp & (numShards - 1)
 	sh := &s.shards[si]
+	// Most successors were seen before. Look without the lock first: a
+	// lookup that writes nothing keeps the shard's lock line from bouncing
+	// between cores. Slots only ever go from empty to a fingerprint, and a
+	// table replaced by growth stays mapped until reclaim, so a fingerprint
+	// found in any table (even a retired one) is in the set; only a miss
+	// needs the lock.
+	if t := sh.tab.Load(); t != nil {
+		mask := uint64(len(t.slots) - 1)
+		for i := (fp >> shardBits) & mask; ; i = (i + 1) & mask {
+			v := atomic.LoadUint64(&t.slots[i])
+			if v == fp {
+				return 0, false, nil
+			}
+			if v == 0 {
+				break
+			}
+		}
+	}
 	sh.mu.Lock()
 	t := sh.tab.Load()
 	if t == nil {
