@@ -55,7 +55,6 @@ type conformance struct {
 	inflight int
 	removing bool
 	gate     *store.Gate
-	failNext bool
 	errc     chan error
 }
 

@@ -135,13 +135,12 @@ func (s slowSchemaStore) RegisterTable(ctx context.Context, t store.TableID, ts 
 
 // recorder is one recording run.
 type recorder struct {
-	cfg   Config
-	svc   *eventservice.Service
-	es    *store.MemEventStore
-	ss    *store.MemSchemaStore
-	clk   clock
-	ts    atomic.Uint64 // StartTs sequence
-	close atomic.Bool   // the close has been issued
+	cfg Config
+	svc *eventservice.Service
+	es  *store.MemEventStore
+	ss  *store.MemSchemaStore
+	clk clock
+	ts  atomic.Uint64 // StartTs sequence
 }
 
 // Record runs cfg.Clients goroutines issuing cfg.Ops random operations
