@@ -316,3 +316,15 @@ func TestContinueCountsStatesBehindActionViolations(t *testing.T) {
 	res = check(t, &trap{monotone{grid{size: 8}}}, modelcheck.Options{})
 	require.Equal(t, modelcheck.Violated, res.Outcome)
 }
+
+func TestWriteTraceHTML(t *testing.T) {
+	g := &grid{size: 8, bad: func(x, y int) bool { return x == 2 && y == 1 }}
+	res := check(t, g, modelcheck.Options{})
+	var b bytes.Buffer
+	require.NoError(t, modelcheck.WriteTraceHTML(&b, modelcheck.Model[point](g), res.Trace, -1, "Safe <violated>", "4 states"))
+	page := b.String()
+	require.Contains(t, page, "Safe &lt;violated&gt;") // escaped
+	require.Equal(t, 4, strings.Count(page, `<td class="step">`))
+	require.Equal(t, 2+1+1+1, strings.Count(page, `class="changed"`)) // both vars at Init, then one per step
+	require.NotContains(t, page, "repeat forever")
+}

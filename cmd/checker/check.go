@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 	"strconv"
 	"strings"
@@ -28,6 +29,7 @@ type checkFlags struct {
 	progress  time.Duration
 	liveness  bool
 	cont      bool
+	html      string
 }
 
 // job is a model ready to run, with its display name and options; run
@@ -42,6 +44,7 @@ type output struct {
 	stdout, stderr io.Writer
 	json           bool
 	name           string
+	html           string // where to write an HTML counterexample, if anywhere
 }
 
 func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -57,6 +60,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.DurationVar(&f.timeout, "timeout", 0, "stop after this long (0: no limit)")
 	fs.BoolVar(&f.json, "json", false, "print one JSON object instead of text")
 	fs.DurationVar(&f.progress, "progress", 5*time.Second, "interval between progress lines on stderr (0: none)")
+	fs.StringVar(&f.html, "html", "", "on a violation, also write the counterexample as an HTML table to this file")
 	fs.BoolVar(&f.cont, "continue", false, "keep exploring after a violation, as TLC -continue (whole state space; the shortest violation is reported)")
 	fs.BoolVar(&f.liveness, "liveness", true, "check the model's liveness properties (as the cfg's PROPERTIES select)")
 	fs.Usage = func() {
@@ -104,7 +108,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		Timeout:   f.timeout,
 		Continue:  f.cont,
 	}
-	out := output{stdout: stdout, stderr: stderr, json: f.json, name: j.name}
+	out := output{stdout: stdout, stderr: stderr, json: f.json, name: j.name, html: f.html}
 	if f.progress > 0 {
 		opts.ProgressEvery = f.progress
 		opts.Progress = func(p modelcheck.Progress) {
@@ -138,6 +142,13 @@ func runModel[S any](ctx context.Context, m modelcheck.Model[S], opts modelcheck
 	} else {
 		writeText(out.stdout, m, res)
 	}
+	if out.html != "" && len(res.Trace) > 0 {
+		if err := writeHTML(out.html, out.name, m, res); err != nil {
+			fmt.Fprintf(out.stderr, "checker check: %v\n", err)
+			return exitUsage
+		}
+		fmt.Fprintf(out.stderr, "Counterexample written to %s\n", out.html)
+	}
 	switch res.Outcome {
 	case modelcheck.OK:
 		return exitOK
@@ -145,6 +156,29 @@ func runModel[S any](ctx context.Context, m modelcheck.Model[S], opts modelcheck
 		return exitIncomplete
 	}
 	return exitViolation
+}
+
+// writeHTML writes the counterexample of res as an HTML page.
+func writeHTML[S any](path, name string, m modelcheck.Model[S], res *modelcheck.Result[S]) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	what := res.Violated
+	if res.Kind != "deadlock" {
+		what = kindText(res.Kind) + " " + res.Violated
+	}
+	loop := -1
+	if res.Kind == "liveness" {
+		loop = res.LoopStart
+	}
+	summary := fmt.Sprintf("%s: %s is violated after %d states (%s distinct states explored, depth %d).",
+		name, what, len(res.Trace), commas(res.Distinct), res.Depth)
+	err = modelcheck.WriteTraceHTML(f, m, res.Trace, loop, what+" violated", summary)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 func workersText(n int) string {

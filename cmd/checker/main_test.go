@@ -187,3 +187,17 @@ func TestParseTLCTemporal(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "Live", r.Violated)
 }
+
+func TestHTMLCounterexample(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cex.html")
+	code, _, errOut := runCLI(t, "check", "--config", "../../tla/MCDrainRegistrationVariantH.cfg", "--html", path, "--progress", "0")
+	require.Equal(t, exitViolation, code, errOut)
+	require.Contains(t, errOut, path)
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Contains(t, string(b), "DrainSafety violated")
+	require.Contains(t, string(b), "CoordCompleteDrain")
+	// A bad path is an operational error.
+	code, _, _ = runCLI(t, "check", "--model", "twophase-bug", "--html", filepath.Join(t.TempDir(), "no", "such", "dir.html"))
+	require.Equal(t, exitUsage, code)
+}
