@@ -15,7 +15,9 @@ h1{font-size:1.3em} p.sum{color:#555}
 table{border-collapse:collapse;font-family:ui-monospace,monospace;font-size:12px}
 th,td{border:1px solid #ccc;padding:3px 6px;vertical-align:top;text-align:left}
 th{background:#f3f3f3;position:sticky;top:0}
-td.step{white-space:nowrap;font-weight:600}
+td.step{font-weight:600;min-width:16em;max-width:26em}
+td{white-space:nowrap}
+td.step,td.long{white-space:normal;min-width:16em}
 td.changed{background:#fff3b0}
 td.same{color:#999}
 tr.loop td.step{border-left:4px solid #d33}
@@ -25,7 +27,7 @@ tr.last td{border-bottom:2px solid #d33}
 <p class="sum">{{.Summary}}</p>
 <table>
 <tr><th>#</th><th>step</th>{{range .Vars}}<th>{{.}}</th>{{end}}</tr>
-{{range .Rows}}<tr class="{{.Class}}"><td>{{.N}}</td><td class="step">{{.Label}}</td>{{range .Cells}}<td class="{{if .Changed}}changed{{else}}same{{end}}">{{.Value}}</td>{{end}}</tr>
+{{range .Rows}}<tr class="{{.Class}}"><td>{{.N}}</td><td class="step">{{.Label}}</td>{{range .Cells}}<td class="{{if .Changed}}changed{{else}}same{{end}}{{if .Long}} long{{end}}">{{.Value}}</td>{{end}}</tr>
 {{end}}</table>
 {{if .Loop}}<p class="sum">The steps marked in red from step {{.Loop}} on repeat forever.</p>{{end}}
 </body></html>
@@ -34,6 +36,7 @@ tr.last td{border-bottom:2px solid #d33}
 type htmlCell struct {
 	Value   string
 	Changed bool
+	Long    bool // wraps at spaces; short values stay on one line
 }
 
 type htmlRow struct {
@@ -72,7 +75,7 @@ func WriteTraceHTML[S any](w io.Writer, m Model[S], trace []Step[S], loopStart i
 		}
 		for j, v := range vars {
 			changed := prev == nil || j >= len(prev) || prev[j] != v
-			row.Cells = append(row.Cells, htmlCell{Value: v[1], Changed: changed})
+			row.Cells = append(row.Cells, htmlCell{Value: v[1], Changed: changed, Long: len(v[1]) > 32})
 		}
 		rows = append(rows, row)
 		prev = vars
