@@ -30,7 +30,7 @@ func (r *mutexRegistry) register(id DispatcherID, tbl TableID) {
 	if _, ok := r.m[id]; ok {
 		return
 	}
-	if !r.es.RegisterDispatcher(id, store.Subscription{Table: tbl}, func() {}) {
+	if !r.es.RegisterDispatcher(id, store.Subscription{Table: tbl}, store.NotifierFunc(func() {})) {
 		return
 	}
 	if err := r.ss.RegisterTable(context.Background(), tbl, 1); err != nil {

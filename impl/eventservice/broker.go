@@ -26,8 +26,21 @@ type stat struct {
 }
 
 // dispatcher is one registration: the stable pointer the maps and the
-// event-store notifier hold for the life of the registration.
+// event store (as its notifier) hold for the life of the registration.
+//
+// A broker reuses a released dispatcher for a later registration
+// (recycle, newDispatcher), so that a registration does not allocate. An
+// event store may still be calling the notifier of the earlier
+// registration (a call under way when UnregisterDispatcher returned), so
+// every registration gets a new generation, which is the token of its
+// subscription, and Notify acts only for the current generation and only
+// under nmu, which the reuse holds while it rewrites the fields (R4, R5).
 type dispatcher struct {
+	// nmu orders Notify, which runs on event-store goroutines, with the
+	// reuse of d for a new registration; gen is d's generation (nmu).
+	nmu sync.Mutex
+	gen uint64
+
 	b            *broker
 	id           DispatcherID
 	changefeed   ChangefeedID
@@ -48,30 +61,40 @@ func (d *dispatcher) markRemoved() {
 	d.stat.Load().removed.Store(true)
 }
 
-// notify is the notifier d registers with the event store. It runs on the
-// event store's goroutines and drops the call once d is marked removed
-// (R4, seed 004); otherwise it sends Ready while the epoch is 0, and the
-// Handshake of a newer epoch once.
-func (d *dispatcher) notify() {
+// Notify implements [store.Notifier]: d registers itself with the event
+// store (no closure to allocate), token being its generation. It runs on
+// the event store's goroutines and drops the call if it belongs to an
+// earlier registration of a reused d, or once d is marked removed (R4,
+// seed 004); otherwise it sends Ready while the epoch is 0, and the
+// Handshake of a newer epoch once. The decision is taken under nmu, so
+// that a reuse of d does not change the fields read meanwhile; the event
+// goes out after.
+func (d *dispatcher) Notify(token uint64) {
+	s := d.b.svc // d.b never changes: d is reused by its own broker only
+	d.nmu.Lock()
 	st := d.stat.Load()
-	s := d.b.svc
-	if st.removed.Load() {
+	if d.gen != token || st.removed.Load() {
+		d.nmu.Unlock()
 		s.dropped.Add(1)
 		return
 	}
-	if st.epoch == 0 {
-		s.emit(Event{Kind: EventReady, Cluster: d.b.cluster, Dispatcher: d.id, Topic: d.topic})
-		return
+	e := Event{Cluster: d.b.cluster, Dispatcher: d.id, Topic: d.topic}
+	switch {
+	case st.epoch == 0:
+		e.Kind = EventReady
+	case !st.handshaked.Swap(true):
+		e.Kind, e.Epoch = EventHandshake, st.epoch
 	}
-	if !st.handshaked.Swap(true) {
-		s.emit(Event{Kind: EventHandshake, Cluster: d.b.cluster, Dispatcher: d.id, Epoch: st.epoch, Topic: d.topic})
+	d.nmu.Unlock()
+	if e.Kind != 0 {
+		s.emit(e)
 	}
 }
 
 // broker is the event broker of one upstream cluster. count is read by
-// Report from any goroutine; the maps are written by the request loop and
-// guarded by mu so that compare-and-delete is well defined even for a
-// remover outside the loop.
+// Report from any goroutine. The maps (and each dispatcher's cf) belong
+// to the request loop; mu makes compare-and-delete well defined for a
+// remover outside the loop (see [loopLocks]).
 type broker struct {
 	svc     *Service
 	cluster ClusterID
@@ -82,6 +105,9 @@ type broker struct {
 	// it covers admitted, registered and half-removed dispatchers.
 	count atomic.Int64
 
+	// mu guards the maps against removers outside the loop: remove and
+	// unpublish always take it; the loop's own steps take it only when
+	// loopLocks is set.
 	mu sync.Mutex
 	// published holds the published dispatchers, ordinary and table
 	// triggers alike: one entry per ID (R1).
@@ -94,7 +120,18 @@ type broker struct {
 	// one emptied), kept so that a changefeed whose only dispatcher comes
 	// and goes does not allocate a status each time. Snapshots omit it.
 	idle *changefeedStatus
+
+	// free holds released dispatchers for reuse (request loop only).
+	free []*dispatcher
 }
+
+// maxFree bounds a broker's free dispatchers.
+const maxFree = 64
+
+// recycling tells whether released dispatchers are reused. Not under the
+// tag bugs, where the DoubleDecrement bug lets a remover outside the loop
+// read a dispatcher that the loop released.
+const recycling = !bugs.Built
 
 // changefeedStatus is a changefeed's entry in its broker (mu).
 type changefeedStatus struct {
@@ -113,30 +150,58 @@ func newBroker(svc *Service, cluster ClusterID, es store.EventStore, ss store.Sc
 	}
 }
 
-// lookup returns the published dispatcher id, ordinary or table trigger.
+// loopLocks tells whether the request loop's own steps on a broker
+// (lookup, lookupAndJoin, publish, removeID, leaveChangefeed, inactive,
+// snapshot) take b.mu. In the normal build only the loop reads or writes
+// a broker's maps: Report reads only the atomic counts, and every other
+// entry point (Do, Submit, Heartbeat, Cleanup, Snapshot) runs in the loop.
+// The one exception is a remover outside the loop (remove, which locks
+// always), which tests use only to race removers with each other while
+// the loop is idle (TestConcurrentRemoversDecrementOnce). Under the tag
+// bugs, the DoubleDecrement bug runs the inactivity cleanup beside the
+// loop, so there every step locks.
+const loopLocks = bugs.Built
+
+// loopLock takes b.mu for a step of the request loop if loopLocks.
+func (b *broker) loopLock() {
+	if loopLocks {
+		b.mu.Lock()
+	}
+}
+
+// loopUnlock undoes loopLock.
+func (b *broker) loopUnlock() {
+	if loopLocks {
+		b.mu.Unlock()
+	}
+}
+
+// lookup returns the published dispatcher id, ordinary or table trigger
+// (request loop, or a test while the loop is idle).
 func (b *broker) lookup(id DispatcherID) *dispatcher {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	b.loopLock()
+	defer b.loopUnlock()
 	return b.published[id]
 }
 
 // lookupAndJoin returns the published dispatcher with d's ID, if any,
-// and counts d in its changefeed status, in one step.
+// and counts d in its changefeed status, in one step (request loop).
 func (b *broker) lookupAndJoin(d *dispatcher) *dispatcher {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	b.loopLock()
+	defer b.loopUnlock()
 	b.joinChangefeedLocked(d)
 	return b.published[d.id]
 }
 
-// publish stores d in the map. It reports whether an entry for d.id was
-// already there (it was replaced), so that the caller counts d once.
+// publish stores d in the map (request loop). It reports whether an entry
+// for d.id was already there (it was replaced), so that the caller counts
+// d once.
 func (b *broker) publish(d *dispatcher) (replaced bool) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	_, replaced = b.published[d.id]
-	b.published[d.id] = d
-	return replaced
+	b.loopLock()
+	defer b.loopUnlock()
+	n := len(b.published)
+	b.published[d.id] = d // one map operation: a replacement keeps the length
+	return len(b.published) == n
 }
 
 // unpublish deletes d's entry only if the map still holds d itself, and
@@ -180,8 +245,8 @@ func (b *broker) joinChangefeedLocked(d *dispatcher) {
 // leaveChangefeed drops d from its changefeed status, and the status once
 // it is empty.
 func (b *broker) leaveChangefeed(d *dispatcher) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	b.loopLock()
+	defer b.loopUnlock()
 	b.leaveChangefeedLocked(d)
 }
 
@@ -202,22 +267,46 @@ func (b *broker) leaveChangefeedLocked(d *dispatcher) {
 	b.idle = cf
 }
 
-// newDispatcher returns the registration of req at epoch 0.
+// newDispatcher returns the registration of req at epoch 0, in a new
+// generation of a released dispatcher if there is one (request loop).
 func (b *broker) newDispatcher(req Request) *dispatcher {
-	d := &dispatcher{
-		b:            b,
-		id:           req.Dispatcher,
-		changefeed:   req.Changefeed,
-		tableTrigger: req.TableTrigger,
-		table:        req.Table,
-		topic:        req.Topic,
+	now := b.svc.now().UnixNano()
+	var d *dispatcher
+	if n := len(b.free); n > 0 {
+		d = b.free[n-1]
+		b.free[n-1] = nil
+		b.free = b.free[:n-1]
+	} else {
+		d = &dispatcher{b: b}
 	}
+	// A notification of d's previous registration may be under way: it
+	// reads the fields under nmu and finds another generation (R4).
+	d.nmu.Lock()
+	d.gen++
+	d.id = req.Dispatcher
+	d.changefeed = req.Changefeed
+	d.tableTrigger = req.TableTrigger
+	d.table = req.Table
+	d.topic = req.Topic
 	st := &d.first
+	st.epoch = 0
 	st.startTs = req.StartTs
+	st.removed.Store(false)
+	st.handshaked.Store(false)
 	st.checkpointTs.Store(req.StartTs)
-	st.lastHeartbeat.Store(b.svc.now().UnixNano())
+	st.lastHeartbeat.Store(now)
 	d.stat.Store(st)
+	d.nmu.Unlock()
 	return d
+}
+
+// recycle keeps d, released by the request loop (removed, deleted from
+// the map, out of its changefeed, its stores released), for a later
+// registration (request loop only).
+func (b *broker) recycle(d *dispatcher) {
+	if recycling && len(b.free) < maxFree {
+		b.free = append(b.free, d)
+	}
 }
 
 // add runs the store steps of a registration already admitted and
@@ -226,9 +315,10 @@ func (b *broker) newDispatcher(req Request) *dispatcher {
 // the one step of CollectorRegister). On failure it leaves no trace: R3.
 func (b *broker) add(ctx context.Context, d *dispatcher, req Request) error {
 	if !d.tableTrigger {
-		sub := store.Subscription{Table: req.Table, StartTs: req.StartTs, OnlyReuse: req.OnlyReuse}
+		// d.gen is written only by newDispatcher, in this goroutine.
+		sub := store.Subscription{Table: req.Table, StartTs: req.StartTs, OnlyReuse: req.OnlyReuse, Token: d.gen}
 		// BrokerSubscribe / BrokerSubscribeRefused.
-		if !b.es.RegisterDispatcher(d.id, sub, d.notify) {
+		if !b.es.RegisterDispatcher(d.id, sub, d) {
 			d.markRemoved()
 			b.leaveChangefeed(d)
 			b.rollback()
@@ -286,16 +376,17 @@ func (b *broker) remove(d *dispatcher) bool {
 // removeID is remove for the published dispatcher id, if any; the lookup,
 // the removed mark and the delete are one step (request loop).
 func (b *broker) removeID(id DispatcherID) {
-	b.mu.Lock()
+	b.loopLock()
 	d := b.published[id]
 	if d != nil {
 		d.markRemoved()
 		delete(b.published, id)
 		b.leaveChangefeedLocked(d)
 	}
-	b.mu.Unlock()
+	b.loopUnlock()
 	if d != nil {
 		b.release(d)
+		b.recycle(d)
 	}
 }
 
@@ -358,8 +449,8 @@ func (b *broker) heartbeat(p Progress, now time.Time) bool {
 // handshaked (epoch ≥ 1), or any once admission is closed, and silent for
 // longer than timeout. Sorted by ID, for determinism.
 func (b *broker) inactive(now time.Time, timeout time.Duration, closed bool) []*dispatcher {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	b.loopLock()
+	defer b.loopUnlock()
 	var out []*dispatcher
 	for _, d := range b.published {
 		st := d.stat.Load()
@@ -382,8 +473,8 @@ func compare[T ~string](a, b T) int {
 }
 
 func (b *broker) snapshot() BrokerSnapshot {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	b.loopLock()
+	defer b.loopUnlock()
 	bs := BrokerSnapshot{Cluster: b.cluster, Count: b.count.Load()}
 	for _, d := range b.published {
 		st := d.stat.Load()

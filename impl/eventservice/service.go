@@ -462,7 +462,9 @@ func (s *Service) register(ctx context.Context, req Request) error {
 	// as the lookup.
 	d := b.newDispatcher(req)
 	if old := b.lookupAndJoin(d); old != nil && !bugs.DoubleIncrementOn() {
-		b.remove(old)
+		if b.remove(old) {
+			b.recycle(old)
+		}
 	}
 	return b.add(ctx, d, req)
 }
@@ -477,6 +479,9 @@ func (s *Service) cleanupInactive() int {
 		for _, d := range b.inactive(now, s.cfg.InactivityTimeout, closed) {
 			if b.remove(d) {
 				n++
+				if !bugs.DoubleDecrementOn() { // in the loop: d is ours again
+					b.recycle(d)
+				}
 			}
 		}
 	}

@@ -2,6 +2,7 @@ package eventservice
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -178,10 +179,12 @@ func TestRepeatedRegistrationReplaces(t *testing.T) {
 			}
 			// Keep the first registration's notifier, as an event-store
 			// goroutine that already picked it up would.
-			var oldNotify store.Notifier
+			var oldNotify func()
 			func() {
 				b := h.svc.byClusterForTest("c1")
-				oldNotify = b.lookup("d1").notify
+				d := b.lookup("d1")
+				token := d.gen
+				oldNotify = func() { d.Notify(token) }
 			}()
 			h.takeEvents()
 
@@ -227,12 +230,14 @@ func (s *Service) byClusterForTest(c ClusterID) *broker {
 type recordingEventStore struct {
 	*store.MemEventStore
 	mu        sync.Mutex
-	notifiers []store.Notifier
+	notifiers []func()
+	targets   []store.Notifier
 }
 
 func (r *recordingEventStore) RegisterDispatcher(id DispatcherID, sub store.Subscription, n store.Notifier) bool {
 	r.mu.Lock()
-	r.notifiers = append(r.notifiers, n)
+	r.notifiers = append(r.notifiers, func() { n.Notify(sub.Token) })
+	r.targets = append(r.targets, n)
 	r.mu.Unlock()
 	return r.MemEventStore.RegisterDispatcher(id, sub, n)
 }
@@ -524,4 +529,59 @@ func TestRequestValidationAndStop(t *testing.T) {
 	require.ErrorIs(t, svc.Run(ctx), context.Canceled)
 	require.ErrorIs(t, svc.Do(context.Background(), reg("d1", 1)), ErrStopped)
 	require.PanicsWithValue(t, "eventservice: Run called twice", func() { _ = svc.Run(ctx) })
+}
+
+// R4, R5: a released dispatcher is reused for a later registration (of
+// another ID here); a notification of the earlier registration that was
+// still under way in the event store is dropped, and never acts on the
+// new one. Run under -race with the calls racing the reuse, it also shows
+// that Notify reads the reused fields only under the dispatcher's lock.
+func TestReusedDispatcherDropsEarlierNotifications(t *testing.T) {
+	rec := &recordingEventStore{MemEventStore: store.NewMemEventStore()}
+	var h *harness
+	h = newHarness(t, func(c *Config) {
+		c.NewStores = func(ClusterID) (store.EventStore, store.SchemaStore) { return rec, store.NewMemSchemaStore() }
+		c.Emit = func(e Event) { h.mu.Lock(); h.events = append(h.events, e); h.mu.Unlock() }
+	})
+	require.NoError(t, h.do(reg("d1", 1)))
+	require.NoError(t, h.do(rem("c1", "d1")))
+	require.NoError(t, h.do(reg("d2", 2)))
+	b := h.svc.byClusterForTest("c1")
+	if recycling {
+		require.Same(t, rec.targets[0], rec.targets[1], "the released dispatcher is reused")
+	}
+	h.takeEvents()
+	rec.notifiers[0]() // d1's, under way since before its removal
+	require.Empty(t, h.takeEvents(), "R4: no event for the earlier registration")
+	require.Equal(t, int64(1), h.svc.DroppedNotifications())
+	rec.notifiers[1]()
+	require.Equal(t, []Event{{Kind: EventReady, Cluster: "c1", Dispatcher: "d2"}}, h.takeEvents())
+	require.Same(t, b.lookup("d2"), rec.targets[1])
+
+	// The earlier registrations' calls race further reuses.
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			rec.mu.Lock()
+			ns := rec.notifiers[:2:2]
+			rec.mu.Unlock()
+			ns[0]()
+		}
+	})
+	for i := range 200 {
+		id := DispatcherID(fmt.Sprintf("x%d", i%3))
+		require.NoError(t, h.do(reg(id, TableID(10+i%3))))
+		require.NoError(t, h.do(rem("c1", id)))
+	}
+	close(done)
+	wg.Wait()
+	require.Empty(t, h.takeEvents(), "R4: an earlier registration's call acted on a reused dispatcher")
+	require.NoError(t, h.do(rem("c1", "d2")))
+	h.checkQuiescent()
 }

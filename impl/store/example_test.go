@@ -24,7 +24,7 @@ func ExampleMemSchemaStore_FailOnce() {
 // The event store calls a subscriber's notifier until it is unregistered.
 func ExampleMemEventStore() {
 	es := store.NewMemEventStore()
-	es.RegisterDispatcher("d1", store.Subscription{Table: 42}, func() { fmt.Println("notified d1") })
+	es.RegisterDispatcher("d1", store.Subscription{Table: 42}, store.NotifierFunc(func() { fmt.Println("notified d1") }))
 	es.Notify("d1")
 	es.UnregisterDispatcher("d1")
 	fmt.Println("notify after unregister:", es.Notify("d1"))

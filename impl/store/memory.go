@@ -167,7 +167,7 @@ func (s *MemEventStore) Notify(id DispatcherID) bool {
 	if !ok {
 		return false
 	}
-	sub.notify()
+	sub.notify.Notify(sub.sub.Token)
 	return true
 }
 

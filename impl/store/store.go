@@ -21,13 +21,30 @@ type Subscription struct {
 	// OnlyReuse asks the store to accept the subscription only if it can
 	// reuse an existing one (a remote probe).
 	OnlyReuse bool
+	// Token is opaque to the store, which hands it back to the notifier
+	// with every call. A subscriber that registers one Notifier for
+	// successive subscriptions (reusing it) tells by the token a call of
+	// an earlier subscription, still under way, from one of the current.
+	Token uint64
 }
 
-// Notifier is the callback an event store calls, on its own goroutines,
-// when new data or a newer resolved timestamp is available for a
-// subscriber. It may be called at any moment after RegisterDispatcher
-// returned true and until UnregisterDispatcher returned.
-type Notifier func()
+// Notifier is what an event store calls, on its own goroutines, when new
+// data or a newer resolved timestamp is available for a subscriber. Notify
+// may be called at any moment after RegisterDispatcher returned true and
+// until UnregisterDispatcher returned (and by a call already under way
+// then), with the Token of the subscription it was registered with. It
+// is an interface, not a function, so that a subscriber that is already
+// a pointer registers itself without allocating a closure.
+type Notifier interface {
+	Notify(token uint64)
+}
+
+// NotifierFunc adapts an ordinary function to [Notifier]; it ignores the
+// token.
+type NotifierFunc func()
+
+// Notify calls f.
+func (f NotifierFunc) Notify(uint64) { f() }
 
 // EventStore is the store of change events a broker subscribes
 // dispatchers to. Implementations must be safe for concurrent use.

@@ -23,7 +23,7 @@ var (
 func TestMemEventStoreSubscribeNotifyUnregister(t *testing.T) {
 	es := store.NewMemEventStore()
 	calls := 0
-	require.True(t, es.RegisterDispatcher("d1", store.Subscription{Table: 1}, func() { calls++ }))
+	require.True(t, es.RegisterDispatcher("d1", store.Subscription{Table: 1}, store.NotifierFunc(func() { calls++ })))
 	require.True(t, es.Subscribed("d1"))
 	require.True(t, es.Notify("d1"))
 	require.Equal(t, 1, calls)
@@ -37,17 +37,17 @@ func TestMemEventStoreSubscribeNotifyUnregister(t *testing.T) {
 func TestMemEventStoreRefuseAndClose(t *testing.T) {
 	es := store.NewMemEventStore()
 	es.Refuse(func(_ store.DispatcherID, s store.Subscription) bool { return s.OnlyReuse })
-	require.False(t, es.RegisterDispatcher("probe", store.Subscription{OnlyReuse: true}, func() {}))
-	require.True(t, es.RegisterDispatcher("local", store.Subscription{}, func() {}))
+	require.False(t, es.RegisterDispatcher("probe", store.Subscription{OnlyReuse: true}, store.NotifierFunc(func() {})))
+	require.True(t, es.RegisterDispatcher("local", store.Subscription{}, store.NotifierFunc(func() {})))
 	es.Close()
-	require.False(t, es.RegisterDispatcher("late", store.Subscription{}, func() {}))
+	require.False(t, es.RegisterDispatcher("late", store.Subscription{}, store.NotifierFunc(func() {})))
 	require.Equal(t, []store.DispatcherID{"local"}, es.Subscribers())
 	require.Equal(t, 1, es.Registers())
 }
 
 func TestMemEventStoreBlockUnregister(t *testing.T) {
 	es := store.NewMemEventStore()
-	es.RegisterDispatcher("d1", store.Subscription{}, func() {})
+	es.RegisterDispatcher("d1", store.Subscription{}, store.NotifierFunc(func() {}))
 	g := es.BlockUnregister()
 	done := make(chan struct{})
 	go func() { es.UnregisterDispatcher("d1"); close(done) }()
