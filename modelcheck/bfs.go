@@ -310,7 +310,7 @@ type pending[S any] struct {
 
 // batchSize is how many successors a worker prefetches before it inserts
 // them.
-const batchSize = 32
+const batchSize = 128
 
 func (c *checker[S]) worker(cur *blocks[S], starts []int, pos *atomic.Int64, level int, out *blocks[S]) {
 	var (
