@@ -101,9 +101,13 @@ type broker struct {
 	es      store.EventStore
 	ss      store.SchemaStore
 
-	// count is the atomic dispatcher count (TLA+ count): early count, so
-	// it covers admitted, registered and half-removed dispatchers.
-	count atomic.Int64
+	// gate is the atomic dispatcher count (TLA+ count) times two, plus
+	// the broker's copy of the admission gate in bit 0 (set once
+	// admission closed). The count is early, so it covers admitted,
+	// registered and half-removed dispatchers. One word, so that an
+	// admission checks the gate and raises the count in one
+	// compare-and-swap (Service.admit, Service.CloseAdmission).
+	gate atomic.Int64
 
 	// mu guards the maps against removers outside the loop: remove and
 	// unpublish always take it; the loop's own steps take it only when
@@ -124,6 +128,15 @@ type broker struct {
 	// free holds released dispatchers for reuse (request loop only).
 	free []*dispatcher
 }
+
+// gateClosed is the gate bit of broker.gate; the count is gate >> 1.
+const gateClosed = 1
+
+// addCount adds n to b's dispatcher count.
+func (b *broker) addCount(n int64) { b.gate.Add(2 * n) }
+
+// count returns b's dispatcher count.
+func (b *broker) count() int64 { return b.gate.Load() >> 1 }
 
 // maxFree bounds a broker's free dispatchers.
 const maxFree = 64
@@ -344,10 +357,10 @@ func (b *broker) add(ctx context.Context, d *dispatcher, req Request) error {
 	// replaced entry (impossible in the serial loop, which removes the old
 	// registration first) must give its share back.
 	if b.publish(d) && !bugs.DoubleIncrementOn() {
-		b.count.Add(-1)
+		b.addCount(-1)
 	}
 	if bugs.CountAfterPublishOn() {
-		b.count.Add(1)
+		b.addCount(1)
 	}
 	return nil
 }
@@ -355,7 +368,7 @@ func (b *broker) add(ctx context.Context, d *dispatcher, req Request) error {
 // rollback undoes the early count of a failed add.
 func (b *broker) rollback() {
 	if !bugs.CountAfterPublishOn() {
-		b.count.Add(-1)
+		b.addCount(-1)
 	}
 }
 
@@ -394,14 +407,14 @@ func (b *broker) removeID(id DispatcherID) {
 // the stores (ordinary dispatchers only), and decrement last (R2, F6).
 func (b *broker) release(d *dispatcher) {
 	if bugs.DecrementBeforeCleanupOn() {
-		b.count.Add(-1)
+		b.addCount(-1)
 	}
 	if !d.tableTrigger {
 		b.es.UnregisterDispatcher(d.id)
 		b.ss.UnregisterTable(d.table)
 	}
 	if !bugs.DecrementBeforeCleanupOn() {
-		b.count.Add(-1)
+		b.addCount(-1)
 	}
 }
 
@@ -475,7 +488,7 @@ func compare[T ~string](a, b T) int {
 func (b *broker) snapshot() BrokerSnapshot {
 	b.loopLock()
 	defer b.loopUnlock()
-	bs := BrokerSnapshot{Cluster: b.cluster, Count: b.count.Load()}
+	bs := BrokerSnapshot{Cluster: b.cluster, Count: b.count()}
 	for _, d := range b.published {
 		st := d.stat.Load()
 		bs.Dispatchers = append(bs.Dispatchers, DispatcherSnapshot{

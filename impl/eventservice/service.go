@@ -78,11 +78,14 @@ type Service struct {
 	byCluster map[ClusterID]*broker // request loop only (and brokersMu)
 	last      *broker               // request loop only: the last broker used
 
-	// The admission gate (R8): closed only goes from false to true. An
-	// admission raises its broker's count under admitMu, and closing takes
-	// admitMu, so a report that sees the gate closed also sees every
-	// admitted registration's count.
-	admitMu sync.Mutex
+	// The admission gate (R8): closing, then closed, only go from false
+	// to true. Each broker keeps a copy of the gate in its count word
+	// (broker.gate), so that an admission checks it and raises the count
+	// in one compare-and-swap. CloseAdmission sets closing, closes every
+	// broker's copy, then sets closed; see CloseAdmission for why a
+	// report that sees closed also sees every admitted registration's
+	// count.
+	closing atomic.Bool
 	closed  atomic.Bool
 
 	dropped atomic.Int64 // notifications dropped for removed dispatchers
@@ -318,17 +321,32 @@ func (s *Service) Report() (count int64, admissionClosed bool) {
 func (s *Service) sumCounts() int64 {
 	var n int64
 	for _, b := range *s.brokers.Load() {
-		n += b.count.Load()
+		n += b.count()
 	}
 	return n
 }
 
 // CloseAdmission closes the admission gate, for good: every later
 // registration is refused (R8). The node calls it when it goes STOPPING.
+//
+// The order makes a report that sees closed count every admitted
+// registration (Go's atomics are sequentially consistent). An admission
+// to broker b succeeds by a compare-and-swap of b.gate with the gate bit
+// clear, so it comes before the store that set b's bit. That store is
+// either the one here, before closed is set (so before a report sees it),
+// or the one brokerFor makes when it created b after it saw closing; but
+// brokerFor runs in the request loop before any admission to b, which
+// would then be refused. If brokerFor did not see closing, closing was
+// set after b was in the broker list, so the loop here sets b's bit.
 func (s *Service) CloseAdmission() {
-	s.admitMu.Lock()
+	if s.closed.Load() {
+		return
+	}
+	s.closing.Store(true)
+	for _, b := range *s.brokers.Load() {
+		b.gate.Or(gateClosed)
+	}
 	s.closed.Store(true)
-	s.admitMu.Unlock()
 }
 
 // AdmissionClosed reports whether the admission gate is closed.
@@ -393,18 +411,24 @@ func (s *Service) gateOpen() bool {
 }
 
 // admit raises b's count for one registration (the early count) unless
-// admission closed; the check and the increment are one step under
-// admitMu (TLA+ CollectorRegister).
+// admission closed; the check and the increment are one compare-and-swap
+// of b.gate (TLA+ CollectorRegister). A registration refused by b's gate
+// bit while a CloseAdmission is still under way finishes the close first,
+// so that whoever learns of the refusal also sees admission closed.
 func (s *Service) admit(b *broker) bool {
-	s.admitMu.Lock()
-	defer s.admitMu.Unlock()
-	if s.closed.Load() && !bugs.NoAdmissionGateOn() {
-		return false
+	for {
+		w := b.gate.Load()
+		if w&gateClosed != 0 && !bugs.NoAdmissionGateOn() {
+			s.CloseAdmission()
+			return false
+		}
+		if bugs.CountAfterPublishOn() {
+			return true
+		}
+		if b.gate.CompareAndSwap(w, w+2) {
+			return true
+		}
 	}
-	if !bugs.CountAfterPublishOn() {
-		b.count.Add(1)
-	}
-	return true
 }
 
 // broker returns the broker of cluster, or nil (request loop only).
@@ -433,6 +457,9 @@ func (s *Service) brokerFor(cluster ClusterID) *broker {
 	s.last = b
 	next := append(slices.Clone(*s.brokers.Load()), b)
 	s.brokers.Store(&next)
+	if s.closing.Load() { // a CloseAdmission may have missed b (see there)
+		b.gate.Or(gateClosed)
+	}
 	return b
 }
 

@@ -8,6 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/drainproof/drainproof/impl/store"
 )
 
@@ -91,5 +94,58 @@ func TestStress(t *testing.T) {
 	h.checkQuiescent()
 	if n, closed := h.svc.Report(); n != 0 || !closed {
 		t.Fatalf("final Report() = (%d, %v), want (0, true)", n, closed)
+	}
+}
+
+// R2, R8: CloseAdmission races registrations, some of them to clusters
+// whose broker the loop creates meanwhile, and reports. No registration
+// fails or is removed, so once a report saw admission closed with count
+// n, every later report says n: none admitted before the close is missed
+// (counted late), and none refused is counted. A refused registration
+// also implies that admission reads as closed. Run it with -race.
+func TestCloseAdmissionRacesAdmissions(t *testing.T) {
+	for round := range 20 {
+		h := newHarness(t)
+		ctx := context.Background()
+		var wg sync.WaitGroup
+		for w := range 3 {
+			wg.Go(func() {
+				for i := range 40 {
+					c := ClusterID(fmt.Sprintf("c%d", (w+i)%6))
+					err := h.svc.Do(ctx, Request{Action: Register, Cluster: c, Changefeed: "cf", Dispatcher: DispatcherID(fmt.Sprintf("d%d-%d", w, i)), Table: TableID(i)})
+					if err != nil {
+						if !assert.ErrorIs(t, err, ErrAdmissionClosed) {
+							return
+						}
+						assert.True(t, h.svc.AdmissionClosed(), "refused while admission reads open")
+					}
+				}
+			})
+		}
+		wg.Go(func() {
+			time.Sleep(time.Duration(round) * 20 * time.Microsecond)
+			h.svc.CloseAdmission()
+		})
+		wg.Go(func() {
+			final := int64(-1)
+			for range 2000 {
+				n, closed := h.svc.Report()
+				if final >= 0 && !assert.Equal(t, final, n, "R8: count changed after a closed report") {
+					return
+				}
+				if closed && final < 0 {
+					final = n
+				}
+			}
+		})
+		wg.Wait()
+		n, closed := h.svc.Report()
+		require.True(t, closed)
+		snap := h.snapshot()
+		var published int64
+		for _, b := range snap.Brokers {
+			published += int64(len(b.Dispatchers))
+		}
+		require.Equal(t, published, n, "count is the admitted registrations")
 	}
 }
