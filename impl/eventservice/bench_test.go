@@ -215,8 +215,8 @@ func BenchmarkRegistryCore(b *testing.B) {
 		for i := range b.N {
 			id := ids[i%idsPer]
 			// Run is not started: this goroutine plays the request loop.
-			_ = svc.handle(ctx, Request{Action: Register, Cluster: "c1", Changefeed: "cf", Dispatcher: id, Table: TableID(i % idsPer)})
-			_ = svc.handle(ctx, Request{Action: Remove, Cluster: "c1", Dispatcher: id})
+			_ = svc.handle(ctx, &Request{Action: Register, Cluster: "c1", Changefeed: "cf", Dispatcher: id, Table: TableID(i % idsPer)})
+			_ = svc.handle(ctx, &Request{Action: Remove, Cluster: "c1", Dispatcher: id})
 		}
 		b.StopTimer()
 		if n, _ := svc.Report(); n != 0 {

@@ -282,7 +282,7 @@ func (b *broker) leaveChangefeedLocked(d *dispatcher) {
 
 // newDispatcher returns the registration of req at epoch 0, in a new
 // generation of a released dispatcher if there is one (request loop).
-func (b *broker) newDispatcher(req Request) *dispatcher {
+func (b *broker) newDispatcher(req *Request) *dispatcher {
 	now := b.svc.now().UnixNano()
 	var d *dispatcher
 	if n := len(b.free); n > 0 {
@@ -301,14 +301,16 @@ func (b *broker) newDispatcher(req Request) *dispatcher {
 	d.tableTrigger = req.TableTrigger
 	d.table = req.Table
 	d.topic = req.Topic
+	// Plain writes of the first stat's atomics (epoch 0, not removed, not
+	// handshaked): every other writer or reader of them is the loop, or
+	// Notify under nmu.
 	st := &d.first
-	st.epoch = 0
-	st.startTs = req.StartTs
-	st.removed.Store(false)
-	st.handshaked.Store(false)
+	*st = stat{startTs: req.StartTs}
 	st.checkpointTs.Store(req.StartTs)
 	st.lastHeartbeat.Store(now)
-	d.stat.Store(st)
+	if d.stat.Load() != st {
+		d.stat.Store(st)
+	}
 	d.nmu.Unlock()
 	return d
 }
@@ -326,7 +328,7 @@ func (b *broker) recycle(d *dispatcher) {
 // counted, d being in its changefeed status (TLA+ BrokerSubscribe, BrokerSubscribeRefused,
 // BrokerRegisterTable, BrokerRegisterTableFails; a table trigger's add is
 // the one step of CollectorRegister). On failure it leaves no trace: R3.
-func (b *broker) add(ctx context.Context, d *dispatcher, req Request) error {
+func (b *broker) add(ctx context.Context, d *dispatcher, req *Request) error {
 	if !d.tableTrigger {
 		// d.gen is written only by newDispatcher, in this goroutine.
 		sub := store.Subscription{Table: req.Table, StartTs: req.StartTs, OnlyReuse: req.OnlyReuse, Token: d.gen}

@@ -178,7 +178,7 @@ func (s *Service) run(ctx context.Context, j *job) {
 		j.fn(ctx)
 		return
 	}
-	err := s.handle(ctx, j.req)
+	err := s.handle(ctx, &j.req)
 	switch {
 	case j.w != nil:
 		j.w.done <- err // capacity 1, and only this send
@@ -377,7 +377,7 @@ func validate(req Request) error {
 }
 
 // handle runs one request; the request loop is its only caller.
-func (s *Service) handle(ctx context.Context, req Request) error {
+func (s *Service) handle(ctx context.Context, req *Request) error {
 	switch req.Action {
 	case Register:
 		return s.register(ctx, req)
@@ -465,7 +465,7 @@ func (s *Service) brokerFor(cluster ClusterID) *broker {
 
 // refuse answers a registration the gate did not admit: a remote probe
 // gets NotReusable, a local registration is dropped (F-R7).
-func (s *Service) refuse(req Request) error {
+func (s *Service) refuse(req *Request) error {
 	if req.OnlyReuse {
 		s.emit(Event{Kind: EventNotReusable, Cluster: req.Cluster, Dispatcher: req.Dispatcher, Topic: req.Topic})
 	}
@@ -473,7 +473,7 @@ func (s *Service) refuse(req Request) error {
 }
 
 // register is TLA+ CollectorRegister followed by the broker's add steps.
-func (s *Service) register(ctx context.Context, req Request) error {
+func (s *Service) register(ctx context.Context, req *Request) error {
 	if !s.gateOpen() {
 		return s.refuse(req) // no broker is created for a refused registration
 	}
