@@ -47,18 +47,12 @@ func runLincheck(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	history := fs.String("history", "", "check the history saved in this file instead of recording one")
 	save := fs.String("save", "", "save the recorded history to this file")
 	asJSON := fs.Bool("json", false, "print one JSON object")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	if code, ok := parseFlags(fs, args, stderr); !ok {
+		return code
 	}
 	fail := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "checker lincheck: "+format+"\n", a...)
 		return exitUsage
-	}
-	if fs.NArg() != 0 {
-		return fail("unexpected arguments %v", fs.Args())
 	}
 	if *clients < 1 || *clients > lincheck.MaxClients || *ops < 1 || *round < 1 || *timeout < 0 {
 		return fail("bad flags (clients %d, ops %d, round %d, timeout %v)", *clients, *ops, *round, *timeout)

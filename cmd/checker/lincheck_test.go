@@ -63,7 +63,7 @@ func TestLincheckUsageErrorsExitTwo(t *testing.T) {
 		{[]string{"--clients", "33"}, "bad flags"},
 		{[]string{"--ops", "0"}, "bad flags"},
 		{[]string{"--nope"}, "flag provided but not defined"},
-		{[]string{"extra"}, "unexpected arguments"},
+		{[]string{"extra"}, "unexpected argument"},
 		{[]string{"--history", malformed}, "malformed history: op 0: interval [2, 1]"},
 		{[]string{"--history", filepath.Join(dir, "missing.json")}, "no such file"},
 		{[]string{"--history", malformed, "--bug", "DoubleIncrement"}, "do not apply"},

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -33,15 +32,8 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	transport := fs.String("transport", "heartbeat", "how the broker count travels: heartbeat or logcoord")
 	bug := fs.String("bug", "", "switch on a bug of the zoo (binary built with -tags bugs): "+fmt.Sprint(bugs.Names()))
 	asJSON := fs.Bool("json", false, "print one JSON object")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
-	}
-	if fs.NArg() != 0 {
-		fmt.Fprintf(stderr, "checker simulate: unexpected arguments %v\n", fs.Args())
-		return exitUsage
+	if code, ok := parseFlags(fs, args, stderr); !ok {
+		return code
 	}
 	tr, err := node.ParseTransport(*transport)
 	if err != nil || *steps < 0 || *seeds < 1 {

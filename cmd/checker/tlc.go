@@ -95,11 +95,8 @@ func runTLC(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	workers := fs.Int("workers", 2, "TLC -workers")
 	only := fs.String("only", "", "run only the model whose config is this file name")
 	record := fs.Bool("record", false, "write TLC's figures into the manifest instead of comparing")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	if code, ok := parseFlags(fs, args, stderr); !ok {
+		return code
 	}
 	if *jar == "" {
 		fmt.Fprintln(stderr, "checker tlc: no TLC: set TLA2TOOLS to the path of tla2tools.jar (TLC is not served by any package registry; build it from the tlaplus sources)")

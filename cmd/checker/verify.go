@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -25,14 +24,11 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintln(stderr, "usage: checker verify [--models tla/models.json] [--all] [--workers N] [--json]")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	if code, ok := parseFlags(fs, args, stderr); !ok {
+		return code
 	}
-	if fs.NArg() > 0 || *workers < 0 {
-		fmt.Fprintln(stderr, "checker verify: bad arguments (see checker verify -h)")
+	if *workers < 0 {
+		fmt.Fprintln(stderr, "checker verify: --workers must not be negative")
 		return exitUsage
 	}
 	man, err := drainmodel.ReadManifest(*path)
