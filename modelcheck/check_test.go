@@ -328,3 +328,52 @@ func TestWriteTraceHTML(t *testing.T) {
 	require.Equal(t, 2+1+1+1, strings.Count(page, `class="changed"`)) // both vars at Init, then one per step
 	require.NotContains(t, page, "repeat forever")
 }
+
+func TestSimulateFindsViolations(t *testing.T) {
+	// The grid's bad corner region is reachable by many walks.
+	g := &grid{size: 30, bad: func(x, y int) bool { return x+y == 12 && x >= 6 }}
+	var first *modelcheck.SimResult[point]
+	for _, workers := range []int{1, 2, 4} {
+		res, err := modelcheck.Simulate[point](context.Background(), g, modelcheck.SimOptions{Seed: 7, Depth: 40, Walks: 200, Workers: workers})
+		require.NoError(t, err)
+		require.Equal(t, modelcheck.Violated, res.Outcome)
+		require.Equal(t, "Safe", res.Violated)
+		last := res.Trace[len(res.Trace)-1].State
+		require.True(t, last.x+last.y == 12 && last.x >= 6)
+		for i := 1; i < len(res.Trace); i++ {
+			prev, cur := res.Trace[i-1].State, res.Trace[i].State
+			require.Equal(t, 1, cur.x-prev.x+cur.y-prev.y, "each step is a transition")
+		}
+		// Same seed, same walk, whatever the number of workers.
+		if first == nil {
+			first = res
+		} else {
+			require.Equal(t, first.Walk, res.Walk)
+			require.Equal(t, first.Trace, res.Trace)
+		}
+	}
+}
+
+func TestSimulateBoundsAndDeadlock(t *testing.T) {
+	res, err := modelcheck.Simulate[point](context.Background(), &grid{size: 50}, modelcheck.SimOptions{Seed: 1, Depth: 10, Walks: 20})
+	require.NoError(t, err)
+	require.Equal(t, modelcheck.OK, res.Outcome)
+	require.EqualValues(t, 20, res.Walks)
+	require.EqualValues(t, 200, res.Steps)
+	// A 3×3 grid deadlocks at its far corner after four steps.
+	res, err = modelcheck.Simulate[point](context.Background(), &grid{size: 3}, modelcheck.SimOptions{Seed: 1, Depth: 10, Walks: 5, CheckDeadlock: true})
+	require.NoError(t, err)
+	require.Equal(t, modelcheck.Deadlock, res.Outcome)
+	require.Len(t, res.Trace, 5)
+	// A timeout ends an unbounded simulation.
+	res, err = modelcheck.Simulate[point](context.Background(), &grid{size: 1000}, modelcheck.SimOptions{Seed: 1, Depth: 50, Timeout: 50 * time.Millisecond})
+	require.NoError(t, err)
+	require.Equal(t, modelcheck.OK, res.Outcome)
+	require.Positive(t, res.Walks)
+	// Action properties are checked on every generated successor.
+	res, err = modelcheck.Simulate[point](context.Background(), &monotone{grid{size: 8}}, modelcheck.SimOptions{Seed: 3, Depth: 20, Walks: 50})
+	require.NoError(t, err)
+	require.Equal(t, modelcheck.Violated, res.Outcome)
+	require.Equal(t, "action", res.Kind)
+	require.Equal(t, "Reset", res.Trace[len(res.Trace)-1].Action)
+}

@@ -29,6 +29,10 @@ type checkFlags struct {
 	liveness  bool
 	cont      bool
 	html      string
+	simulate  bool
+	depth     int
+	walks     int64
+	seed      uint64
 }
 
 // job is a model ready to run, with its display name and options; run
@@ -36,6 +40,7 @@ type checkFlags struct {
 type job struct {
 	name string
 	run  func(ctx context.Context, opts modelcheck.Options, out output) int
+	sim  func(ctx context.Context, opts modelcheck.SimOptions, out output) int
 }
 
 // output is where a run reports.
@@ -60,6 +65,10 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.BoolVar(&f.json, "json", false, "print one JSON object instead of text")
 	fs.DurationVar(&f.progress, "progress", 5*time.Second, "interval between progress lines on stderr (0: none)")
 	fs.StringVar(&f.html, "html", "", "on a violation, also write the counterexample as an HTML table to this file")
+	fs.BoolVar(&f.simulate, "simulate", false, "random walks instead of exhaustive search, as TLC -simulate (finds bugs in huge models; proves nothing)")
+	fs.IntVar(&f.depth, "depth", 100, "--simulate: steps per walk")
+	fs.Int64Var(&f.walks, "walks", 0, "--simulate: number of walks (0: until --timeout or Ctrl-C)")
+	fs.Uint64Var(&f.seed, "seed", 1, "--simulate: seed; the same seed finds the same walk")
 	fs.BoolVar(&f.cont, "continue", false, "keep exploring after a violation, as TLC -continue (whole state space; the shortest violation is reported)")
 	fs.BoolVar(&f.liveness, "liveness", true, "check the model's liveness properties (as the cfg's PROPERTIES select)")
 	fs.Usage = func() {
@@ -69,8 +78,12 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
 	}
-	if f.workers < 0 || f.maxStates < 0 || f.maxDepth < 0 || f.timeout < 0 || f.progress < 0 {
-		fmt.Fprintln(stderr, "checker check: --workers, --max-states, --max-depth, --timeout and --progress must not be negative")
+	if f.workers < 0 || f.maxStates < 0 || f.maxDepth < 0 || f.timeout < 0 || f.progress < 0 || f.depth < 1 || f.walks < 0 {
+		fmt.Fprintln(stderr, "checker check: --workers, --max-states, --max-depth, --timeout, --progress and --walks must not be negative, --depth must be positive")
+		return exitUsage
+	}
+	if f.simulate && f.walks == 0 && f.timeout == 0 {
+		fmt.Fprintln(stderr, "checker check: --simulate needs --walks N or --timeout D")
 		return exitUsage
 	}
 	var (
@@ -101,6 +114,9 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		Continue:  f.cont,
 	}
 	out := output{stdout: stdout, stderr: stderr, json: f.json, name: j.name, html: f.html}
+	if f.simulate {
+		return j.sim(ctx, modelcheck.SimOptions{Seed: f.seed, Depth: f.depth, Walks: f.walks, Timeout: f.timeout, Workers: f.workers}, out)
+	}
 	if f.progress > 0 {
 		opts.ProgressEvery = f.progress
 		opts.Progress = func(p modelcheck.Progress) {
@@ -259,18 +275,7 @@ func writeJSON[S any](w io.Writer, name string, m modelcheck.Model[S], res *mode
 		PeakRSS:         peakRSS(),
 		Collision:       res.Collision,
 	}
-	vl, hasVars := m.(modelcheck.VarLister[S])
-	for _, st := range res.Trace {
-		js := jsonStep{Action: st.Action, Label: st.Label, State: map[string]string{}}
-		if hasVars {
-			for _, v := range vl.Vars(st.State) {
-				js.State[v[0]] = v[1]
-			}
-		} else {
-			js.State["state"] = fmt.Sprintf("%+v", st.State)
-		}
-		r.Trace = append(r.Trace, js)
-	}
+	r.Trace = jsonTrace(m, res.Trace)
 	if res.Kind == "liveness" {
 		r.LoopStart = &res.LoopStart
 	}
@@ -297,4 +302,83 @@ func commas(n int64) string {
 		return "-" + b.String()
 	}
 	return b.String()
+}
+
+// simJSON is the --json output of `checker check --simulate`.
+type simJSON struct {
+	Model     string     `json:"model"`
+	Mode      string     `json:"mode"`
+	Outcome   string     `json:"outcome"`
+	Invariant string     `json:"invariant,omitempty"`
+	Kind      string     `json:"kind,omitempty"`
+	Seed      uint64     `json:"seed"`
+	Walk      *int64     `json:"walk,omitempty"`
+	Walks     int64      `json:"walks"`
+	Steps     int64      `json:"steps"`
+	Generated int64      `json:"generated"`
+	Seconds   float64    `json:"seconds"`
+	Trace     []jsonStep `json:"trace,omitempty"`
+}
+
+// runSimulation runs random walks over m and reports like runModel.
+func runSimulation[S any](ctx context.Context, m modelcheck.Model[S], so modelcheck.SimOptions, out output) int {
+	if !out.json {
+		fmt.Fprintf(out.stderr, "Simulating %s: walks of %d steps, seed %d, %s worker(s).\n", out.name, so.Depth, so.Seed, workersText(so.Workers))
+	}
+	res, err := modelcheck.Simulate(ctx, m, so)
+	if err != nil {
+		fmt.Fprintf(out.stderr, "checker check: %v\n", err)
+		return exitUsage
+	}
+	if out.json {
+		r := simJSON{Model: out.name, Mode: "simulate", Outcome: res.Outcome.String(), Invariant: res.Violated, Kind: res.Kind,
+			Seed: so.Seed, Walks: res.Walks, Steps: res.Steps, Generated: res.Generated, Seconds: res.Elapsed.Seconds()}
+		if res.Outcome != modelcheck.OK {
+			r.Walk = &res.Walk
+		}
+		r.Trace = jsonTrace(m, res.Trace)
+		enc := json.NewEncoder(out.stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(r); err != nil {
+			fmt.Fprintf(out.stderr, "checker check: %v\n", err)
+			return exitUsage
+		}
+	} else {
+		switch res.Outcome {
+		case modelcheck.OK:
+			fmt.Fprintln(out.stdout, "Simulation found no error (random walks prove nothing about the states they did not visit).")
+		case modelcheck.Deadlock:
+			fmt.Fprintf(out.stdout, "Error: Deadlock reached (walk %d of seed %d).\n", res.Walk, so.Seed)
+		default:
+			fmt.Fprintf(out.stdout, "Error: %s %s is violated (walk %d of seed %d).\n", kindText(res.Kind), res.Violated, res.Walk, so.Seed)
+		}
+		if len(res.Trace) > 0 {
+			fmt.Fprintf(out.stdout, "The behaviour up to this point is (%d states):\n", len(res.Trace))
+			_ = modelcheck.WriteTrace(out.stdout, m, res.Trace, -1)
+		}
+		fmt.Fprintf(out.stdout, "%s walks, %s steps, %s states generated and checked in %.2fs.\n",
+			commas(res.Walks), commas(res.Steps), commas(res.Generated), res.Elapsed.Seconds())
+	}
+	if res.Outcome == modelcheck.OK {
+		return exitOK
+	}
+	return exitViolation
+}
+
+// jsonTrace turns a trace into --json steps, each state as its variables.
+func jsonTrace[S any](m modelcheck.Model[S], trace []modelcheck.Step[S]) []jsonStep {
+	vl, hasVars := m.(modelcheck.VarLister[S])
+	var out []jsonStep
+	for _, st := range trace {
+		js := jsonStep{Action: st.Action, Label: st.Label, State: map[string]string{}}
+		if hasVars {
+			for _, v := range vl.Vars(st.State) {
+				js.State[v[0]] = v[1]
+			}
+		} else {
+			js.State["state"] = fmt.Sprintf("%+v", st.State)
+		}
+		out = append(out, js)
+	}
+	return out
 }

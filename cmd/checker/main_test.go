@@ -201,3 +201,28 @@ func TestHTMLCounterexample(t *testing.T) {
 	code, _, _ = runCLI(t, "check", "--model", "twophase-bug", "--html", filepath.Join(t.TempDir(), "no", "such", "dir.html"))
 	require.Equal(t, exitUsage, code)
 }
+
+func TestSimulateMode(t *testing.T) {
+	code, out, errOut := runCLI(t, "check", "--model", "twophase-bug", "--simulate", "--walks", "500", "--depth", "20", "--json")
+	require.Equal(t, exitViolation, code, errOut)
+	var r simJSON
+	require.NoError(t, json.Unmarshal([]byte(out), &r))
+	require.Equal(t, "violated", r.Outcome)
+	require.Equal(t, "TCConsistent", r.Invariant)
+	require.NotNil(t, r.Walk)
+	require.NotEmpty(t, r.Trace)
+	// The same seed finds the same walk.
+	_, out2, _ := runCLI(t, "check", "--model", "twophase-bug", "--simulate", "--walks", "500", "--depth", "20", "--json", "--workers", "1")
+	var r2 simJSON
+	require.NoError(t, json.Unmarshal([]byte(out2), &r2))
+	require.Equal(t, *r.Walk, *r2.Walk)
+	require.Equal(t, r.Trace, r2.Trace)
+
+	code, out, _ = runCLI(t, "check", "--model", "twophase", "--simulate", "--walks", "50")
+	require.Equal(t, exitOK, code)
+	require.Contains(t, out, "prove nothing")
+	code, _, _ = runCLI(t, "check", "--model", "twophase", "--simulate")
+	require.Equal(t, exitUsage, code)
+	code, _, _ = runCLI(t, "check", "--model", "twophase", "--simulate", "--walks", "5", "--depth", "0")
+	require.Equal(t, exitUsage, code)
+}

@@ -22,11 +22,10 @@ var registry = []builtinModel{
 		if err != nil {
 			return job{}, err
 		}
-		return job{name: "drain (default constants)", run: func(ctx context.Context, opts modelcheck.Options, out output) int {
-			opts.CheckDeadlock = true
-			opts.Liveness = []string{}
-			return runModel[spec.State](ctx, m, opts, out)
-		}}, nil
+		return newJob[spec.State]("drain (default constants)", m, func(o *modelcheck.Options) {
+			o.CheckDeadlock = true
+			o.Liveness = []string{}
+		}), nil
 	}},
 	{"twophase", "TwoPhase commit of tlaplus/Examples (--rms N), calibrates the checker against TLC", func(f *checkFlags) (job, error) {
 		return twoPhase(f.rms, false)
@@ -58,9 +57,7 @@ func twoPhase(rms int, bug bool) (job, error) {
 	if bug {
 		name = fmt.Sprintf("twophase-bug (rms=%d)", rms)
 	}
-	return job{name: name, run: func(ctx context.Context, opts modelcheck.Options, out output) int {
-		return runModel[twophase.State](ctx, m, opts, out)
-	}}, nil
+	return newJob[twophase.State](name, m, nil), nil
 }
 
 // drainFromConfig builds the protocol model a TLC .cfg file describes,
@@ -70,8 +67,31 @@ func drainFromConfig(path string, liveness bool) (job, error) {
 	if err != nil {
 		return job{}, err
 	}
-	return job{name: path, run: func(ctx context.Context, o modelcheck.Options, out output) int {
+	return newJob[spec.State](path, m, func(o *modelcheck.Options) {
 		o.Invariants, o.ActionProperties, o.Liveness, o.CheckDeadlock = opts.Invariants, opts.ActionProperties, opts.Liveness, opts.CheckDeadlock
-		return runModel[spec.State](ctx, m, o, out)
-	}}, nil
+	}), nil
+}
+
+// newJob makes a job of model m; select, if set, fixes the properties
+// and deadlock checking the model's source asks for (a cfg's INVARIANTS,
+// PROPERTIES and CHECK_DEADLOCK) on top of the flags.
+func newJob[S any](name string, m modelcheck.Model[S], selectProps func(*modelcheck.Options)) job {
+	fix := func(o *modelcheck.Options) {
+		if selectProps != nil {
+			selectProps(o)
+		}
+	}
+	return job{
+		name: name,
+		run: func(ctx context.Context, opts modelcheck.Options, out output) int {
+			fix(&opts)
+			return runModel(ctx, m, opts, out)
+		},
+		sim: func(ctx context.Context, so modelcheck.SimOptions, out output) int {
+			o := modelcheck.Options{CheckDeadlock: so.CheckDeadlock}
+			fix(&o)
+			so.Invariants, so.ActionProperties, so.CheckDeadlock = o.Invariants, o.ActionProperties, o.CheckDeadlock
+			return runSimulation(ctx, m, so, out)
+		},
+	}
 }
