@@ -33,6 +33,9 @@
 //     once the safety search is complete.
 //   - Limits (states, depth, time, a cancelled context) end a run as
 //     [Incomplete] with the figures reached, never with a crash.
+//   - [Simulate] runs seeded random walks that check every successor (TLC's
+//     -simulate), for state spaces too large to explore; [WriteTrace] and
+//     [WriteTraceHTML] show counterexamples to people.
 //
 // # Memory
 //
