@@ -15,14 +15,22 @@ import (
 // stat is one epoch of a dispatcher's registration (upstream
 // dispatcherStat). A reset replaces it under the same *dispatcher by
 // compare-and-swap; the old one is marked removed (R5).
+//
+// removed and handshaked are read by Notify on event-store goroutines,
+// hence atomic. checkpointTs and lastHeartbeat belong to the request loop:
+// only its steps (newDispatcher, heartbeat, reset, inactive, snapshot)
+// read or write them. Under the tag bugs, where the DoubleDecrement bug
+// runs the inactivity cleanup beside the loop, heartbeat writes them
+// under b.mu, which inactive holds (see [loopLocks]); a new stat is
+// written before it is published (by the map or by d.stat).
 type stat struct {
 	epoch   uint64
 	startTs uint64
 
 	removed       atomic.Bool
 	handshaked    atomic.Bool
-	checkpointTs  atomic.Uint64
-	lastHeartbeat atomic.Int64 // unix nanoseconds
+	checkpointTs  uint64 // request loop
+	lastHeartbeat int64  // request loop; unix nanoseconds
 }
 
 // dispatcher is one registration: the stable pointer the maps and the
@@ -115,7 +123,7 @@ type broker struct {
 	mu sync.Mutex
 	// published holds the published dispatchers, ordinary and table
 	// triggers alike: one entry per ID (R1).
-	published map[DispatcherID]*dispatcher
+	published table
 	// changefeeds is the changefeed status: how many dispatchers (admitted
 	// ones included) each changefeed has here; no entry for none, except
 	// idle.
@@ -158,7 +166,7 @@ func newBroker(svc *Service, cluster ClusterID, es store.EventStore, ss store.Sc
 		cluster:     cluster,
 		es:          es,
 		ss:          ss,
-		published:   make(map[DispatcherID]*dispatcher),
+		published:   newTable(),
 		changefeeds: make(map[ChangefeedID]*changefeedStatus),
 	}
 }
@@ -193,28 +201,31 @@ func (b *broker) loopUnlock() {
 // (request loop, or a test while the loop is idle).
 func (b *broker) lookup(id DispatcherID) *dispatcher {
 	b.loopLock()
-	defer b.loopUnlock()
-	return b.published[id]
+	d := b.published.get(id)
+	b.loopUnlock()
+	return d
 }
 
 // lookupAndJoin returns the published dispatcher with d's ID, if any,
-// and counts d in its changefeed status, in one step (request loop).
-func (b *broker) lookupAndJoin(d *dispatcher) *dispatcher {
+// and counts d in its changefeed status, in one step (request loop). It
+// also returns the slot where publish will store d, if no step changes
+// the table meanwhile (then publish probes again).
+func (b *broker) lookupAndJoin(d *dispatcher) (*dispatcher, hint) {
 	b.loopLock()
-	defer b.loopUnlock()
 	b.joinChangefeedLocked(d)
-	return b.published[d.id]
+	old, h := b.published.find(d.id)
+	b.loopUnlock()
+	return old, h
 }
 
-// publish stores d in the map (request loop). It reports whether an entry
-// for d.id was already there (it was replaced), so that the caller counts
-// d once.
-func (b *broker) publish(d *dispatcher) (replaced bool) {
+// publish stores d in the table (request loop), h being lookupAndJoin's
+// hint. It reports whether an entry for d.id was already there (it was
+// replaced), so that the caller counts d once.
+func (b *broker) publish(d *dispatcher, h hint) (replaced bool) {
 	b.loopLock()
-	defer b.loopUnlock()
-	n := len(b.published)
-	b.published[d.id] = d // one map operation: a replacement keeps the length
-	return len(b.published) == n
+	replaced = b.published.putAt(d, h)
+	b.loopUnlock()
+	return replaced
 }
 
 // unpublish deletes d's entry only if the map still holds d itself, and
@@ -225,10 +236,7 @@ func (b *broker) publish(d *dispatcher) (replaced bool) {
 func (b *broker) unpublish(d *dispatcher, force bool) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	deleted := b.published[d.id] == d
-	if deleted {
-		delete(b.published, d.id)
-	}
+	deleted := b.published.deleteID(d.id, d) != nil
 	if deleted || force {
 		b.leaveChangefeedLocked(d)
 	}
@@ -259,8 +267,8 @@ func (b *broker) joinChangefeedLocked(d *dispatcher) {
 // it is empty.
 func (b *broker) leaveChangefeed(d *dispatcher) {
 	b.loopLock()
-	defer b.loopUnlock()
 	b.leaveChangefeedLocked(d)
+	b.loopUnlock()
 }
 
 func (b *broker) leaveChangefeedLocked(d *dispatcher) {
@@ -301,13 +309,11 @@ func (b *broker) newDispatcher(req *Request) *dispatcher {
 	d.tableTrigger = req.TableTrigger
 	d.table = req.Table
 	d.topic = req.Topic
-	// Plain writes of the first stat's atomics (epoch 0, not removed, not
-	// handshaked): every other writer or reader of them is the loop, or
+	// Plain writes of the first stat (epoch 0, not removed, not
+	// handshaked): every other writer or reader of it is the loop, or
 	// Notify under nmu.
 	st := &d.first
-	*st = stat{startTs: req.StartTs}
-	st.checkpointTs.Store(req.StartTs)
-	st.lastHeartbeat.Store(now)
+	*st = stat{startTs: req.StartTs, checkpointTs: req.StartTs, lastHeartbeat: now}
 	if d.stat.Load() != st {
 		d.stat.Store(st)
 	}
@@ -328,7 +334,7 @@ func (b *broker) recycle(d *dispatcher) {
 // counted, d being in its changefeed status (TLA+ BrokerSubscribe, BrokerSubscribeRefused,
 // BrokerRegisterTable, BrokerRegisterTableFails; a table trigger's add is
 // the one step of CollectorRegister). On failure it leaves no trace: R3.
-func (b *broker) add(ctx context.Context, d *dispatcher, req *Request) error {
+func (b *broker) add(ctx context.Context, d *dispatcher, req *Request, slot hint) error {
 	if !d.tableTrigger {
 		// d.gen is written only by newDispatcher, in this goroutine.
 		sub := store.Subscription{Table: req.Table, StartTs: req.StartTs, OnlyReuse: req.OnlyReuse, Token: d.gen}
@@ -358,7 +364,7 @@ func (b *broker) add(ctx context.Context, d *dispatcher, req *Request) error {
 	// Publish; count once (R1). The early count already covers d, so a
 	// replaced entry (impossible in the serial loop, which removes the old
 	// registration first) must give its share back.
-	if b.publish(d) && !bugs.DoubleIncrementOn() {
+	if b.publish(d, slot) && !bugs.DoubleIncrementOn() {
 		b.addCount(-1)
 	}
 	if bugs.CountAfterPublishOn() {
@@ -392,10 +398,9 @@ func (b *broker) remove(d *dispatcher) bool {
 // the removed mark and the delete are one step (request loop).
 func (b *broker) removeID(id DispatcherID) {
 	b.loopLock()
-	d := b.published[id]
+	d := b.published.deleteID(id, nil) // lookup and delete: one probe
 	if d != nil {
 		d.markRemoved()
-		delete(b.published, id)
 		b.leaveChangefeedLocked(d)
 	}
 	b.loopUnlock()
@@ -429,9 +434,7 @@ func (b *broker) reset(d *dispatcher, epoch, startTs uint64) bool {
 		if epoch <= old.epoch || old.removed.Load() {
 			return false
 		}
-		st := &stat{epoch: epoch, startTs: startTs}
-		st.checkpointTs.Store(max(startTs, old.checkpointTs.Load()))
-		st.lastHeartbeat.Store(old.lastHeartbeat.Load())
+		st := &stat{epoch: epoch, startTs: startTs, checkpointTs: max(startTs, old.checkpointTs), lastHeartbeat: old.lastHeartbeat}
 		if d.stat.CompareAndSwap(old, st) {
 			old.removed.Store(true)
 			return true
@@ -442,7 +445,9 @@ func (b *broker) reset(d *dispatcher, epoch, startTs uint64) bool {
 // heartbeat applies one progress entry; it reports false if the broker
 // does not know the dispatcher. An entry of another epoch is ignored (R6).
 func (b *broker) heartbeat(p Progress, now time.Time) bool {
-	d := b.lookup(p.Dispatcher)
+	b.loopLock() // the stat's loop fields (see stat)
+	defer b.loopUnlock()
+	d := b.published.get(p.Dispatcher)
 	if d == nil {
 		return false
 	}
@@ -450,13 +455,8 @@ func (b *broker) heartbeat(p Progress, now time.Time) bool {
 	if st.epoch != p.Epoch {
 		return true
 	}
-	for {
-		cur := st.checkpointTs.Load()
-		if p.CheckpointTs <= cur || st.checkpointTs.CompareAndSwap(cur, p.CheckpointTs) {
-			break
-		}
-	}
-	st.lastHeartbeat.Store(now.UnixNano())
+	st.checkpointTs = max(st.checkpointTs, p.CheckpointTs)
+	st.lastHeartbeat = now.UnixNano()
 	return true
 }
 
@@ -467,12 +467,12 @@ func (b *broker) inactive(now time.Time, timeout time.Duration, closed bool) []*
 	b.loopLock()
 	defer b.loopUnlock()
 	var out []*dispatcher
-	for _, d := range b.published {
+	b.published.all(func(d *dispatcher) {
 		st := d.stat.Load()
-		if (st.epoch > 0 || closed) && now.Sub(time.Unix(0, st.lastHeartbeat.Load())) > timeout {
+		if (st.epoch > 0 || closed) && now.Sub(time.Unix(0, st.lastHeartbeat)) > timeout {
 			out = append(out, d)
 		}
-	}
+	})
 	slices.SortFunc(out, func(x, y *dispatcher) int { return compare(x.id, y.id) })
 	return out
 }
@@ -491,7 +491,7 @@ func (b *broker) snapshot() BrokerSnapshot {
 	b.loopLock()
 	defer b.loopUnlock()
 	bs := BrokerSnapshot{Cluster: b.cluster, Count: b.count()}
-	for _, d := range b.published {
+	b.published.all(func(d *dispatcher) {
 		st := d.stat.Load()
 		bs.Dispatchers = append(bs.Dispatchers, DispatcherSnapshot{
 			ID:            d.id,
@@ -500,10 +500,10 @@ func (b *broker) snapshot() BrokerSnapshot {
 			Table:         d.table,
 			Epoch:         st.epoch,
 			StartTs:       st.startTs,
-			CheckpointTs:  st.checkpointTs.Load(),
-			LastHeartbeat: time.Unix(0, st.lastHeartbeat.Load()),
+			CheckpointTs:  st.checkpointTs,
+			LastHeartbeat: time.Unix(0, st.lastHeartbeat),
 		})
-	}
+	})
 	slices.SortFunc(bs.Dispatchers, func(x, y DispatcherSnapshot) int { return compare(x.ID, y.ID) })
 	for id, cf := range b.changefeeds {
 		if cf.n > 0 {

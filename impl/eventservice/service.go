@@ -473,13 +473,22 @@ func (s *Service) refuse(req *Request) error {
 }
 
 // register is TLA+ CollectorRegister followed by the broker's add steps.
+//
+// The gate, the broker and the admission have an inline fast path each
+// (open gate, the last broker used, one successful compare-and-swap);
+// anything else takes gateOpen, brokerFor and admit.
 func (s *Service) register(ctx context.Context, req *Request) error {
-	if !s.gateOpen() {
+	if (s.closed.Load() || s.cfg.Stopping != nil) && !s.gateOpen() {
 		return s.refuse(req) // no broker is created for a refused registration
 	}
-	b := s.brokerFor(req.Cluster)
-	if !s.admit(b) {
-		return s.refuse(req)
+	b := s.last
+	if b == nil || b.cluster != req.Cluster {
+		b = s.brokerFor(req.Cluster)
+	}
+	if w := b.gate.Load(); w&gateClosed != 0 || bugs.CountAfterPublishOn() || !b.gate.CompareAndSwap(w, w+2) {
+		if !s.admit(b) {
+			return s.refuse(req)
+		}
 	}
 	// F-R3: a repeated registration replaces the old one. Release it fully
 	// first (its stores and its share of the count), so that exactly one
@@ -488,12 +497,13 @@ func (s *Service) register(ctx context.Context, req *Request) error {
 	// The new registration joins its changefeed status in the same step
 	// as the lookup.
 	d := b.newDispatcher(req)
-	if old := b.lookupAndJoin(d); old != nil && !bugs.DoubleIncrementOn() {
+	old, slot := b.lookupAndJoin(d)
+	if old != nil && !bugs.DoubleIncrementOn() {
 		if b.remove(old) {
 			b.recycle(old)
 		}
 	}
-	return b.add(ctx, d, req)
+	return b.add(ctx, d, req, slot)
 }
 
 // cleanupInactive removes the inactive dispatchers of every broker
