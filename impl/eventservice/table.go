@@ -117,8 +117,9 @@ func (t *table) get(id DispatcherID) *dispatcher {
 // changed since and find found no entry, d goes to the slot find kept,
 // without a probe.
 func (t *table) putAt(d *dispatcher, h hint) (replaced bool) {
-	if h.i >= 0 && h.version == t.version && t.slots[h.i].d == nil {
-		t.insertAt(d, h)
+	if h.i >= 0 && h.version == t.version && t.slots[h.i].d == nil && (t.n+1)*4 <= len(t.slots)*3 {
+		t.slots[h.i] = slot{hash: h.hash, d: d}
+		t.n++
 		return false
 	}
 	return t.put(d)
