@@ -3,6 +3,7 @@ package eventservice
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -41,13 +42,19 @@ type stat struct {
 // event store may still be calling the notifier of the earlier
 // registration (a call under way when UnregisterDispatcher returned), so
 // every registration gets a new generation, which is the token of its
-// subscription, and Notify acts only for the current generation and only
-// under nmu, which the reuse holds while it rewrites the fields (R4, R5).
+// subscription, and Notify acts only for the current generation (R4, R5).
+//
+// nstate orders Notify, which runs on event-store goroutines, with the
+// removal and the reuse of d, like a reader-writer lock whose write side
+// is taken by the removal and given back by the reuse: it counts the
+// Notify calls reading d's fields, or is released once d is removed
+// (markRemoved waits for the readers, then sets it). A Notify that finds
+// d released drops the call, so while d is released its fields belong to
+// the request loop, which rewrites them for the reuse and then opens
+// nstate again. A removal and a reuse cost one atomic step each.
 type dispatcher struct {
-	// nmu orders Notify, which runs on event-store goroutines, with the
-	// reuse of d for a new registration; gen is d's generation (nmu).
-	nmu sync.Mutex
-	gen uint64
+	nstate atomic.Int32 // Notify calls reading d, or released
+	gen    uint64       // d's generation: written only while released
 
 	b            *broker
 	id           DispatcherID
@@ -63,26 +70,53 @@ type dispatcher struct {
 	cf *changefeedStatus
 }
 
-// markRemoved sets the removed mark of d's current stat (TLA+ removed[d]):
-// from now on no notification acts on it (R4).
+// released is nstate once d is removed.
+const released = -1
+
+// markRemoved sets d's removed mark (TLA+ removed[d]): from now on no
+// notification acts on d (R4). It waits for the Notify calls reading d's
+// fields (a few loads each), and does nothing if d is already marked.
 func (d *dispatcher) markRemoved() {
-	d.stat.Load().removed.Store(true)
+	for {
+		switch n := d.nstate.Load(); n {
+		case released:
+			return
+		case 0:
+			if d.nstate.CompareAndSwap(0, released) {
+				return
+			}
+		default:
+			runtime.Gosched()
+		}
+	}
 }
+
+// isRemoved reports whether d is marked removed.
+func (d *dispatcher) isRemoved() bool { return d.nstate.Load() == released }
 
 // Notify implements [store.Notifier]: d registers itself with the event
 // store (no closure to allocate), token being its generation. It runs on
 // the event store's goroutines and drops the call if it belongs to an
 // earlier registration of a reused d, or once d is marked removed (R4,
 // seed 004); otherwise it sends Ready while the epoch is 0, and the
-// Handshake of a newer epoch once. The decision is taken under nmu, so
-// that a reuse of d does not change the fields read meanwhile; the event
-// goes out after.
+// Handshake of a newer epoch once. The decision is taken as a reader of
+// nstate, so that a removal or a reuse of d waits for it and does not
+// change the fields read meanwhile; the event goes out after.
 func (d *dispatcher) Notify(token uint64) {
 	s := d.b.svc // d.b never changes: d is reused by its own broker only
-	d.nmu.Lock()
+	for {
+		n := d.nstate.Load()
+		if n == released {
+			s.dropped.Add(1)
+			return
+		}
+		if d.nstate.CompareAndSwap(n, n+1) {
+			break
+		}
+	}
 	st := d.stat.Load()
 	if d.gen != token || st.removed.Load() {
-		d.nmu.Unlock()
+		d.nstate.Add(-1)
 		s.dropped.Add(1)
 		return
 	}
@@ -93,7 +127,7 @@ func (d *dispatcher) Notify(token uint64) {
 	case !st.handshaked.Swap(true):
 		e.Kind, e.Epoch = EventHandshake, st.epoch
 	}
-	d.nmu.Unlock()
+	d.nstate.Add(-1)
 	if e.Kind != 0 {
 		s.emit(e)
 	}
@@ -297,12 +331,13 @@ func (b *broker) newDispatcher(req *Request) *dispatcher {
 		d = b.free[n-1]
 		b.free[n-1] = nil
 		b.free = b.free[:n-1]
-	} else {
+	}
+	if d == nil || !d.isRemoved() { // a recycled d is always marked removed
 		d = &dispatcher{b: b}
 	}
-	// A notification of d's previous registration may be under way: it
-	// reads the fields under nmu and finds another generation (R4).
-	d.nmu.Lock()
+	// d is new, or marked removed: no Notify reads its fields, and one of
+	// its previous registration still under way finds it released, or
+	// after the reuse another generation (R4).
 	d.gen++
 	d.id = req.Dispatcher
 	d.changefeed = req.Changefeed
@@ -311,13 +346,15 @@ func (b *broker) newDispatcher(req *Request) *dispatcher {
 	d.topic = req.Topic
 	// Plain writes of the first stat (epoch 0, not removed, not
 	// handshaked): every other writer or reader of it is the loop, or
-	// Notify under nmu.
+	// Notify as a reader of nstate.
 	st := &d.first
 	*st = stat{startTs: req.StartTs, checkpointTs: req.StartTs, lastHeartbeat: now}
 	if d.stat.Load() != st {
 		d.stat.Store(st)
 	}
-	d.nmu.Unlock()
+	if d.nstate.Load() == released {
+		d.nstate.Store(0) // after the writes: Notify may read d again
+	}
 	return d
 }
 
@@ -431,7 +468,7 @@ func (b *broker) release(d *dispatcher) {
 func (b *broker) reset(d *dispatcher, epoch, startTs uint64) bool {
 	for {
 		old := d.stat.Load()
-		if epoch <= old.epoch || old.removed.Load() {
+		if epoch <= old.epoch || old.removed.Load() || d.isRemoved() {
 			return false
 		}
 		st := &stat{epoch: epoch, startTs: startTs, checkpointTs: max(startTs, old.checkpointTs), lastHeartbeat: old.lastHeartbeat}

@@ -535,7 +535,8 @@ func TestRequestValidationAndStop(t *testing.T) {
 // another ID here); a notification of the earlier registration that was
 // still under way in the event store is dropped, and never acts on the
 // new one. Run under -race with the calls racing the reuse, it also shows
-// that Notify reads the reused fields only under the dispatcher's lock.
+// that Notify reads the reused fields only as a reader of the
+// dispatcher's nstate, which the removal and the reuse exclude.
 func TestReusedDispatcherDropsEarlierNotifications(t *testing.T) {
 	rec := &recordingEventStore{MemEventStore: store.NewMemEventStore()}
 	var h *harness
