@@ -23,7 +23,7 @@ import (
 // read or write them. Under the tag bugs, where the DoubleDecrement bug
 // runs the inactivity cleanup beside the loop, heartbeat writes them
 // under b.mu, which inactive holds (see [loopLocks]); a new stat is
-// written before it is published (by the map or by d.stat).
+// written before it is published (by the published table or by d.stat).
 type stat struct {
 	epoch   uint64
 	startTs uint64
@@ -34,7 +34,7 @@ type stat struct {
 	lastHeartbeat int64  // request loop; unix nanoseconds
 }
 
-// dispatcher is one registration: the stable pointer the maps and the
+// dispatcher is one registration: the stable pointer the published table and the
 // event store (as its notifier) hold for the life of the registration.
 //
 // A broker reuses a released dispatcher for a later registration
@@ -77,6 +77,13 @@ const released = -1
 // notification acts on d (R4). It waits for the Notify calls reading d's
 // fields (a few loads each), and does nothing if d is already marked.
 func (d *dispatcher) markRemoved() {
+	if !d.nstate.CompareAndSwap(0, released) { // inline: no reader, not marked
+		d.markRemovedSlow()
+	}
+}
+
+// markRemovedSlow is markRemoved when its first compare-and-swap failed.
+func (d *dispatcher) markRemovedSlow() {
 	for {
 		switch n := d.nstate.Load(); n {
 		case released:
@@ -134,9 +141,10 @@ func (d *dispatcher) Notify(token uint64) {
 }
 
 // broker is the event broker of one upstream cluster. count is read by
-// Report from any goroutine. The maps (and each dispatcher's cf) belong
-// to the request loop; mu makes compare-and-delete well defined for a
-// remover outside the loop (see [loopLocks]).
+// Report from any goroutine. The published table and the changefeed map
+// (and each dispatcher's cf) belong to the request loop; mu makes
+// compare-and-delete well defined for a remover outside the loop (see
+// [loopLocks]).
 type broker struct {
 	svc     *Service
 	cluster ClusterID
@@ -151,9 +159,9 @@ type broker struct {
 	// compare-and-swap (Service.admit, Service.CloseAdmission).
 	gate atomic.Int64
 
-	// mu guards the maps against removers outside the loop: remove and
-	// unpublish always take it; the loop's own steps take it only when
-	// loopLocks is set.
+	// mu guards the table and the map against removers outside the loop:
+	// remove and unpublish always take it; the loop's own steps take it
+	// only when loopLocks is set.
 	mu sync.Mutex
 	// published holds the published dispatchers, ordinary and table
 	// triggers alike: one entry per ID (R1).
@@ -262,7 +270,7 @@ func (b *broker) publish(d *dispatcher, h hint) (replaced bool) {
 	return replaced
 }
 
-// unpublish deletes d's entry only if the map still holds d itself, and
+// unpublish deletes d's entry only if the table still holds d itself, and
 // reports whether this call deleted it (F-R2: only the remover that
 // deleted an entry may decrement). The remover that did also drops d from
 // its changefeed status, in the same step. With force (the DoubleDecrement
@@ -359,7 +367,7 @@ func (b *broker) newDispatcher(req *Request) *dispatcher {
 }
 
 // recycle keeps d, released by the request loop (removed, deleted from
-// the map, out of its changefeed, its stores released), for a later
+// the table, out of its changefeed, its stores released), for a later
 // registration (request loop only).
 func (b *broker) recycle(d *dispatcher) {
 	if recycling && len(b.free) < maxFree {

@@ -56,7 +56,9 @@
 // [Service.CloseAdmission] and [Service.AdmissionClosed] are lock-free or
 // take only the admission mutex, which is never held across a store call.
 // Event-store notifiers run on the store's goroutines and read the
-// dispatcher's current stat through an atomic pointer. Clocks
+// dispatcher's current stat through an atomic pointer, as readers of the
+// dispatcher's one-word notify lock, which the removal takes (the removed
+// mark) and the reuse of a released dispatcher gives back. Clocks
 // (Config.Now, Config.CleanupInterval) and goroutines live at the edges:
 // tests drive the inactivity cleanup with [Service.Cleanup] and a fake
 // Now.
