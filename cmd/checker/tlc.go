@@ -184,7 +184,11 @@ func runTLC(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if r.Outcome != mm.Expected || r.Violated != mm.Violated {
 			problems = append(problems, fmt.Sprintf("TLC says %s %s, recorded %s %s", r.Outcome, r.Violated, mm.Expected, mm.Violated))
 		}
-		if r.Outcome == "ok" && (r.Distinct != mm.TLC.Distinct || r.Generated != mm.TLC.Generated || r.Depth != mm.TLC.Depth) {
+		// With several workers TLC's search is not strictly level by level,
+		// so the depth it reports can be one off (LogCoord: 34 or 35); the
+		// depth is compared only for single-worker runs.
+		depthDiffers := firstWorkers == 1 && r.Depth != mm.TLC.Depth
+		if r.Outcome == "ok" && (r.Distinct != mm.TLC.Distinct || r.Generated != mm.TLC.Generated || depthDiffers) {
 			problems = append(problems, fmt.Sprintf("TLC counts %d/%d/%d, recorded %d/%d/%d", r.Distinct, r.Generated, r.Depth, mm.TLC.Distinct, mm.TLC.Generated, mm.TLC.Depth))
 		}
 		if mm.TLC.ContinueDistinct > 0 && cont.Distinct != mm.TLC.ContinueDistinct {
