@@ -35,7 +35,7 @@ type checker[S any] struct {
 	live  Live[S]
 	lives []int
 
-	set       fpSet
+	set       *fpSet
 	distinct  atomic.Int64
 	generated atomic.Int64
 	queue     atomic.Int64
@@ -54,7 +54,7 @@ type checker[S any] struct {
 
 func newChecker[S any](m Model[S], opts Options) (*checker[S], error) {
 	opts.fill()
-	c := &checker[S]{m: m, opts: opts}
+	c := &checker[S]{m: m, opts: opts, set: newFPSet(opts.Workers)}
 	var err error
 	c.names = m.Invariants()
 	if c.inv, err = pick("invariant", c.names, opts.Invariants); err != nil {
@@ -230,7 +230,7 @@ func (c *checker[S]) initial() *blocks[S] {
 			return
 		}
 		buf = c.m.Encode(buf[:0], s)
-		r, isNew, err := c.set.insert(fingerprint(buf), noParent)
+		r, isNew, err := c.set.insert(fingerprint(buf), noParent, 0)
 		if err != nil {
 			c.halt("", err)
 			return
@@ -289,7 +289,7 @@ func (c *checker[S]) expandLevel(cur *blocks[S], level int) *blocks[S] {
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
-			c.worker(cur, starts, &pos, level, &outs[w])
+			c.worker(w, cur, starts, &pos, level, &outs[w])
 		}(w)
 	}
 	wg.Wait()
@@ -312,7 +312,7 @@ type pending[S any] struct {
 // them.
 const batchSize = 128
 
-func (c *checker[S]) worker(cur *blocks[S], starts []int, pos *atomic.Int64, level int, out *blocks[S]) {
+func (c *checker[S]) worker(w int, cur *blocks[S], starts []int, pos *atomic.Int64, level int, out *blocks[S]) {
 	var (
 		buf       []byte
 		batch     []pending[S]
@@ -363,11 +363,11 @@ func (c *checker[S]) worker(cur *blocks[S], starts []int, pos *atomic.Int64, lev
 				c.report(&finding[S]{kind: "deadlock", name: "deadlock", length: level, at: e.r})
 			}
 			if len(batch) >= batchSize {
-				distinct = c.flush(batch, out, distinct, level)
+				distinct = c.flush(w, batch, out, distinct, level)
 				batch = batch[:0]
 			}
 		}
-		distinct = c.flush(batch, out, distinct, level)
+		distinct = c.flush(w, batch, out, distinct, level)
 		batch = batch[:0]
 		c.generated.Add(generated)
 		total := c.distinct.Add(distinct)
@@ -382,7 +382,7 @@ func (c *checker[S]) worker(cur *blocks[S], starts []int, pos *atomic.Int64, lev
 }
 
 // flush inserts a batch of successors, appending the new ones to out.
-func (c *checker[S]) flush(batch []pending[S], out *blocks[S], distinct int64, level int) int64 {
+func (c *checker[S]) flush(w int, batch []pending[S], out *blocks[S], distinct int64, level int) int64 {
 	for _, p := range batch {
 		if c.noInsert.Load() {
 			if !c.sawNew.Load() && !c.set.contains(p.fp) {
@@ -390,7 +390,7 @@ func (c *checker[S]) flush(batch []pending[S], out *blocks[S], distinct int64, l
 			}
 			continue
 		}
-		r, isNew, err := c.set.insert(p.fp, p.parent)
+		r, isNew, err := c.set.insert(p.fp, p.parent, w)
 		if err != nil {
 			c.halt("", err)
 			break

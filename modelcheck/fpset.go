@@ -2,6 +2,7 @@ package modelcheck
 
 import (
 	"errors"
+	"math/bits"
 	"sync"
 	"sync/atomic"
 )
@@ -11,14 +12,13 @@ const (
 	numShards  = 1 << shardBits
 	chunkBits  = 12
 	chunkSize  = 1 << chunkBits
-	maxLocal   = 1<<(32-shardBits) - 1
 	noParent   = ^uint32(0)
 	minSlots   = 1 << 4
 	loadFactor = 0.8
 )
 
-// errSetFull reports that one shard of the fingerprint set holds as many
-// states as a 32-bit state reference can name (about four billion in all).
+// errSetFull reports that one worker's log holds as many states as a
+// 32-bit state reference can name (about four billion in all).
 var errSetFull = errors.New("modelcheck: fingerprint set full (more than 2^32 states)")
 
 // fpSet is the seen-set: a sharded open-addressing hash set of 64-bit
@@ -41,6 +41,25 @@ type fpSet struct {
 	shards  [numShards]fpShard
 	retired []*table // tables replaced by growth, freed by reclaim
 	retMu   sync.Mutex
+	// logs[w] is worker w's log of the states it admitted. Keeping the
+	// log per worker, not per shard, means a new state writes no line
+	// that the other workers write too.
+	logs  []stateLog
+	wbits uint // the low bits of a ref that name the worker
+}
+
+// stateLog is one worker's log: fingerprint and parent ref of each state it
+// admitted, in order. Only its worker writes it during a search.
+type stateLog struct {
+	fps     [][]uint64
+	parents [][]uint32
+	n       int
+	_       [64]byte // keep neighbouring logs off one cache line
+}
+
+// newFPSet returns a set for a search with the given number of workers.
+func newFPSet(workers int) *fpSet {
+	return &fpSet{logs: make([]stateLog, max(workers, 1)), wbits: uint(bits.Len(uint(max(workers, 1) - 1)))}
 }
 
 type table struct {
@@ -49,15 +68,14 @@ type table struct {
 }
 
 type fpShard struct {
-	mu      sync.Mutex
-	tab     atomic.Pointer[table]
-	n       int
-	fps     [][]uint64
-	parents [][]uint32
-	_       [64]byte // keep neighbouring shards' locks off one cache line
+	mu  sync.Mutex
+	tab atomic.Pointer[table]
+	n   int
+	_   [64]byte // keep neighbouring shards' locks off one cache line
 }
 
-// ref names a state in the log: the shard in the low bits, the position above.
+// ref names a state in the logs: the worker in the low bits, the position
+// in that worker's log above.
 type ref = uint32
 
 // touch prefetches fp's home slot so that a later insert finds it in cache.
@@ -68,11 +86,10 @@ func (s *fpSet) touch(fp uint64) {
 	}
 }
 
-// insert adds fp with the given parent, returning the new state's ref and
-// true, or false if fp was already present.
-func (s *fpSet) insert(fp uint64, parent ref) (ref, bool, error) {
-	si := fp & (numShards - 1)
-	sh := &s.shards[si]
+// insert adds fp with the given parent on behalf of worker w, returning
+// the new state's ref and true, or false if fp was already present.
+func (s *fpSet) insert(fp uint64, parent ref, w int) (ref, bool, error) {
+	sh := &s.shards[fp&(numShards-1)]
 	// Most successors were seen before. Look without the lock first: a
 	// lookup that writes nothing keeps the shard's lock line from bouncing
 	// between cores. Slots only ever go from empty to a fingerprint, and a
@@ -90,6 +107,10 @@ func (s *fpSet) insert(fp uint64, parent ref) (ref, bool, error) {
 				break
 			}
 		}
+	}
+	lg := &s.logs[w]
+	if lg.n >= 1<<(32-s.wbits)-2 {
+		return 0, false, errSetFull
 	}
 	sh.mu.Lock()
 	t := sh.tab.Load()
@@ -111,13 +132,14 @@ func (s *fpSet) insert(fp uint64, parent ref) (ref, bool, error) {
 		}
 		i = (i + 1) & mask
 	}
-	if sh.n >= maxLocal {
-		sh.mu.Unlock()
-		return 0, false, errSetFull
-	}
 	atomic.StoreUint64(&slots[i], fp)
-	local := sh.n
 	sh.n++
+	if float64(sh.n) > loadFactor*float64(len(slots)) {
+		s.grow(sh, t)
+	}
+	sh.mu.Unlock()
+	local := lg.n
+	lg.n++
 	c := local >> chunkBits
 	if local&(chunkSize-1) == 0 {
 		// The first chunk grows by appending, so small runs stay small;
@@ -126,16 +148,12 @@ func (s *fpSet) insert(fp uint64, parent ref) (ref, bool, error) {
 		if c == 0 {
 			capacity = 16
 		}
-		sh.fps = append(sh.fps, make([]uint64, 0, capacity))
-		sh.parents = append(sh.parents, make([]uint32, 0, capacity))
+		lg.fps = append(lg.fps, make([]uint64, 0, capacity))
+		lg.parents = append(lg.parents, make([]uint32, 0, capacity))
 	}
-	sh.fps[c] = append(sh.fps[c], fp)
-	sh.parents[c] = append(sh.parents[c], parent)
-	if float64(sh.n) > loadFactor*float64(len(slots)) {
-		s.grow(sh, t)
-	}
-	sh.mu.Unlock()
-	return ref(local)<<shardBits | ref(si), true, nil
+	lg.fps[c] = append(lg.fps[c], fp)
+	lg.parents[c] = append(lg.parents[c], parent)
+	return ref(local)<<s.wbits | ref(w), true, nil
 }
 
 func newTable(n int) *table {
@@ -193,16 +211,15 @@ func (s *fpSet) contains(fp uint64) bool {
 	}
 }
 
-// entry returns the fingerprint and parent of the state r names.
+// entry returns the fingerprint and parent of the state r names. It must
+// not run while workers insert.
 func (s *fpSet) entry(r ref) (fp uint64, parent ref) {
-	sh := &s.shards[r&(numShards-1)]
-	local := int(r >> shardBits)
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	return sh.fps[local>>chunkBits][local&(chunkSize-1)], sh.parents[local>>chunkBits][local&(chunkSize-1)]
+	lg := &s.logs[r&(1<<s.wbits-1)]
+	local := int(r >> s.wbits)
+	return lg.fps[local>>chunkBits][local&(chunkSize-1)], lg.parents[local>>chunkBits][local&(chunkSize-1)]
 }
 
-// bytes returns the memory the set holds: slots and log chunks.
+// bytes returns the memory the set holds: slots and logs.
 func (s *fpSet) bytes() int64 {
 	var b int64
 	for i := range s.shards {
@@ -211,10 +228,13 @@ func (s *fpSet) bytes() int64 {
 		if t := sh.tab.Load(); t != nil {
 			b += int64(len(t.slots)) * 8
 		}
-		for c := range sh.fps {
-			b += int64(cap(sh.fps[c]))*8 + int64(cap(sh.parents[c]))*4
-		}
 		sh.mu.Unlock()
+	}
+	for i := range s.logs {
+		lg := &s.logs[i]
+		for c := range lg.fps {
+			b += int64(cap(lg.fps[c]))*8 + int64(cap(lg.parents[c]))*4
+		}
 	}
 	return b
 }
