@@ -22,9 +22,9 @@ const (
 var errSetFull = errors.New("modelcheck: fingerprint set full (more than 2^32 states)")
 
 // fpSet is the seen-set: a sharded open-addressing hash set of 64-bit
-// fingerprints. Besides the set, each shard keeps a log of the states it
+// fingerprints. Besides the set, each worker keeps a log of the states it
 // admitted, in admission order: the state's fingerprint and a reference
-// (shard, position) to the state it was first reached from. Counterexamples
+// (worker, position) to the state it was first reached from. Counterexamples
 // are rebuilt by following those references back to an initial state and
 // replaying the model forwards, so no state is ever stored whole.
 //
@@ -34,9 +34,9 @@ var errSetFull = errors.New("modelcheck: fingerprint set full (more than 2^32 st
 // Lookups are latency-bound (a probe into a large table misses every
 // cache), so workers call touch for each successor as soon as it is made
 // and insert only after the whole batch: the probes' cache misses then
-// overlap instead of following one another. touch reads without the lock;
-// a table replaced by growth is kept until reclaim, which runs between
-// levels when no worker is active.
+// overlap instead of following one another. touch and the first probe of
+// insert read without the lock; a table replaced by growth is kept until
+// reclaim, which runs between levels when no worker is active.
 type fpSet struct {
 	shards  [numShards]fpShard
 	retired []*table // tables replaced by growth, freed by reclaim
