@@ -270,10 +270,11 @@ func (g *lgraph[S]) fairComponents(allowed []bool, found func([]int32)) {
 	keys := len(g.keyNames)
 	enabledCount := make([]int32, keys)
 	takenIn := make([]bool, keys)
+	scratch := newSCCScratch(n)
 	for len(work) > 0 {
 		t := work[len(work)-1]
 		work = work[:len(work)-1]
-		comps := g.scc(t.nodes, mark)
+		comps := g.scc(t.nodes, mark, scratch)
 		for _, comp := range comps {
 			next++
 			for _, v := range comp {
@@ -344,16 +345,28 @@ func (g *lgraph[S]) fairComponents(allowed []bool, found func([]int32)) {
 	}
 }
 
+// sccScratch is the per-node bookkeeping of Tarjan's algorithm, allocated
+// once for a graph and reset only for the nodes of each call.
+type sccScratch struct {
+	index, low []int32
+	onStack    []bool
+}
+
+func newSCCScratch(n int) *sccScratch {
+	return &sccScratch{index: make([]int32, n), low: make([]int32, n), onStack: make([]bool, n)}
+}
+
 // scc returns the strongly connected components of the subgraph of nodes
 // (all with the same mark), by an iterative Tarjan.
-func (g *lgraph[S]) scc(nodes []int32, mark []int32) [][]int32 {
+func (g *lgraph[S]) scc(nodes []int32, mark []int32, x *sccScratch) [][]int32 {
 	if len(nodes) == 0 {
 		return nil
 	}
+	for _, v := range nodes {
+		x.index[v], x.onStack[v] = -1, false
+	}
 	m := mark[nodes[0]]
-	index := map[int32]int32{}
-	low := map[int32]int32{}
-	onStack := map[int32]bool{}
+	index, low, onStack := x.index, x.low, x.onStack
 	var stack []int32
 	var comps [][]int32
 	counter := int32(0)
@@ -362,7 +375,7 @@ func (g *lgraph[S]) scc(nodes []int32, mark []int32) [][]int32 {
 		e int32
 	}
 	for _, root := range nodes {
-		if _, seen := index[root]; seen {
+		if index[root] >= 0 {
 			continue
 		}
 		call := []frame{{root, g.edgeStart[root]}}
@@ -379,7 +392,7 @@ func (g *lgraph[S]) scc(nodes []int32, mark []int32) [][]int32 {
 				if mark[w] != m {
 					continue
 				}
-				if _, seen := index[w]; !seen {
+				if index[w] < 0 {
 					index[w], low[w] = counter, counter
 					counter++
 					stack = append(stack, w)

@@ -47,7 +47,7 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			fmt.Fprintln(stderr, "checker verify: interrupted")
 			return exitIncomplete
 		}
-		row, err := drainmodel.Verify(ctx, filepath.Join(dir, mm.Config), mm, *workers)
+		row, err := drainmodel.Verify(ctx, configPath(dir, mm.Config), mm, *workers)
 		if err != nil {
 			fmt.Fprintf(stderr, "checker verify: %s: %v\n", mm.Config, err)
 			return exitUsage
@@ -87,4 +87,13 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return exitViolation
 	}
 	return exitOK
+}
+
+// configPath is a manifest entry's cfg file: relative to the manifest's
+// folder unless it is absolute.
+func configPath(dir, config string) string {
+	if filepath.IsAbs(config) {
+		return config
+	}
+	return filepath.Join(dir, config)
 }

@@ -74,6 +74,22 @@ func index(name string) (int, error) {
 	return 0, fmt.Errorf("%w %q (want one of %s)", ErrUnknown, name, strings.Join(names, ", "))
 }
 
+// SetupTest is what a test main calls before its tests: it switches on the
+// bug named by DRAINPROOF_BUG (FromEnv), says so on stderr under the name
+// pkg, and ends the process with exit code 2 if the name is unknown or the
+// binary was built without the bugs tag, so that no suite can pass with a
+// bug it did not switch on.
+func SetupTest(pkg string) {
+	name, err := FromEnv()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	if name != "" {
+		fmt.Fprintf(os.Stderr, "%s tests: bug %s switched on\n", pkg, name)
+	}
+}
+
 // FromEnv enables the bug named by the environment variable DRAINPROOF_BUG
 // and returns its name; it returns "" and nil when the variable is unset or
 // empty. Test mains call it before running tests.

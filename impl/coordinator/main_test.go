@@ -1,8 +1,6 @@
 package coordinator_test
 
 import (
-	"fmt"
-	"os"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -13,11 +11,6 @@ import (
 // TestMain switches on the bug named by DRAINPROOF_BUG (build tag bugs)
 // and checks for leaked goroutines.
 func TestMain(m *testing.M) {
-	if name, err := bugs.FromEnv(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	} else if name != "" {
-		fmt.Fprintf(os.Stderr, "coordinator tests: bug %s switched on\n", name)
-	}
+	bugs.SetupTest("coordinator")
 	goleak.VerifyTestMain(m)
 }

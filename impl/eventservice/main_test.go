@@ -2,8 +2,6 @@ package eventservice
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -20,12 +18,7 @@ import (
 // so that one test binary serves the whole bug zoo, and checks for leaked
 // goroutines.
 func TestMain(m *testing.M) {
-	if name, err := bugs.FromEnv(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	} else if name != "" {
-		fmt.Fprintf(os.Stderr, "eventservice tests: bug %s switched on\n", name)
-	}
+	bugs.SetupTest("eventservice")
 	goleak.VerifyTestMain(m)
 }
 

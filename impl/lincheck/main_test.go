@@ -1,8 +1,6 @@
 package lincheck
 
 import (
-	"fmt"
-	"os"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -14,11 +12,6 @@ import (
 // so that run_bugs.sh can require the linearizability test to fail, and
 // checks for leaked goroutines.
 func TestMain(m *testing.M) {
-	if name, err := bugs.FromEnv(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	} else if name != "" {
-		fmt.Fprintf(os.Stderr, "lincheck tests: bug %s switched on\n", name)
-	}
+	bugs.SetupTest("lincheck")
 	goleak.VerifyTestMain(m)
 }

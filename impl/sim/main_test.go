@@ -1,8 +1,6 @@
 package sim_test
 
 import (
-	"fmt"
-	"os"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -13,11 +11,6 @@ import (
 // TestMain switches on the bug named by DRAINPROOF_BUG (build tag bugs)
 // and checks for leaked goroutines (the event service's request loops).
 func TestMain(m *testing.M) {
-	if name, err := bugs.FromEnv(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	} else if name != "" {
-		fmt.Fprintf(os.Stderr, "sim tests: bug %s switched on\n", name)
-	}
+	bugs.SetupTest("sim")
 	goleak.VerifyTestMain(m)
 }
