@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -92,8 +93,11 @@ func runParallel(b *testing.B, g int, pair func(w, i int)) {
 }
 
 // BenchmarkRegisterRemove measures register+remove pairs per second with
-// 1, 2 and 8 goroutines: our service (requests queued with Submit, as a
-// collector's messages are, then a barrier) against the global-mutex map.
+// 1, 2 and 8 goroutines: our service asynchronously ("service": requests
+// queued with Submit, as a collector's messages are, then a barrier) and
+// synchronously ("service-sync": Do, which waits for the outcome as the
+// map's callers do), against the global-mutex map. Each contender runs
+// alone; BenchmarkRegisterRemovePaired interleaves them for ratios.
 func BenchmarkRegisterRemove(b *testing.B) {
 	const idsPer = 64
 	for _, g := range []int{1, 2, 8} {
@@ -132,6 +136,103 @@ func BenchmarkRegisterRemove(b *testing.B) {
 			})
 		})
 	}
+}
+
+// BenchmarkRegisterRemovePaired measures the same register+remove pairs
+// as BenchmarkRegisterRemove, but alternates the contenders round by
+// round (rounds of 5,000 pairs, the first contender switching each round)
+// within one run, so that a noisy machine slows all of them alike. It
+// reports ns per pair for Do (sync), Submit then a barrier (async) and the
+// global-mutex map, and the medians of the per-round ratios sync/map and
+// async/map: below 1 is faster than the map. b.N counts rounds.
+func BenchmarkRegisterRemovePaired(b *testing.B) {
+	const idsPer, round = 64, 5000
+	for _, g := range []int{1, 2, 8} {
+		ids := benchIDs(g, idsPer)
+		b.Run(fmt.Sprintf("g=%d", g), func(b *testing.B) {
+			h := newHarness(b)
+			r := newMutexRegistry()
+			ctx := context.Background()
+			contenders := []func(){
+				func() { // sync: Do
+					runPairs(g, round, func(w, i int) {
+						id := ids[w][i%idsPer]
+						_ = h.svc.Do(ctx, Request{Action: Register, Cluster: "c1", Changefeed: "cf", Dispatcher: id, Table: TableID(w*idsPer + i%idsPer)})
+						_ = h.svc.Do(ctx, Request{Action: Remove, Cluster: "c1", Dispatcher: id})
+					})
+				},
+				func() { // async: Submit, then a barrier
+					runPairs(g, round, func(w, i int) {
+						id := ids[w][i%idsPer]
+						_ = h.svc.Submit(ctx, Request{Action: Register, Cluster: "c1", Changefeed: "cf", Dispatcher: id, Table: TableID(w*idsPer + i%idsPer)})
+						_ = h.svc.Submit(ctx, Request{Action: Remove, Cluster: "c1", Dispatcher: id})
+					})
+					if _, err := h.svc.Snapshot(ctx); err != nil {
+						b.Fatal(err)
+					}
+				},
+				func() { // the global-mutex map
+					runPairs(g, round, func(w, i int) {
+						id := ids[w][i%idsPer]
+						r.register(id, TableID(w*idsPer+i%idsPer))
+						r.remove(id)
+					})
+				},
+			}
+			total := make([]time.Duration, len(contenders))
+			var syncRatio, asyncRatio []float64
+			b.ResetTimer()
+			for n := range b.N {
+				var d [3]time.Duration
+				for k := range contenders {
+					c := (k + n) % len(contenders)
+					t0 := time.Now()
+					contenders[c]()
+					d[c] = time.Since(t0)
+					total[c] += d[c]
+				}
+				syncRatio = append(syncRatio, float64(d[0])/float64(d[2]))
+				asyncRatio = append(asyncRatio, float64(d[1])/float64(d[2]))
+			}
+			b.StopTimer()
+			if n, _ := h.svc.Report(); n != 0 {
+				b.Fatalf("count %d after balanced pairs", n)
+			}
+			pairs := float64(b.N * round)
+			b.ReportMetric(float64(total[0].Nanoseconds())/pairs, "sync-ns/pair")
+			b.ReportMetric(float64(total[1].Nanoseconds())/pairs, "async-ns/pair")
+			b.ReportMetric(float64(total[2].Nanoseconds())/pairs, "map-ns/pair")
+			b.ReportMetric(median(syncRatio), "sync/map")
+			b.ReportMetric(median(asyncRatio), "async/map")
+			b.ReportMetric(0, "ns/op")
+		})
+	}
+}
+
+// runPairs runs n register+remove pairs split over g goroutines.
+func runPairs(g, n int, pair func(w, i int)) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := range g {
+		wg.Go(func() {
+			for i := 0; next.Add(1) <= int64(n); i++ {
+				pair(w, i)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// median returns the median of xs (which it sorts).
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	slices.Sort(xs)
+	if len(xs)%2 == 1 {
+		return xs[len(xs)/2]
+	}
+	return (xs[len(xs)/2-1] + xs[len(xs)/2]) / 2
 }
 
 // BenchmarkReportWhileRegistering measures one Report while 2 goroutines

@@ -39,7 +39,9 @@
 //   - R6: a Reset takes effect only for a newer epoch; heartbeats apply at
 //     the equal epoch; a reset never changes the count.
 //   - R7: requests, heartbeats and the inactivity cleanup run one at a
-//     time, in arrival order, in [Service.Run].
+//     time, in arrival order, in the request loop: under the loop's baton,
+//     held by the [Service.Run] goroutine or by a synchronous caller that
+//     found the loop idle, which runs the queued requests before its own.
 //   - R8: once admission is closed (one way) no registration is admitted
 //     and the count never rises (F-R7); remote probes get NotReusable.
 //   - R9: one schema reference per published ordinary dispatcher.
@@ -51,8 +53,16 @@
 //
 // Requests reach the loop through a mutex-guarded FIFO that the loop
 // empties a batch at a time (one wake-up serves every request queued
-// meanwhile; arrival order is kept); Do's result channels are pooled.
-// Store calls are made only by the request loop. [Service.Report],
+// meanwhile; arrival order is kept); producers refill it while a batch
+// runs. The loop is a baton (a mutex) rather than a goroutine: the Run
+// goroutine takes it when the queue's bell rings, and a synchronous call
+// (Do, Heartbeat, Cleanup, Snapshot) that finds it free while Run is
+// running takes it, runs the queued requests, then its own, then at most
+// one more batch, on the caller's goroutine: the caller waits anyway, and
+// no goroutine has to be woken. A Do with an uncancellable context waits
+// for a busy baton as for a mutex; otherwise it queues its request and
+// waits for the answer or its context. Submit only ever queues. Store
+// calls are made only under the baton, with Run's context. [Service.Report],
 // [Service.CloseAdmission] and [Service.AdmissionClosed] are lock-free or
 // take only the admission mutex, which is never held across a store call.
 // Event-store notifiers run on the store's goroutines and read the

@@ -3,6 +3,7 @@ package eventservice
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 )
 
 // job is one entry of the request queue: a request queued by Submit (w
@@ -29,9 +30,13 @@ var waiters = sync.Pool{New: func() any { return &waiter{done: make(chan error, 
 // request queued meanwhile. Producers ring the doorbell only when the
 // queue goes from empty to non-empty.
 //
-// Capacity: the requests waiting plus those of the batch the loop is
-// running never exceed size; a producer that finds no room waits on room,
-// which the loop closes when it finishes a batch.
+// Capacity: at most size requests wait; the batch the loop is running is
+// no longer waiting, so producers refill the queue while the loop works
+// (at most 2×size requests are queued or running). A producer that finds
+// no room waits on room, which the loop closes when it takes a batch.
+// Two arrays take turns: one holds the waiting jobs, the other the
+// loop's batch. They grow as needed up to size and are kept, so that
+// pushes stop allocating once the queue has been as long as it gets.
 type queue struct {
 	size int
 	bell chan struct{} // capacity 1: the loop's wake-up
@@ -39,18 +44,13 @@ type queue struct {
 	mu      sync.Mutex
 	items   []job         // waiting, in arrival order
 	spare   []job         // the loop's last batch, reused for items
-	held    int           // length of the batch the loop is running
 	room    chan struct{} // non-nil while a producer waits for room
 	stopped bool          // the loop has returned; no more jobs
+	n       atomic.Int32  // len(items), written under mu, read without it
 }
 
 func newQueue(size int) *queue {
-	return &queue{
-		size:  size,
-		bell:  make(chan struct{}, 1),
-		items: make([]job, 0, size),
-		spare: make([]job, 0, size),
-	}
+	return &queue{size: size, bell: make(chan struct{}, 1)}
 }
 
 // push appends j, waiting for room while the queue is full. It returns
@@ -62,8 +62,9 @@ func (q *queue) push(ctx context.Context, j job) error {
 			q.mu.Unlock()
 			return ErrStopped
 		}
-		if len(q.items)+q.held < q.size {
+		if len(q.items) < q.size {
 			q.items = append(q.items, j)
+			q.n.Store(int32(len(q.items)))
 			first := len(q.items) == 1
 			q.mu.Unlock()
 			if first {
@@ -87,31 +88,41 @@ func (q *queue) push(ctx context.Context, j job) error {
 	}
 }
 
-// take returns the waiting jobs, oldest first, and empties the queue; the
-// batch counts against the capacity until done (request loop only). It
-// returns an empty batch if nothing waits.
+// waiting reports whether a job waits. A push that happened before the
+// call is seen; a concurrent one may or may not be.
+func (q *queue) waiting() bool { return q.n.Load() > 0 }
+
+// take returns the waiting jobs, oldest first, and empties the queue,
+// waking the producers that wait for room (request loop only). It returns
+// nil if nothing waits. The loop gives a batch back with done before it
+// takes the next one.
 func (q *queue) take() []job {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	batch := q.items
-	q.items = q.spare[:0]
+	if len(batch) == 0 {
+		return nil
+	}
+	q.items = q.spare[:0] // nil at first: append allocates
 	q.spare = nil
-	q.held = len(batch)
-	return batch
-}
-
-// done gives back the capacity of batch, which the loop has run, and
-// keeps its array for reuse (request loop only).
-func (q *queue) done(batch []job) {
-	clear(batch) // drop the requests' strings and waiters
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	q.held = 0
-	q.spare = batch[:0]
+	q.n.Store(0)
 	if q.room != nil {
 		close(q.room)
 		q.room = nil
 	}
+	return batch
+}
+
+// done keeps the array of batch, which the loop has run, for reuse
+// (request loop only).
+func (q *queue) done(batch []job) {
+	if batch == nil {
+		return
+	}
+	clear(batch) // drop the requests' strings and waiters
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.spare = batch[:0]
 }
 
 // stop refuses every later push and drops the waiting jobs; their Do
@@ -122,7 +133,7 @@ func (q *queue) stop() {
 	q.stopped = true
 	clear(q.items)
 	q.items = q.items[:0]
-	q.held = 0
+	q.n.Store(0)
 	if q.room != nil {
 		close(q.room)
 		q.room = nil

@@ -17,19 +17,25 @@ const (
 	// DefaultInactivityTimeout is the silence after which the inactivity
 	// cleanup removes a dispatcher, when InactivityTimeout is 0.
 	DefaultInactivityTimeout = time.Hour
-	// DefaultQueueSize is the request queue's capacity when QueueSize is 0.
-	DefaultQueueSize = 128
+	// DefaultQueueSize is how many requests may wait in the request queue
+	// when QueueSize is 0. The loop takes the waiting requests a batch at
+	// a time, and a producer that found the queue full is woken once per
+	// batch, so a larger queue means fewer wake-ups under load.
+	DefaultQueueSize = 1024
 )
 
 // Config configures a [Service]. Only NewStores is required.
 type Config struct {
 	// NewStores returns the event store and the schema store of a
-	// cluster's broker; the service calls it from its request loop when a
-	// cluster's first admitted registration arrives. It must not block.
+	// cluster's broker; the service calls it in the request loop (see
+	// [Service.Do] for which goroutine that is) when a cluster's first
+	// admitted registration arrives. It must not block.
 	NewStores func(ClusterID) (store.EventStore, store.SchemaStore)
 	// Emit sends an event to a collector. It is called from the request
-	// loop and from event-store goroutines (notifications), so it must be
-	// safe for concurrent use and must not block. Nil drops events.
+	// loop (the Run goroutine, or a Do caller's; see [Service.Do]) and
+	// from event-store goroutines (notifications), so it must be safe for
+	// concurrent use, must not block and must not call back into the
+	// service's Do, Heartbeat, Cleanup or Snapshot. Nil drops events.
 	Emit func(Event)
 	// Stopping reports whether the node is STOPPING. If set, the
 	// admission gate and Report consult it and close admission (one way)
@@ -47,8 +53,9 @@ type Config struct {
 	// OnError receives the errors of requests queued by Submit. Nil
 	// drops them; the collector recovers through heartbeats.
 	OnError func(Request, error)
-	// QueueSize is the capacity of the request queue (DefaultQueueSize
-	// if 0).
+	// QueueSize bounds the requests waiting in the request queue, the
+	// running batch not included (DefaultQueueSize if 0). Submit and Do
+	// wait while it is full.
 	QueueSize int
 
 	_ struct{}
@@ -57,7 +64,11 @@ type Config struct {
 // Service is a node's event service: one broker per upstream cluster, an
 // admission gate, and one serial request loop ([Service.Run]) that runs
 // every Register, Remove and Reset request, every heartbeat and the
-// inactivity cleanup, one at a time in arrival order (R7).
+// inactivity cleanup, one at a time in arrival order (R7). The loop is
+// serial, not bound to one goroutine: whoever runs requests holds the
+// loop's baton, which is the Run goroutine, or a synchronous caller
+// ([Service.Do], Heartbeat, Cleanup, Snapshot) that found the loop idle
+// and runs the queue and then its own request instead of waking Run.
 //
 // [Service.Report], [Service.CloseAdmission] and [Service.AdmissionClosed]
 // are safe from any goroutine and never wait for the request loop or a
@@ -69,6 +80,17 @@ type Service struct {
 	q       *queue
 	stopped chan struct{}
 	running atomic.Bool
+
+	// exec is the request loop's baton: whoever runs requests holds it,
+	// so requests run one at a time (R7). The Run goroutine takes it for
+	// each wake-up; a Do, Heartbeat, Cleanup or Snapshot caller that finds
+	// it free while Run is running takes it to run the queued requests and
+	// then its own on its own goroutine, instead of handing its request
+	// to the Run goroutine and waiting to be woken (see Do).
+	exec     sync.Mutex
+	loopCtx  context.Context // set by Run under exec; the store calls' context
+	loopEnd  atomic.Bool     // loopCtx is done (cheaper to read than its Err)
+	execDone bool            // under exec: Run has returned; nobody runs requests
 
 	// brokers is the broker registry: a copy-on-write slice that Report
 	// loads without a lock; only the request loop appends to it, under
@@ -118,14 +140,26 @@ func New(cfg Config) (*Service, error) {
 // Run is the serial request loop. It runs queued requests one at a time
 // until ctx is done, then returns ctx's error; requests still queued are
 // dropped and their waiters get ErrStopped. Store calls made by the loop
-// get ctx, so a store blocked at shutdown is released. Run must be called
-// at most once.
+// (by Run's goroutine or a Do caller's) get ctx, so a store blocked at
+// shutdown is released; Run returns only once no request is running.
+// Run must be called at most once.
 func (s *Service) Run(ctx context.Context) error {
 	if !s.running.CompareAndSwap(false, true) {
 		panic("eventservice: Run called twice")
 	}
 	defer close(s.stopped)
-	defer s.q.stop() // before stopped is closed: a later push gets ErrStopped
+	defer func() {
+		// Wait for a caller running requests, then refuse every later
+		// push (ErrStopped) before stopped is closed.
+		s.exec.Lock()
+		s.execDone = true
+		s.q.stop()
+		s.exec.Unlock()
+	}()
+	s.exec.Lock()
+	s.loopCtx = ctx
+	s.exec.Unlock()
+	defer context.AfterFunc(ctx, func() { s.loopEnd.Store(true) })()
 	var tick <-chan time.Time
 	if s.cfg.CleanupInterval > 0 {
 		t := time.NewTicker(s.cfg.CleanupInterval)
@@ -137,32 +171,88 @@ func (s *Service) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-s.q.bell:
-			if err := s.drain(ctx, tick); err != nil {
+			s.exec.Lock()
+			err := s.drain(ctx, tick)
+			s.exec.Unlock()
+			if err != nil {
 				return err
 			}
 		case <-tick:
+			s.exec.Lock()
 			s.cleanupInactive()
+			s.exec.Unlock()
 		}
 	}
+}
+
+// runInline runs j on the caller's goroutine if it can (see
+// acquireInline) and reports whether it did.
+func (s *Service) runInline(j *job) bool {
+	ctx, ok := s.acquireInline(false)
+	if ok {
+		s.run(ctx, j)
+		s.releaseInline(ctx)
+	}
+	return ok
+}
+
+// acquireInline takes the loop's baton for a request of the caller's own,
+// if no one else is running requests and Run is running, and first runs
+// the requests queued before it (at most one batch, which is all of them,
+// since nobody else takes batches while exec is held). It returns Run's
+// context for the request's store calls, or false, having taken nothing.
+// releaseInline gives the baton back.
+func (s *Service) acquireInline(wait bool) (context.Context, bool) {
+	if wait {
+		s.exec.Lock()
+	} else if !s.exec.TryLock() {
+		return nil, false
+	}
+	ctx := s.loopCtx
+	if ctx == nil || s.execDone || s.loopEnd.Load() || !s.runBatch(ctx) {
+		s.exec.Unlock()
+		return nil, false
+	}
+	return ctx, true
+}
+
+// releaseInline runs at most one batch queued while the caller held the
+// baton, so that callers who queued behind it need not wait for the Run
+// goroutine to wake, and gives the baton back. Requests left queued rang
+// the bell when the queue became non-empty, so the Run goroutine runs
+// them.
+func (s *Service) releaseInline(ctx context.Context) {
+	s.runBatch(ctx)
+	s.exec.Unlock()
+}
+
+// runBatch runs the queued requests, oldest first, under exec; it
+// reports false if ctx ended first (the rest of the batch is dropped, as
+// Run drops the queue when it returns).
+func (s *Service) runBatch(ctx context.Context) bool {
+	if !s.q.waiting() {
+		return true
+	}
+	batch := s.q.take()
+	defer s.q.done(batch)
+	for i := range batch {
+		if ctx.Err() != nil {
+			return false
+		}
+		s.run(ctx, &batch[i])
+	}
+	return true
 }
 
 // drain runs the queued requests a batch at a time, oldest first, until
 // the queue is empty; between batches it runs a due inactivity cleanup,
 // so that a busy queue does not starve it. One wake-up of the loop thus
-// serves every request that arrived while it was busy.
+// serves every request that arrived while it was busy. The caller holds
+// exec.
 func (s *Service) drain(ctx context.Context, tick <-chan time.Time) error {
-	for {
-		batch := s.q.take()
-		for i := range batch {
-			if err := ctx.Err(); err != nil {
-				s.q.done(batch)
-				return err
-			}
-			s.run(ctx, &batch[i])
-		}
-		s.q.done(batch)
-		if len(batch) == 0 {
-			return nil
+	for s.q.waiting() {
+		if !s.runBatch(ctx) {
+			return ctx.Err()
 		}
 		select {
 		case <-tick:
@@ -170,6 +260,7 @@ func (s *Service) drain(ctx context.Context, tick <-chan time.Time) error {
 		default:
 		}
 	}
+	return ctx.Err()
 }
 
 // run runs j in the request loop.
@@ -195,10 +286,18 @@ func call[T any](ctx context.Context, s *Service, fn func(context.Context) (T, e
 	}
 	done := make(chan result, 1)
 	var zero T
-	if err := s.q.push(ctx, job{fn: func(loopCtx context.Context) {
+	j := job{fn: func(loopCtx context.Context) {
 		v, err := fn(loopCtx)
 		done <- result{v, err}
-	}}); err != nil {
+	}}
+	if err := ctx.Err(); err != nil {
+		return zero, err
+	}
+	if s.runInline(&j) {
+		r := <-done
+		return r.v, r.err
+	}
+	if err := s.q.push(ctx, j); err != nil {
 		return zero, err
 	}
 	select {
@@ -218,12 +317,13 @@ func call[T any](ctx context.Context, s *Service, fn func(context.Context) (T, e
 }
 
 // Submit queues req for the request loop and returns without waiting for
-// it, as a collector's message would. Its outcome reaches the collector
-// as events, and errors go to Config.OnError. Submit waits only while the
+// it, as a collector's message would: it never runs a request itself, so
+// a slow store never holds it. Its outcome reaches the collector as
+// events, and errors go to Config.OnError. Submit waits only while the
 // queue is full (Config.QueueSize); it returns ErrStopped once Run has
 // returned, or ctx's error.
 func (s *Service) Submit(ctx context.Context, req Request) error {
-	if err := validate(req); err != nil {
+	if err := validate(&req); err != nil {
 		return err
 	}
 	return s.q.push(ctx, job{req: req})
@@ -233,8 +333,29 @@ func (s *Service) Submit(ctx context.Context, req Request) error {
 // success (including a Remove of an unknown dispatcher and a stale
 // Reset), ErrAdmissionClosed, an error wrapping ErrNotReusable, a
 // RegisterTable error, or ErrUnknownDispatcher for a Reset.
+//
+// When Run is running and no request is running, Do runs the requests
+// queued before req and then req on the caller's goroutine, holding the
+// loop's baton, instead of waking the Run goroutine and sleeping until it
+// answers: the order and the one-at-a-time rule (R7) are the same, the
+// store calls get Run's context, and the caller waits as it would anyway.
+// If a request is running, a Do whose ctx cannot be cancelled waits for
+// it as for a mutex and then does the same; any other Do queues req and
+// waits for its outcome or ctx. Do returns ctx's error at once if ctx is
+// already done; before Run starts it waits for Run.
 func (s *Service) Do(ctx context.Context, req Request) error {
-	if err := validate(req); err != nil {
+	if err := validate(&req); err != nil {
+		return err
+	}
+	done := ctx.Done()
+	if done != nil {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
+	if loopCtx, ok := s.acquireInline(done == nil); ok {
+		err := s.handle(loopCtx, &req)
+		s.releaseInline(loopCtx)
 		return err
 	}
 	w := waiters.Get().(*waiter)
@@ -364,7 +485,7 @@ func (s *Service) emit(e Event) {
 	}
 }
 
-func validate(req Request) error {
+func validate(req *Request) error {
 	switch {
 	case req.Action < Register || req.Action > Reset:
 		return fmt.Errorf("%w: action %v", ErrBadRequest, req.Action)

@@ -49,18 +49,25 @@ func (a Action) String() string {
 }
 
 // Request is a collector's dispatcher request to the event service.
+// (The fields are ordered so that the small ones share a word: a Request
+// is copied into the request queue.)
 type Request struct {
+	_ struct{}
+
 	// Action is Register, Remove or Reset.
 	Action Action
+	// TableTrigger marks a table-trigger dispatcher, which touches
+	// neither store (Register).
+	TableTrigger bool
+	// OnlyReuse marks a remote probe: the broker answers NotReusable
+	// instead of silently dropping a registration it does not take.
+	OnlyReuse bool
 	// Cluster selects the broker.
 	Cluster ClusterID
 	// Changefeed is the dispatcher's changefeed (Register).
 	Changefeed ChangefeedID
 	// Dispatcher is the dispatcher's ID.
 	Dispatcher DispatcherID
-	// TableTrigger marks a table-trigger dispatcher, which touches
-	// neither store (Register).
-	TableTrigger bool
 	// Table is the dispatcher's table (Register, ordinary dispatchers).
 	Table TableID
 	// StartTs is where the dispatcher starts (Register, Reset).
@@ -68,13 +75,8 @@ type Request struct {
 	// Epoch is the collector's epoch for the dispatcher: 0 for Register,
 	// at least 1 for Reset.
 	Epoch uint64
-	// OnlyReuse marks a remote probe: the broker answers NotReusable
-	// instead of silently dropping a registration it does not take.
-	OnlyReuse bool
 	// Topic is where answers to the requester go (echoed in [Event]).
 	Topic string
-
-	_ struct{}
 }
 
 // EventKind is the kind of an [Event] the service sends to a collector.

@@ -1,0 +1,96 @@
+package eventservice
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/drainproof/drainproof/impl/store"
+)
+
+// Config.QueueSize bounds the requests waiting, not the one running: while
+// the loop is held in a store, QueueSize requests queue without waiting,
+// the next Submit waits for room (and gives up with its context), and a Do
+// with a cancellable context gives up too; once the store returns, every
+// queued request runs, in order (R7).
+func TestQueueBoundsWaitingRequests(t *testing.T) {
+	const size = 4
+	h := newHarness(t, func(c *Config) { c.QueueSize = size })
+	gate := h.schemaStore("c1").BlockRegisterTable()
+	defer gate.Release() // unblock the loop if the test fails
+	bg := context.Background()
+	require.NoError(t, h.svc.Submit(bg, reg("d0", 1)))
+	<-gate.Entered() // the loop runs d0's registration, held in RegisterTable
+	h.schemaStore("c1").Unblock()
+
+	// size requests wait: a register, a remove and a register of d1, and
+	// a remove of an unknown dispatcher.
+	for _, req := range []Request{reg("d1", 2), rem("c1", "d1"), reg("d1", 3), rem("c1", "nobody")} {
+		ctx, cancel := context.WithTimeout(bg, 10*time.Second)
+		require.NoError(t, h.svc.Submit(ctx, req), "room for QueueSize waiting requests")
+		cancel()
+	}
+	ctx, cancel := context.WithTimeout(bg, 20*time.Millisecond)
+	defer cancel()
+	require.ErrorIs(t, h.svc.Submit(ctx, rem("c1", "d1")), context.DeadlineExceeded, "a full queue makes Submit wait")
+	ctx2, cancel2 := context.WithTimeout(bg, 20*time.Millisecond)
+	defer cancel2()
+	require.ErrorIs(t, h.svc.Do(ctx2, rem("c1", "d1")), context.DeadlineExceeded, "a Do finds the queue full and gives up")
+	require.Equal(t, int64(1), h.count(), "R2: d0 counted while its RegisterTable is held")
+
+	// An uncancellable Do waits for the loop and runs after the queue.
+	done := make(chan error, 1)
+	go func() { done <- h.svc.Do(bg, reg("d2", 4)) }()
+	gate.Release()
+	require.NoError(t, <-done)
+	snap := h.snapshot()
+	require.Len(t, snap.Brokers, 1)
+	var ids []DispatcherID
+	for _, d := range snap.Brokers[0].Dispatchers {
+		ids = append(ids, d.ID)
+	}
+	require.Equal(t, []DispatcherID{"d0", "d1", "d2"}, ids, "the queued requests ran in arrival order")
+	require.Equal(t, TableID(3), snap.Brokers[0].Dispatchers[1].Table, "d1 is its second registration")
+	require.Equal(t, int64(3), h.count())
+	h.checkQuiescent()
+}
+
+// R7: a Do that runs on its caller's goroutine (the loop idle) first runs
+// the requests queued before it. The Run goroutine is kept out of the way:
+// the test gives the service Run's context itself, so that queued requests
+// wait for the Do.
+func TestInlineDoRunsQueuedRequestsFirst(t *testing.T) {
+	es, ss := store.NewMemEventStore(), store.NewMemSchemaStore()
+	svc, err := New(Config{NewStores: func(ClusterID) (store.EventStore, store.SchemaStore) { return es, ss }})
+	require.NoError(t, err)
+	bg := context.Background()
+	require.NoError(t, svc.Submit(bg, reg("d1", 1)))
+	require.NoError(t, svc.Submit(bg, rem("c1", "d1")))
+	require.NoError(t, svc.Submit(bg, reg("d1", 2)))
+	require.Zero(t, es.Registers(), "nothing runs before Run")
+
+	svc.exec.Lock()
+	svc.loopCtx = bg // what Run does first
+	svc.exec.Unlock()
+	require.NoError(t, svc.Do(bg, rem("c1", "d1")))
+	require.False(t, svc.q.waiting(), "the Do ran the queue")
+	require.Equal(t, 2, es.Registers())
+	require.False(t, es.Subscribed("d1"), "R7: REGISTER, REMOVE, REGISTER, then the Do's REMOVE")
+	count, _ := svc.Report()
+	require.Zero(t, count)
+	require.Equal(t, 0, ss.Refs(2))
+}
+
+// A Do whose context is already done runs nothing.
+func TestDoWithDoneContext(t *testing.T) {
+	h := newHarness(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	require.ErrorIs(t, h.svc.Do(ctx, reg("d1", 1)), context.Canceled)
+	_, err := h.svc.Snapshot(ctx)
+	require.ErrorIs(t, err, context.Canceled)
+	require.Zero(t, h.count())
+	require.Empty(t, h.snapshot().Brokers, "no broker was created")
+}
