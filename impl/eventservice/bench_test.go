@@ -61,6 +61,21 @@ func (r *mutexRegistry) report() int64 {
 	return r.count
 }
 
+// do is the map behind the service's API: it validates req as the
+// service does and registers or removes.
+func (r *mutexRegistry) do(req Request) error {
+	if err := validate(&req); err != nil {
+		return err
+	}
+	switch req.Action {
+	case Register:
+		r.register(req.Dispatcher, req.Table)
+	case Remove:
+		r.remove(req.Dispatcher)
+	}
+	return nil
+}
+
 func newMutexRegistry() *mutexRegistry {
 	return &mutexRegistry{m: map[DispatcherID]TableID{}, es: store.NewMemEventStore(), ss: store.NewMemSchemaStore()}
 }
@@ -79,17 +94,8 @@ func benchIDs(g, n int) [][]DispatcherID {
 
 // runParallel splits b.N register+remove pairs over g goroutines.
 func runParallel(b *testing.B, g int, pair func(w, i int)) {
-	var next atomic.Int64
-	var wg sync.WaitGroup
 	b.ResetTimer()
-	for w := range g {
-		wg.Go(func() {
-			for i := 0; next.Add(1) <= int64(b.N); i++ {
-				pair(w, i)
-			}
-		})
-	}
-	wg.Wait()
+	runPairs(g, b.N, pair)
 }
 
 // BenchmarkRegisterRemove measures register+remove pairs per second with
@@ -140,70 +146,86 @@ func BenchmarkRegisterRemove(b *testing.B) {
 
 // BenchmarkRegisterRemovePaired measures the same register+remove pairs
 // as BenchmarkRegisterRemove, but alternates the contenders round by
-// round (rounds of 5,000 pairs, the first contender switching each round)
-// within one run, so that a noisy machine slows all of them alike. It
-// reports ns per pair for Do (sync), Submit then a barrier (async) and the
-// global-mutex map, and the medians of the per-round ratios sync/map and
-// async/map: below 1 is faster than the map. b.N counts rounds.
+// round (rounds of 5,000 pairs, the first contender rotating each round)
+// within one run, so that a noisy machine slows all of them alike. The
+// contenders: Do ("sync"), Submit then a barrier ("async"), the
+// global-mutex map ("map", called with an ID and a table) and the same map
+// behind the service's API ("mapreq": a Request in, validated, an error
+// out, so that both sides build and pass the same requests). It reports
+// ns per pair for each and the medians of the per-round ratios sync/map,
+// async/map and sync/mapreq: below 1 is faster than the baseline. b.N
+// counts rounds.
 func BenchmarkRegisterRemovePaired(b *testing.B) {
 	const idsPer, round = 64, 5000
 	for _, g := range []int{1, 2, 8} {
 		ids := benchIDs(g, idsPer)
 		b.Run(fmt.Sprintf("g=%d", g), func(b *testing.B) {
 			h := newHarness(b)
-			r := newMutexRegistry()
+			r, rr := newMutexRegistry(), newMutexRegistry()
 			ctx := context.Background()
-			contenders := []func(){
-				func() { // sync: Do
+			contenders := []struct {
+				name string
+				run  func()
+			}{
+				{"sync", func() {
 					runPairs(g, round, func(w, i int) {
 						id := ids[w][i%idsPer]
 						_ = h.svc.Do(ctx, Request{Action: Register, Cluster: "c1", Changefeed: "cf", Dispatcher: id, Table: TableID(w*idsPer + i%idsPer)})
 						_ = h.svc.Do(ctx, Request{Action: Remove, Cluster: "c1", Dispatcher: id})
 					})
-				},
-				func() { // async: Submit, then a barrier
+				}},
+				{"async", func() {
 					runPairs(g, round, func(w, i int) {
 						id := ids[w][i%idsPer]
 						_ = h.svc.Submit(ctx, Request{Action: Register, Cluster: "c1", Changefeed: "cf", Dispatcher: id, Table: TableID(w*idsPer + i%idsPer)})
 						_ = h.svc.Submit(ctx, Request{Action: Remove, Cluster: "c1", Dispatcher: id})
 					})
-					if _, err := h.svc.Snapshot(ctx); err != nil {
+					if _, err := h.svc.Snapshot(ctx); err != nil { // barrier
 						b.Fatal(err)
 					}
-				},
-				func() { // the global-mutex map
+				}},
+				{"map", func() {
 					runPairs(g, round, func(w, i int) {
 						id := ids[w][i%idsPer]
 						r.register(id, TableID(w*idsPer+i%idsPer))
 						r.remove(id)
 					})
-				},
+				}},
+				{"mapreq", func() {
+					runPairs(g, round, func(w, i int) {
+						id := ids[w][i%idsPer]
+						_ = rr.do(Request{Action: Register, Cluster: "c1", Changefeed: "cf", Dispatcher: id, Table: TableID(w*idsPer + i%idsPer)})
+						_ = rr.do(Request{Action: Remove, Cluster: "c1", Dispatcher: id})
+					})
+				}},
 			}
 			total := make([]time.Duration, len(contenders))
-			var syncRatio, asyncRatio []float64
+			var syncMap, asyncMap, syncMapreq []float64
 			b.ResetTimer()
 			for n := range b.N {
-				var d [3]time.Duration
+				d := make([]time.Duration, len(contenders))
 				for k := range contenders {
 					c := (k + n) % len(contenders)
 					t0 := time.Now()
-					contenders[c]()
+					contenders[c].run()
 					d[c] = time.Since(t0)
 					total[c] += d[c]
 				}
-				syncRatio = append(syncRatio, float64(d[0])/float64(d[2]))
-				asyncRatio = append(asyncRatio, float64(d[1])/float64(d[2]))
+				syncMap = append(syncMap, float64(d[0])/float64(d[2]))
+				asyncMap = append(asyncMap, float64(d[1])/float64(d[2]))
+				syncMapreq = append(syncMapreq, float64(d[0])/float64(d[3]))
 			}
 			b.StopTimer()
 			if n, _ := h.svc.Report(); n != 0 {
 				b.Fatalf("count %d after balanced pairs", n)
 			}
 			pairs := float64(b.N * round)
-			b.ReportMetric(float64(total[0].Nanoseconds())/pairs, "sync-ns/pair")
-			b.ReportMetric(float64(total[1].Nanoseconds())/pairs, "async-ns/pair")
-			b.ReportMetric(float64(total[2].Nanoseconds())/pairs, "map-ns/pair")
-			b.ReportMetric(median(syncRatio), "sync/map")
-			b.ReportMetric(median(asyncRatio), "async/map")
+			for c, x := range contenders {
+				b.ReportMetric(float64(total[c].Nanoseconds())/pairs, x.name+"-ns/pair")
+			}
+			b.ReportMetric(median(syncMap), "sync/map")
+			b.ReportMetric(median(asyncMap), "async/map")
+			b.ReportMetric(median(syncMapreq), "sync/mapreq")
 			b.ReportMetric(0, "ns/op")
 		})
 	}

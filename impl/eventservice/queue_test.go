@@ -73,6 +73,7 @@ func TestInlineDoRunsQueuedRequestsFirst(t *testing.T) {
 
 	svc.exec.Lock()
 	svc.loopCtx = bg // what Run does first
+	svc.live.Store(true)
 	svc.exec.Unlock()
 	require.NoError(t, svc.Do(bg, rem("c1", "d1")))
 	require.False(t, svc.q.waiting(), "the Do ran the queue")

@@ -87,10 +87,11 @@ type Service struct {
 	// it free while Run is running takes it to run the queued requests and
 	// then its own on its own goroutine, instead of handing its request
 	// to the Run goroutine and waiting to be woken (see Do).
-	exec     sync.Mutex
-	loopCtx  context.Context // set by Run under exec; the store calls' context
-	loopEnd  atomic.Bool     // loopCtx is done (cheaper to read than its Err)
-	execDone bool            // under exec: Run has returned; nobody runs requests
+	exec    sync.Mutex
+	loopCtx context.Context // set by Run under exec; the store calls' context
+	// live is true from Run's start until its context is done or it
+	// returns (set under exec): callers may run requests under exec.
+	live atomic.Bool
 
 	// brokers is the broker registry: a copy-on-write slice that Report
 	// loads without a lock; only the request loop appends to it, under
@@ -152,14 +153,15 @@ func (s *Service) Run(ctx context.Context) error {
 		// Wait for a caller running requests, then refuse every later
 		// push (ErrStopped) before stopped is closed.
 		s.exec.Lock()
-		s.execDone = true
+		s.live.Store(false)
 		s.q.stop()
 		s.exec.Unlock()
 	}()
 	s.exec.Lock()
 	s.loopCtx = ctx
+	s.live.Store(ctx.Err() == nil)
 	s.exec.Unlock()
-	defer context.AfterFunc(ctx, func() { s.loopEnd.Store(true) })()
+	defer context.AfterFunc(ctx, func() { s.live.Store(false) })()
 	var tick <-chan time.Time
 	if s.cfg.CleanupInterval > 0 {
 		t := time.NewTicker(s.cfg.CleanupInterval)
@@ -209,7 +211,7 @@ func (s *Service) acquireInline(wait bool) (context.Context, bool) {
 		return nil, false
 	}
 	ctx := s.loopCtx
-	if ctx == nil || s.execDone || s.loopEnd.Load() || !s.runBatch(ctx) {
+	if !s.live.Load() || !s.runBatch(ctx) {
 		s.exec.Unlock()
 		return nil, false
 	}
