@@ -190,7 +190,7 @@ func (s *Service) Run(ctx context.Context) error {
 // runInline runs j on the caller's goroutine if it can (see
 // acquireInline) and reports whether it did.
 func (s *Service) runInline(j *job) bool {
-	ctx, ok := s.acquireInline(false)
+	ctx, ok := s.acquireInline()
 	if ok {
 		s.run(ctx, j)
 		s.releaseInline(ctx)
@@ -204,18 +204,15 @@ func (s *Service) runInline(j *job) bool {
 // since nobody else takes batches while exec is held). It returns Run's
 // context for the request's store calls, or false, having taken nothing.
 // releaseInline gives the baton back.
-func (s *Service) acquireInline(wait bool) (context.Context, bool) {
-	if wait {
-		s.exec.Lock()
-	} else if !s.exec.TryLock() {
+func (s *Service) acquireInline() (context.Context, bool) {
+	if !s.exec.TryLock() {
 		return nil, false
 	}
-	ctx := s.loopCtx
-	if !s.live.Load() || !s.runBatch(ctx) {
+	if !s.live.Load() || s.q.waiting() && !s.runBatch(s.loopCtx) {
 		s.exec.Unlock()
 		return nil, false
 	}
-	return ctx, true
+	return s.loopCtx, true
 }
 
 // releaseInline runs at most one batch queued while the caller held the
@@ -224,13 +221,15 @@ func (s *Service) acquireInline(wait bool) (context.Context, bool) {
 // the bell when the queue became non-empty, so the Run goroutine runs
 // them.
 func (s *Service) releaseInline(ctx context.Context) {
-	s.runBatch(ctx)
+	if s.q.waiting() {
+		s.runBatch(ctx)
+	}
 	s.exec.Unlock()
 }
 
 // runBatch runs the queued requests, oldest first, under exec; it
-// reports false if ctx ended first (the rest of the batch is dropped, as
-// Run drops the queue when it returns).
+// reports false if Run's context ctx ended first (the rest of the batch
+// is dropped, as Run drops the queue when it returns).
 func (s *Service) runBatch(ctx context.Context) bool {
 	if !s.q.waiting() {
 		return true
@@ -238,7 +237,7 @@ func (s *Service) runBatch(ctx context.Context) bool {
 	batch := s.q.take()
 	defer s.q.done(batch)
 	for i := range batch {
-		if ctx.Err() != nil {
+		if !s.live.Load() { // ctx is done (cheaper to read than ctx.Err)
 			return false
 		}
 		s.run(ctx, &batch[i])
@@ -349,19 +348,32 @@ func (s *Service) Do(ctx context.Context, req Request) error {
 	if err := validate(&req); err != nil {
 		return err
 	}
-	done := ctx.Done()
-	if done != nil {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-	}
-	if loopCtx, ok := s.acquireInline(done == nil); ok {
-		err := s.handle(loopCtx, &req)
-		s.releaseInline(loopCtx)
+	// The fast path, acquireInline and releaseInline written out: a Do
+	// costs little more than a mutex around the request.
+	if done := ctx.Done(); done == nil {
+		s.exec.Lock()
+	} else if err := ctx.Err(); err != nil {
 		return err
+	} else if !s.exec.TryLock() {
+		return s.doQueued(ctx, &req)
 	}
+	loopCtx := s.loopCtx
+	if !s.live.Load() || s.q.waiting() && !s.runBatch(loopCtx) {
+		s.exec.Unlock()
+		return s.doQueued(ctx, &req)
+	}
+	err := s.handle(loopCtx, &req)
+	if s.q.waiting() {
+		s.runBatch(loopCtx)
+	}
+	s.exec.Unlock()
+	return err
+}
+
+// doQueued is Do for a request that waits in the queue for the loop.
+func (s *Service) doQueued(ctx context.Context, req *Request) error {
 	w := waiters.Get().(*waiter)
-	if err := s.q.push(ctx, job{req: req, w: w}); err != nil {
+	if err := s.q.push(ctx, job{req: *req, w: w}); err != nil {
 		waiters.Put(w)
 		return err
 	}
@@ -487,7 +499,17 @@ func (s *Service) emit(e Event) {
 	}
 }
 
+// validate returns an ErrBadRequest error if req is malformed.
 func validate(req *Request) error {
+	if (req.Action == Register || req.Action == Remove) && len(req.Dispatcher) != 0 {
+		return nil // inlined: the common case costs a few compares
+	}
+	return invalid(req)
+}
+
+// invalid returns an ErrBadRequest error if req is malformed: validate
+// for the requests its fast path does not decide.
+func invalid(req *Request) error {
 	switch {
 	case req.Action < Register || req.Action > Reset:
 		return fmt.Errorf("%w: action %v", ErrBadRequest, req.Action)
