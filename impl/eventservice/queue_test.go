@@ -2,6 +2,8 @@ package eventservice
 
 import (
 	"context"
+	"os"
+	"os/exec"
 	"testing"
 	"time"
 
@@ -94,4 +96,48 @@ func TestDoWithDoneContext(t *testing.T) {
 	require.ErrorIs(t, err, context.Canceled)
 	require.Zero(t, h.count())
 	require.Empty(t, h.snapshot().Brokers, "no broker was created")
+}
+
+// panickySchemaStore panics in RegisterTable.
+type panickySchemaStore struct{ *store.MemSchemaStore }
+
+func (panickySchemaStore) RegisterTable(context.Context, TableID, uint64) error {
+	panic("schema store bug")
+}
+
+// A panic in a store call ends the process, whichever goroutine runs the
+// request: a Do that ran it on its own goroutine and was recovered by its
+// caller, or the Run goroutine (run by a caller that recovers it too).
+// Recovering it would leave callers waiting for requests that never run,
+// the loop's baton held, or the registry half-way through a request.
+// Checked in child processes, which must die with the panic's message.
+func TestStorePanicEndsProcess(t *testing.T) {
+	if mode := os.Getenv("EVENTSERVICE_PANIC_CHILD"); mode != "" {
+		h := newHarness(t, func(c *Config) {
+			c.NewStores = func(ClusterID) (store.EventStore, store.SchemaStore) {
+				return store.NewMemEventStore(), panickySchemaStore{store.NewMemSchemaStore()}
+			}
+		})
+		require.NoError(t, h.do(rem("c1", "nobody"))) // Run is running
+		func() {
+			defer func() { _ = recover() }()
+			if mode == "do" {
+				_ = h.do(reg("d1", 1)) // runs on this goroutine: the loop is idle
+			} else {
+				require.NoError(t, h.svc.Submit(context.Background(), reg("d1", 1)))
+				_, _ = h.svc.Snapshot(context.Background()) // waits for the Run goroutine
+			}
+		}()
+		t.Fatal("the process survived a panic in a store call")
+	}
+	for _, mode := range []string{"do", "submit"} {
+		t.Run(mode, func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], "-test.run=^TestStorePanicEndsProcess$", "-test.timeout=60s")
+			cmd.Env = append(os.Environ(), "EVENTSERVICE_PANIC_CHILD="+mode)
+			out, err := cmd.CombinedOutput()
+			require.Error(t, err, "the child must exit non-zero")
+			require.Contains(t, string(out), "eventservice: panic while running a request: schema store bug")
+			require.NotContains(t, string(out), "the process survived")
+		})
+	}
 }

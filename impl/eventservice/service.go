@@ -3,6 +3,7 @@ package eventservice
 import (
 	"context"
 	"fmt"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -173,58 +174,98 @@ func (s *Service) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-s.q.bell:
-			s.exec.Lock()
-			err := s.drain(ctx, tick)
-			s.exec.Unlock()
-			if err != nil {
+			if err := s.drainHeld(ctx, tick); err != nil {
 				return err
 			}
 		case <-tick:
-			s.exec.Lock()
-			s.cleanupInactive()
-			s.exec.Unlock()
+			s.cleanupHeld()
 		}
 	}
+}
+
+// drainHeld runs drain holding exec.
+func (s *Service) drainHeld(ctx context.Context, tick <-chan time.Time) error {
+	s.exec.Lock()
+	finished := false
+	defer s.release(&finished)
+	err := s.drain(ctx, tick)
+	finished = true
+	return err
+}
+
+// cleanupHeld runs the inactivity cleanup holding exec.
+func (s *Service) cleanupHeld() {
+	s.exec.Lock()
+	finished := false
+	defer s.release(&finished)
+	s.cleanupInactive()
+	finished = true
+}
+
+// release gives exec back; it is deferred by every holder of exec that
+// runs requests, finished being set once they ran. If they did not, a
+// store call, Emit or OnError panicked: the registry may be half-way
+// through a request, and callers may be waiting for requests that will
+// not run, so, as in the Run goroutine, the panic must end the process
+// rather than be recovered by whoever called Do (singleflight does the
+// same). release re-raises it on a new goroutine, which nobody can
+// recover. A runtime.Goexit (a test's FailNow in a store) is let through.
+func (s *Service) release(finished *bool) {
+	if !*finished {
+		if p := recover(); p != nil {
+			crash(p)
+		}
+	}
+	s.exec.Unlock()
+}
+
+// crash re-raises p, recovered from a request, on a new goroutine, with
+// the stack where it was recovered, and never returns.
+func crash(p any) {
+	stack := debug.Stack()
+	go panic(fmt.Sprintf("eventservice: panic while running a request: %v\n\n%s", p, stack))
+	select {} // the process is going down
 }
 
 // runInline runs j on the caller's goroutine if it can (see
 // acquireInline) and reports whether it did.
 func (s *Service) runInline(j *job) bool {
 	ctx, ok := s.acquireInline()
-	if ok {
-		s.run(ctx, j)
-		s.releaseInline(ctx)
+	if !ok {
+		return false
 	}
-	return ok
+	finished := false
+	defer s.release(&finished)
+	if s.q.waiting() && !s.runBatch(ctx) {
+		finished = true
+		return false // Run's context ended: the queue is being dropped
+	}
+	s.run(ctx, j)
+	if s.q.waiting() {
+		s.runBatch(ctx)
+	}
+	finished = true
+	return true
 }
 
 // acquireInline takes the loop's baton for a request of the caller's own,
-// if no one else is running requests and Run is running, and first runs
-// the requests queued before it (at most one batch, which is all of them,
-// since nobody else takes batches while exec is held). It returns Run's
+// if no one else is running requests and Run is running. It returns Run's
 // context for the request's store calls, or false, having taken nothing.
-// releaseInline gives the baton back.
+// The caller then runs the queued requests (at most one batch, which is
+// all of them, since nobody else takes batches while exec is held), its
+// own, and at most one batch queued meanwhile, so that callers who queued
+// behind it need not wait for the Run goroutine to wake; requests left
+// queued rang the bell when the queue became non-empty, so the Run
+// goroutine runs them. It gives the baton back with release.
 func (s *Service) acquireInline() (context.Context, bool) {
 	if !s.exec.TryLock() {
 		return nil, false
 	}
-	if !s.live.Load() || s.q.waiting() && !s.runBatch(s.loopCtx) {
+	if !s.live.Load() {
 		s.exec.Unlock()
 		return nil, false
 	}
 	return s.loopCtx, true
-}
-
-// releaseInline runs at most one batch queued while the caller held the
-// baton, so that callers who queued behind it need not wait for the Run
-// goroutine to wake, and gives the baton back. Requests left queued rang
-// the bell when the queue became non-empty, so the Run goroutine runs
-// them.
-func (s *Service) releaseInline(ctx context.Context) {
-	if s.q.waiting() {
-		s.runBatch(ctx)
-	}
-	s.exec.Unlock()
 }
 
 // runBatch runs the queued requests, oldest first, under exec; it
@@ -348,8 +389,8 @@ func (s *Service) Do(ctx context.Context, req Request) error {
 	if err := validate(&req); err != nil {
 		return err
 	}
-	// The fast path, acquireInline and releaseInline written out: a Do
-	// costs little more than a mutex around the request.
+	// acquireInline written out, waiting for a busy baton if ctx cannot
+	// be cancelled: a Do costs little more than a mutex around the request.
 	if done := ctx.Done(); done == nil {
 		s.exec.Lock()
 	} else if err := ctx.Err(); err != nil {
@@ -357,16 +398,27 @@ func (s *Service) Do(ctx context.Context, req Request) error {
 	} else if !s.exec.TryLock() {
 		return s.doQueued(ctx, &req)
 	}
-	loopCtx := s.loopCtx
-	if !s.live.Load() || s.q.waiting() && !s.runBatch(loopCtx) {
+	if !s.live.Load() {
 		s.exec.Unlock()
 		return s.doQueued(ctx, &req)
 	}
-	err := s.handle(loopCtx, &req)
+	return s.doHeld(s.loopCtx, &req)
+}
+
+// doHeld runs the queued requests, then req, then at most one more batch,
+// holding exec (see acquireInline), and gives exec back.
+func (s *Service) doHeld(loopCtx context.Context, req *Request) error {
+	finished := false
+	defer s.release(&finished)
+	if s.q.waiting() && !s.runBatch(loopCtx) {
+		finished = true
+		return ErrStopped // Run's context ended: the queue is being dropped
+	}
+	err := s.handle(loopCtx, req)
 	if s.q.waiting() {
 		s.runBatch(loopCtx)
 	}
-	s.exec.Unlock()
+	finished = true
 	return err
 }
 
