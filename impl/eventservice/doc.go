@@ -62,7 +62,11 @@
 // no goroutine has to be woken. A Do with an uncancellable context waits
 // for a busy baton as for a mutex; otherwise it queues its request and
 // waits for the answer or its context. Submit only ever queues. Store
-// calls are made only under the baton, with Run's context. [Service.Report],
+// calls are made only under the baton, with Run's context. A panic in a
+// store call, Emit or OnError ends the process, whichever goroutine ran
+// the request: it is re-raised where no caller can recover it, since the
+// registry may be half-way through a request and other callers wait for
+// requests that would never run. [Service.Report],
 // [Service.CloseAdmission] and [Service.AdmissionClosed] are lock-free or
 // take only the admission mutex, which is never held across a store call.
 // Event-store notifiers run on the store's goroutines and read the
