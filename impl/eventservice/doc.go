@@ -67,8 +67,8 @@
 // the request: it is re-raised where no caller can recover it, since the
 // registry may be half-way through a request and other callers wait for
 // requests that would never run. [Service.Report],
-// [Service.CloseAdmission] and [Service.AdmissionClosed] are lock-free or
-// take only the admission mutex, which is never held across a store call.
+// [Service.CloseAdmission] and [Service.AdmissionClosed] are lock-free
+// (atomics and the copy-on-write broker list).
 // Event-store notifiers run on the store's goroutines and read the
 // dispatcher's current stat through an atomic pointer, as readers of the
 // dispatcher's one-word notify lock, which the removal takes (the removed

@@ -38,6 +38,7 @@
 //
 // No clock (logical ticks), no map iteration in decisions, one PCG
 // generator seeded from Config.Seed: the same seed gives the same run.
-// The event service's request loop is a goroutine, but the cluster waits
-// for each request (or for it to be held by a gate) before it goes on.
+// The event service runs requests on its Run goroutine or on the
+// goroutine that calls Do, but the cluster waits for each request (or for
+// it to be held by a gate) before it goes on.
 package sim
