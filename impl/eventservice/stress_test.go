@@ -30,11 +30,19 @@ func TestStress(t *testing.T) {
 		h.schemaStore(c).FailIf(func(tbl TableID, _ uint64) bool { return tbl%7 == 3 }, nil)
 		h.eventStore(c).Refuse(func(_ DispatcherID, s store.Subscription) bool { return s.Table%11 == 5 })
 	}
-	ctx := context.Background()
 	round := func(seed uint64, closeMidway bool) {
 		var wg sync.WaitGroup
 		for w := range workers {
 			wg.Go(func() {
+				// Odd workers' contexts can be cancelled (never are): their
+				// Do queues behind a busy loop instead of waiting for the
+				// baton, so both of Do's paths race.
+				ctx := context.Background()
+				if w%2 == 1 {
+					var cancel context.CancelFunc
+					ctx, cancel = context.WithCancel(ctx)
+					defer cancel()
+				}
 				rng := rand.New(rand.NewPCG(seed, uint64(w)))
 				sawClosed, last := false, int64(0)
 				for i := range ops {
