@@ -199,33 +199,22 @@ func BenchmarkRegisterRemovePaired(b *testing.B) {
 					})
 				}},
 			}
-			total := make([]time.Duration, len(contenders))
-			var syncMap, asyncMap, syncMapreq []float64
-			b.ResetTimer()
-			for n := range b.N {
-				d := make([]time.Duration, len(contenders))
-				for k := range contenders {
-					c := (k + n) % len(contenders)
-					t0 := time.Now()
-					contenders[c].run()
-					d[c] = time.Since(t0)
-					total[c] += d[c]
-				}
-				syncMap = append(syncMap, float64(d[0])/float64(d[2]))
-				asyncMap = append(asyncMap, float64(d[1])/float64(d[2]))
-				syncMapreq = append(syncMapreq, float64(d[0])/float64(d[3]))
+			runs := make([]func(), len(contenders))
+			for c, x := range contenders {
+				runs[c] = x.run
 			}
+			b.ResetTimer()
+			rounds := alternate(b.N, runs)
 			b.StopTimer()
 			if n, _ := h.svc.Report(); n != 0 {
 				b.Fatalf("count %d after balanced pairs", n)
 			}
-			pairs := float64(b.N * round)
 			for c, x := range contenders {
-				b.ReportMetric(float64(total[c].Nanoseconds())/pairs, x.name+"-ns/pair")
+				b.ReportMetric(nsPerPair(rounds, c, round), x.name+"-ns/pair")
 			}
-			b.ReportMetric(median(syncMap), "sync/map")
-			b.ReportMetric(median(asyncMap), "async/map")
-			b.ReportMetric(median(syncMapreq), "sync/mapreq")
+			b.ReportMetric(median(ratios(rounds, 0, 2)), "sync/map")
+			b.ReportMetric(median(ratios(rounds, 1, 2)), "async/map")
+			b.ReportMetric(median(ratios(rounds, 0, 3)), "sync/mapreq")
 			b.ReportMetric(0, "ns/op")
 		})
 	}
@@ -243,6 +232,64 @@ func runPairs(g, n int, pair func(w, i int)) {
 		})
 	}
 	wg.Wait()
+}
+
+// startLoad runs pair(w, i) for i = 0, 1, ... on g goroutines w until
+// stop is called, counting pairs in n if it is not nil.
+func startLoad(g int, n *atomic.Int64, pair func(w, i int)) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range g {
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				pair(w, i)
+				if n != nil {
+					n.Add(1)
+				}
+			}
+		})
+	}
+	return func() { close(done); wg.Wait() }
+}
+
+// alternate runs the contenders rounds times, in an order that rotates
+// each round, and returns each round's durations, indexed [round][contender].
+func alternate(rounds int, contenders []func()) [][]time.Duration {
+	out := make([][]time.Duration, rounds)
+	for n := range rounds {
+		out[n] = make([]time.Duration, len(contenders))
+		for k := range contenders {
+			c := (k + n) % len(contenders)
+			t0 := time.Now()
+			contenders[c]()
+			out[n][c] = time.Since(t0)
+		}
+	}
+	return out
+}
+
+// ratios returns, per round, the duration of contender x over that of y.
+func ratios(rounds [][]time.Duration, x, y int) []float64 {
+	out := make([]float64, len(rounds))
+	for n, d := range rounds {
+		out[n] = float64(d[x]) / float64(d[y])
+	}
+	return out
+}
+
+// nsPerPair returns contender c's mean ns per pair over rounds of
+// perRound pairs.
+func nsPerPair(rounds [][]time.Duration, c, perRound int) float64 {
+	var total time.Duration
+	for _, d := range rounds {
+		total += d[c]
+	}
+	return float64(total.Nanoseconds()) / float64(len(rounds)*perRound)
 }
 
 // median returns the median of xs (which it sorts).
@@ -263,27 +310,10 @@ func median(xs []float64) float64 {
 func BenchmarkReportWhileRegistering(b *testing.B) {
 	const g, idsPer = 2, 64
 	ids := benchIDs(g, idsPer)
-	load := func(b *testing.B, pair func(w, i int)) (stop func()) {
-		done := make(chan struct{})
-		var wg sync.WaitGroup
-		for w := range g {
-			wg.Go(func() {
-				for i := 0; ; i++ {
-					select {
-					case <-done:
-						return
-					default:
-					}
-					pair(w, i)
-				}
-			})
-		}
-		return func() { close(done); wg.Wait() }
-	}
 	b.Run("service", func(b *testing.B) {
 		h := newHarness(b)
 		ctx := context.Background()
-		stop := load(b, func(w, i int) {
+		stop := startLoad(g, nil, func(w, i int) {
 			id := ids[w][i%idsPer]
 			_ = h.svc.Do(ctx, Request{Action: Register, Cluster: "c1", Changefeed: "cf", Dispatcher: id, Table: TableID(w*idsPer + i%idsPer)})
 			_ = h.svc.Do(ctx, Request{Action: Remove, Cluster: "c1", Dispatcher: id})
@@ -297,7 +327,7 @@ func BenchmarkReportWhileRegistering(b *testing.B) {
 	})
 	b.Run("mutexmap", func(b *testing.B) {
 		r := newMutexRegistry()
-		stop := load(b, func(w, i int) {
+		stop := startLoad(g, nil, func(w, i int) {
 			id := ids[w][i%idsPer]
 			r.register(id, TableID(w*idsPer+i%idsPer))
 			r.remove(id)
@@ -358,29 +388,16 @@ func BenchmarkRegistryCore(b *testing.B) {
 			}
 		},
 	}
-	var total [2]time.Duration
-	var ratios []float64
 	b.ReportAllocs()
 	b.ResetTimer()
-	for n := range b.N {
-		var d [2]time.Duration
-		for k := range contenders {
-			c := (k + n) % len(contenders)
-			t0 := time.Now()
-			contenders[c]()
-			d[c] = time.Since(t0)
-			total[c] += d[c]
-		}
-		ratios = append(ratios, float64(d[0])/float64(d[1]))
-	}
+	rounds := alternate(b.N, contenders)
 	b.StopTimer()
 	if n, _ := svc.Report(); n != 0 {
 		b.Fatalf("count %d after balanced pairs", n)
 	}
-	pairs := float64(b.N * round)
-	b.ReportMetric(float64(total[0].Nanoseconds())/pairs, "core-ns/pair")
-	b.ReportMetric(float64(total[1].Nanoseconds())/pairs, "map-ns/pair")
-	b.ReportMetric(median(ratios), "core/map")
+	b.ReportMetric(nsPerPair(rounds, 0, round), "core-ns/pair")
+	b.ReportMetric(nsPerPair(rounds, 1, round), "map-ns/pair")
+	b.ReportMetric(median(ratios(rounds, 0, 1)), "core/map")
 	b.ReportMetric(0, "ns/op")
 }
 
@@ -410,22 +427,8 @@ func BenchmarkReportSlowStore(b *testing.B) {
 	const g, idsPer, slow = 2, 64, 5 * time.Microsecond
 	ids := benchIDs(g, idsPer)
 	run := func(b *testing.B, pair func(w, i int), report func()) {
-		done := make(chan struct{})
-		var wg sync.WaitGroup
 		var pairs atomic.Int64
-		for w := range g {
-			wg.Go(func() {
-				for i := 0; ; i++ {
-					select {
-					case <-done:
-						return
-					default:
-					}
-					pair(w, i)
-					pairs.Add(1)
-				}
-			})
-		}
+		stop := startLoad(g, &pairs, pair)
 		time.Sleep(time.Millisecond) // let the load start
 		b.ResetTimer()
 		start, p0 := time.Now(), pairs.Load()
@@ -444,8 +447,7 @@ func BenchmarkReportSlowStore(b *testing.B) {
 		b.ReportMetric(float64(total.Nanoseconds())/float64(b.N), "ns/op")
 		b.ReportMetric(float64(worst.Nanoseconds()), "max-ns")
 		b.ReportMetric(float64(pairs.Load()-p0)/time.Since(start).Seconds(), "pairs/s")
-		close(done)
-		wg.Wait()
+		stop()
 	}
 	b.Run("service", func(b *testing.B) {
 		h := newHarness(b, func(c *Config) {
