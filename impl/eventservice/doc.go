@@ -40,7 +40,7 @@
 //     the equal epoch; a reset never changes the count.
 //   - R7: requests, heartbeats and the inactivity cleanup run one at a
 //     time, in arrival order, in the request loop: under the loop's baton,
-//     held by the [Service.Run] goroutine or by a synchronous caller that
+//     held by the [Service.Run] goroutine or by a [Service.Do] caller that
 //     found the loop idle, which runs the queued requests before its own.
 //   - R8: once admission is closed (one way) no registration is admitted
 //     and the count never rises (F-R7); remote probes get NotReusable.
@@ -55,18 +55,18 @@
 // empties a batch at a time (one wake-up serves every request queued
 // meanwhile; arrival order is kept); producers refill it while a batch
 // runs. The loop is a baton (a mutex) rather than a goroutine: the Run
-// goroutine takes it when the queue's bell rings, and a synchronous call
-// (Do, Heartbeat, Cleanup, Snapshot) that finds it free while Run is
-// running takes it, runs the queued requests, then its own, then at most
-// one more batch, on the caller's goroutine: the caller waits anyway, and
-// no goroutine has to be woken. A Do with an uncancellable context waits
-// for a busy baton as for a mutex; otherwise it queues its request and
-// waits for the answer or its context. Submit only ever queues. Store
-// calls are made only under the baton, with Run's context. A panic in a
-// store call, Emit or OnError ends the process, whichever goroutine ran
-// the request: it is re-raised where no caller can recover it, since the
-// registry may be half-way through a request and other callers wait for
-// requests that would never run. [Service.Report],
+// goroutine takes it when the queue's bell rings, and a Do that finds it
+// free while Run is running takes it, runs the queued requests, then its
+// own, then at most one more batch, on the caller's goroutine: the caller
+// waits anyway, and no goroutine has to be woken (Heartbeat, Cleanup and
+// Snapshot, rarer, go through the queue). A Do with an uncancellable
+// context waits for a busy baton as for a mutex; otherwise it queues its
+// request and waits for the answer or its context. Submit only ever
+// queues. Store calls are made only under the baton, with Run's context.
+// A panic in a store call, Emit or OnError ends the process, whichever
+// goroutine ran the request: it is re-raised where no caller can recover
+// it, since the registry may be half-way through a request and other
+// callers wait for requests that would never run. [Service.Report],
 // [Service.CloseAdmission] and [Service.AdmissionClosed] are lock-free
 // (atomics and the copy-on-write broker list).
 // Event-store notifiers run on the store's goroutines and read the

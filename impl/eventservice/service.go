@@ -67,9 +67,9 @@ type Config struct {
 // every Register, Remove and Reset request, every heartbeat and the
 // inactivity cleanup, one at a time in arrival order (R7). The loop is
 // serial, not bound to one goroutine: whoever runs requests holds the
-// loop's baton, which is the Run goroutine, or a synchronous caller
-// ([Service.Do], Heartbeat, Cleanup, Snapshot) that found the loop idle
-// and runs the queue and then its own request instead of waking Run.
+// loop's baton, which is the Run goroutine, or a [Service.Do] caller that
+// found the loop idle and runs the queue and then its own request
+// instead of waking Run.
 //
 // [Service.Report], [Service.CloseAdmission] and [Service.AdmissionClosed]
 // are safe from any goroutine and never wait for the request loop or a
@@ -84,10 +84,10 @@ type Service struct {
 
 	// exec is the request loop's baton: whoever runs requests holds it,
 	// so requests run one at a time (R7). The Run goroutine takes it for
-	// each wake-up; a Do, Heartbeat, Cleanup or Snapshot caller that finds
-	// it free while Run is running takes it to run the queued requests and
-	// then its own on its own goroutine, instead of handing its request
-	// to the Run goroutine and waiting to be woken (see Do).
+	// each wake-up; a Do caller that finds it free while Run is running
+	// takes it to run the queued requests and then its own on its own
+	// goroutine, instead of handing its request to the Run goroutine and
+	// waiting to be woken (see Do).
 	exec    sync.Mutex
 	loopCtx context.Context // set by Run under exec; the store calls' context
 	// live is true from Run's start until its context is done or it
@@ -227,47 +227,6 @@ func crash(p any) {
 	select {} // the process is going down
 }
 
-// runInline runs j on the caller's goroutine if it can (see
-// acquireInline) and reports whether it did.
-func (s *Service) runInline(j *job) bool {
-	ctx, ok := s.acquireInline()
-	if !ok {
-		return false
-	}
-	finished := false
-	defer s.release(&finished)
-	if s.q.waiting() && !s.runBatch(ctx) {
-		finished = true
-		return false // Run's context ended: the queue is being dropped
-	}
-	s.run(ctx, j)
-	if s.q.waiting() {
-		s.runBatch(ctx)
-	}
-	finished = true
-	return true
-}
-
-// acquireInline takes the loop's baton for a request of the caller's own,
-// if no one else is running requests and Run is running. It returns Run's
-// context for the request's store calls, or false, having taken nothing.
-// The caller then runs the queued requests (at most one batch, which is
-// all of them, since nobody else takes batches while exec is held), its
-// own, and at most one batch queued meanwhile, so that callers who queued
-// behind it need not wait for the Run goroutine to wake; requests left
-// queued rang the bell when the queue became non-empty, so the Run
-// goroutine runs them. It gives the baton back with release.
-func (s *Service) acquireInline() (context.Context, bool) {
-	if !s.exec.TryLock() {
-		return nil, false
-	}
-	if !s.live.Load() {
-		s.exec.Unlock()
-		return nil, false
-	}
-	return s.loopCtx, true
-}
-
 // runBatch runs the queued requests, oldest first, under exec; it
 // reports false if Run's context ctx ended first (the rest of the batch
 // is dropped, as Run drops the queue when it returns).
@@ -335,10 +294,6 @@ func call[T any](ctx context.Context, s *Service, fn func(context.Context) (T, e
 	if err := ctx.Err(); err != nil {
 		return zero, err
 	}
-	if s.runInline(&j) {
-		r := <-done
-		return r.v, r.err
-	}
 	if err := s.q.push(ctx, j); err != nil {
 		return zero, err
 	}
@@ -389,8 +344,8 @@ func (s *Service) Do(ctx context.Context, req Request) error {
 	if err := validate(&req); err != nil {
 		return err
 	}
-	// acquireInline written out, waiting for a busy baton if ctx cannot
-	// be cancelled: a Do costs little more than a mutex around the request.
+	// Take the baton (waiting for it if ctx cannot be cancelled): a Do
+	// costs little more than a mutex around the request.
 	if done := ctx.Done(); done == nil {
 		s.exec.Lock()
 	} else if err := ctx.Err(); err != nil {
@@ -405,8 +360,12 @@ func (s *Service) Do(ctx context.Context, req Request) error {
 	return s.doHeld(s.loopCtx, &req)
 }
 
-// doHeld runs the queued requests, then req, then at most one more batch,
-// holding exec (see acquireInline), and gives exec back.
+// doHeld runs the queued requests (at most one batch, which is all of
+// them, since nobody else takes batches while exec is held), then req,
+// then at most one batch queued meanwhile, so that callers who queued
+// behind it need not wait for the Run goroutine to wake (requests left
+// queued rang the bell when the queue became non-empty, so Run runs
+// them). The caller holds exec; doHeld gives it back.
 func (s *Service) doHeld(loopCtx context.Context, req *Request) error {
 	finished := false
 	defer s.release(&finished)

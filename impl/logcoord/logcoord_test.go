@@ -1,8 +1,6 @@
 package logcoord_test
 
 import (
-	"fmt"
-	"os"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -12,11 +10,10 @@ import (
 	"github.com/drainproof/drainproof/impl/node"
 )
 
+// TestMain switches on the bug named by DRAINPROOF_BUG (build tag bugs)
+// and checks for leaked goroutines.
 func TestMain(m *testing.M) {
-	if _, err := bugs.FromEnv(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
+	bugs.SetupTest("logcoord")
 	goleak.VerifyTestMain(m)
 }
 
