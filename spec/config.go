@@ -12,6 +12,8 @@ import (
 const (
 	// MaxDispatchers is the largest Dispatchers set a Config may name.
 	MaxDispatchers = 8
+	// MaxBrokers is the largest Brokers set a Config may name.
+	MaxBrokers = 4
 	// MaxMsgsLimit is the largest MaxMsgs a Config may set.
 	MaxMsgsLimit = 8
 	// MaxEpochLimit is the largest MaxEpoch a Config may set.
@@ -31,7 +33,7 @@ const (
 
 // Bug is one element of the TLA+ set BugNames: a defect the model can
 // switch on.
-type Bug uint16
+type Bug uint32
 
 // The bugs, in the order of PROTOCOL.md's table.
 const (
@@ -60,6 +62,28 @@ const (
 	// UnknownErasesCount: an unknown LogCoordinator answer replaces the
 	// accepted count with 0 (logcoord transport only).
 	UnknownErasesCount
+	// SampleBeforeClose: a report sums the brokers' counts before it
+	// closes admission, and reports the gate read after the sum.
+	SampleBeforeClose
+	// ClosedBeforeBrokers: closing admission sets the service's closed
+	// flag before it sets each broker's gate bit.
+	ClosedBeforeBrokers
+	// RollbackBeforeUnsubscribe: a failed RegisterTable rolls the count
+	// back before it releases the event-store subscription.
+	RollbackBeforeUnsubscribe
+	// SkipDraining: the coordinator sends STOPPING without having
+	// observed DRAINING and without waiting for the maintainers' work.
+	SkipDraining
+	// NodeAcceptsSkip: the node takes any forward liveness step a
+	// command asks for, not only the next one.
+	NodeAcceptsSkip
+	// LegacyOnUnknown: the coordinator gives the legacy hard-restart
+	// answer while the node's version is still unknown.
+	LegacyOnUnknown
+	// NoReReport: the service reports only when its report changed, so
+	// an entry the LogCoordinator expired is never refreshed (logcoord
+	// transport only).
+	NoReReport
 )
 
 var bugNames = []struct {
@@ -76,6 +100,13 @@ var bugNames = []struct {
 	{"DoubleDecrement", DoubleDecrement},
 	{"DoubleIncrement", DoubleIncrement},
 	{"UnknownErasesCount", UnknownErasesCount},
+	{"SampleBeforeClose", SampleBeforeClose},
+	{"ClosedBeforeBrokers", ClosedBeforeBrokers},
+	{"RollbackBeforeUnsubscribe", RollbackBeforeUnsubscribe},
+	{"SkipDraining", SkipDraining},
+	{"NodeAcceptsSkip", NodeAcceptsSkip},
+	{"LegacyOnUnknown", LegacyOnUnknown},
+	{"NoReReport", NoReReport},
 }
 
 // BugNames lists the names of the bugs, as the TLA+ set BugNames spells
@@ -110,8 +141,9 @@ func (b Bug) String() string {
 }
 
 // ModelValues are the model values MCDrainRegistration.tla declares (its
-// CONSTANTS d1, d2, d3); a cfg assigns each to itself ("d1 = d1").
-var ModelValues = []string{"d1", "d2", "d3"}
+// CONSTANTS d1, d2, d3 and b1, b2, b3); a cfg assigns each to itself
+// ("d1 = d1").
+var ModelValues = []string{"d1", "d2", "d3", "b1", "b2", "b3"}
 
 // Config mirrors the CONSTANTS of DrainRegistration.tla.
 type Config struct {
@@ -119,6 +151,12 @@ type Config struct {
 	Dispatchers []string
 	// TableTriggers names the table-trigger dispatchers among them.
 	TableTriggers []string
+	// Brokers names T's event brokers, one per upstream cluster (model
+	// values such as "b1").
+	Brokers []string
+	// Versions lists the versions a process of T may run ("new",
+	// "legacy").
+	Versions []string
 	// MaxEpoch bounds T's process lifetimes (epochs 1..MaxEpoch).
 	MaxEpoch int
 	// MaxReg bounds the REGISTER requests the collectors issue in total.
@@ -137,6 +175,8 @@ func DefaultConfig() Config {
 	return Config{
 		Dispatchers:   []string{"d1", "d2"},
 		TableTriggers: []string{"d2"},
+		Brokers:       []string{"b1"},
+		Versions:      []string{"new"},
 		MaxEpoch:      2,
 		MaxReg:        2,
 		MaxMsgs:       2,
@@ -153,15 +193,20 @@ var ErrConstant = errors.New("spec: bad constant")
 // for a set. The model values d1, d2, d3 may only be assigned themselves.
 func (c *Config) SetConstant(name string, v any) error {
 	switch name {
-	case "Dispatchers", "TableTriggers":
+	case "Dispatchers", "TableTriggers", "Brokers", "Versions":
 		set, err := stringSet(name, v)
 		if err != nil {
 			return err
 		}
-		if name == "Dispatchers" {
+		switch name {
+		case "Dispatchers":
 			c.Dispatchers = set
-		} else {
+		case "TableTriggers":
 			c.TableTriggers = set
+		case "Brokers":
+			c.Brokers = set
+		default:
+			c.Versions = set
 		}
 	case "MaxEpoch", "MaxReg", "MaxMsgs":
 		n, err := integer(name, v)
@@ -206,7 +251,7 @@ func (c *Config) SetConstant(name string, v any) error {
 			}
 			return nil
 		}
-		return fmt.Errorf("%w: unknown constant %q (DrainRegistration has Dispatchers, TableTriggers, MaxEpoch, MaxReg, MaxMsgs, Transport, Bugs and model values d1, d2, d3)", ErrConstant, name)
+		return fmt.Errorf("%w: unknown constant %q (DrainRegistration has Dispatchers, TableTriggers, Brokers, Versions, MaxEpoch, MaxReg, MaxMsgs, Transport, Bugs and model values d1, d2, d3, b1, b2, b3)", ErrConstant, name)
 	}
 	return nil
 }
@@ -235,6 +280,20 @@ func (c *Config) Validate() error {
 			return bad("TableTriggers must be a subset of Dispatchers: %q is not a dispatcher", d)
 		}
 	}
+	if len(c.Brokers) == 0 {
+		return bad("Brokers is empty or not set")
+	}
+	if len(c.Brokers) > MaxBrokers {
+		return bad("Brokers has %d elements, at most %d supported", len(c.Brokers), MaxBrokers)
+	}
+	if len(c.Versions) == 0 {
+		return bad("Versions is empty or not set")
+	}
+	for _, v := range c.Versions {
+		if _, ok := ParseVersion(v); !ok {
+			return bad("Versions must be a subset of {\"new\", \"legacy\"}: %q", v)
+		}
+	}
 	if c.MaxEpoch < 1 || c.MaxEpoch > MaxEpochLimit {
 		return bad("MaxEpoch must be in 1..%d, got %d", MaxEpochLimit, c.MaxEpoch)
 	}
@@ -249,6 +308,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Bugs&UnknownErasesCount != 0 && c.Transport != TransportLogCoord {
 		return bad("UnknownErasesCount needs Transport = %q", TransportLogCoord)
+	}
+	if c.Bugs&NoReReport != 0 && c.Transport != TransportLogCoord {
+		return bad("NoReReport needs Transport = %q", TransportLogCoord)
 	}
 	return nil
 }

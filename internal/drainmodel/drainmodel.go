@@ -45,6 +45,15 @@ type Entry struct {
 	Liveness bool     `json:"liveness"`
 	Large    bool     `json:"large"`
 	Note     string   `json:"note"`
+	// Bug names the bug of the zoo that a bug model exists for, and Bugs
+	// the whole Bugs constant of its cfg.
+	Bug  string   `json:"bug,omitempty"`
+	Bugs []string `json:"bugs,omitempty"`
+	// Violates is the bug matrix row: every property of the model that
+	// the bug's cfg violates anywhere in its reachable state space (all
+	// invariants and action properties, whatever the cfg lists, plus
+	// the cfg's liveness property when it fails). Verify recomputes it.
+	Violates []string `json:"violates,omitempty"`
 }
 
 // Row is the outcome of one model checked against its record.
