@@ -12,11 +12,11 @@ import (
 // Live[State] structurally. A Model is immutable and safe for concurrent
 // use.
 type Model struct {
-	cfg Config
-	nd  int   // number of dispatchers
-	nb  int   // number of brokers
-	tt  uint8 // bitmask of table triggers
-	all uint8 // bitmask of all dispatchers
+	cfg  Config
+	nd   int   // number of dispatchers
+	nb   int   // number of brokers
+	tt   uint8 // bitmask of table triggers
+	all  uint8 // bitmask of all dispatchers
 	allB uint8 // bitmask of all brokers
 
 	versions []Version // Versions, in the order "new", "legacy"

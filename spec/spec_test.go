@@ -121,7 +121,9 @@ func TestActions(t *testing.T) {
 		{"BrokerReleaseOld releases and decrements", hb, init,
 			append(register[:5:5], send(0, 0), recvReg(0, 0), onD((*Model).BrokerAdmit, 0)),
 			onD((*Model).BrokerReleaseOld, 0), true,
-			func(_, t State) bool { return t.Pc[0] == PcAdmitted && t.Count[0] == 1 && t.Subscribed == 0 && t.SchemaRef == 0 }},
+			func(_, t State) bool {
+				return t.Pc[0] == PcAdmitted && t.Count[0] == 1 && t.Subscribed == 0 && t.SchemaRef == 0
+			}},
 		{"BrokerSubscribe", hb, init, admit, onD((*Model).BrokerSubscribe, 0), true,
 			func(_, t State) bool { return t.Pc[0] == PcSubscribed && bit(t.Subscribed, 0) }},
 		{"BrokerSubscribeRefused marks removed, rollback next", hb, init, admit, onD((*Model).BrokerSubscribeRefused, 0), true,
@@ -129,7 +131,9 @@ func TestActions(t *testing.T) {
 		{"BrokerRegisterTable publishes", hb, init, subscribe, onD((*Model).BrokerRegisterTable, 0), true,
 			func(_, t State) bool { return t.Pc[0] == PcRegistered && bit(t.SchemaRef, 0) && t.Count[0] == 1 }},
 		{"BrokerRegisterTableFails marks removed first", hb, init, subscribe, onD((*Model).BrokerRegisterTableFails, 0), true,
-			func(_, t State) bool { return t.Pc[0] == PcFailed && bit(t.Subscribed, 0) && bit(t.Removed, 0) && t.Count[0] == 1 }},
+			func(_, t State) bool {
+				return t.Pc[0] == PcFailed && bit(t.Subscribed, 0) && bit(t.Removed, 0) && t.Count[0] == 1
+			}},
 		{"BrokerRegisterTableFails LeakOnSchemaFailure skips mark and release", bug(LeakOnSchemaFailure), init, subscribe,
 			onD((*Model).BrokerRegisterTableFails, 0), true,
 			func(_, t State) bool { return t.Pc[0] == PcRollback && bit(t.Subscribed, 0) && !bit(t.Removed, 0) }},
@@ -147,7 +151,9 @@ func TestActions(t *testing.T) {
 			func(_, t State) bool { return t.Count[0] == 0 && bit(t.Subscribed, 0) }},
 		{"BrokerRemoveFinish decrements last", hb, init, append(register[:5:5], onD((*Model).CollectorRemove, 0)),
 			onD((*Model).BrokerRemoveFinish, 0), true,
-			func(_, t State) bool { return t.Pc[0] == PcIdle && t.Count[0] == 0 && t.Subscribed == 0 && t.SchemaRef == 0 }},
+			func(_, t State) bool {
+				return t.Pc[0] == PcIdle && t.Count[0] == 0 && t.Subscribed == 0 && t.SchemaRef == 0
+			}},
 		{"BrokerInactivityCleanup disabled without the bug", hb, init, append(register[:5:5], onD((*Model).CollectorRemove, 0)),
 			onD((*Model).BrokerInactivityCleanup, 0), false, nil},
 		{"BrokerInactivityCleanup DoubleDecrement", bug(DoubleDecrement), init, append(register[:5:5], onD((*Model).CollectorRemove, 0)),
@@ -192,7 +198,9 @@ func TestActions(t *testing.T) {
 			(*Model).ServiceSendReport, false, nil},
 		{"NodeRecvCommand takes one step and replies", hb, func(m *Model) State { return withMsg(m, m.InitState(), Cmd(1, Draining)) }, nil,
 			func(m *Model, s *State) (State, bool) { return m.NodeRecvCommand(s, m.msgID(Cmd(1, Draining)), false) }, true,
-			func(_, t State) bool { return t.Liveness == Draining && t.NetLen == 1 && t.netHas(hb.msgID(Resp(1, Draining))) }},
+			func(_, t State) bool {
+				return t.Liveness == Draining && t.NetLen == 1 && t.netHas(hb.msgID(Resp(1, Draining)))
+			}},
 		{"NodeRecvCommand refuses a skip", hb, func(m *Model) State { return withMsg(m, m.InitState(), Cmd(1, Stopping)) }, nil,
 			func(m *Model, s *State) (State, bool) { return m.NodeRecvCommand(s, m.msgID(Cmd(1, Stopping)), true) }, true,
 			func(_, t State) bool { return t.Liveness == Alive && t.NetLen == 2 }},
@@ -224,9 +232,15 @@ func TestActions(t *testing.T) {
 		{"CoordSendStopping SkipDraining sends at once", bug(SkipDraining), init, []act{(*Model).CoordLearnVersion},
 			(*Model).CoordSendStopping, true, func(_, t State) bool { return t.netHas(hb.msgID(Cmd(1, Stopping))) }},
 		{"CoordSendStopping once DRAINING is seen and work is 0", hb,
-			func(m *Model) State { s := m.InitState(); s.Liveness = Draining; return withMsg(m, s, Resp(1, Draining)) },
+			func(m *Model) State {
+				s := m.InitState()
+				s.Liveness = Draining
+				return withMsg(m, s, Resp(1, Draining))
+			},
 			[]act{(*Model).CoordLearnVersion,
-				func(m *Model, s *State) (State, bool) { return m.CoordRecvResponse(s, m.msgID(Resp(1, Draining)), false) },
+				func(m *Model, s *State) (State, bool) {
+					return m.CoordRecvResponse(s, m.msgID(Resp(1, Draining)), false)
+				},
 				(*Model).MaintainerReportProgress},
 			(*Model).CoordSendStopping, true, func(_, t State) bool { return t.netHas(hb.msgID(Cmd(1, Stopping))) }},
 		{"CoordLegacyRestart for a legacy process", mixed, func(m *Model) State { s := m.InitState(); s.Version = VersionLegacy; return s },
@@ -241,10 +255,16 @@ func TestActions(t *testing.T) {
 			func(m *Model) State { s := m.InitState(); s.CoordLiveness, s.Work = Stopping, 0; return s }, nil,
 			(*Model).CoordCompleteDrain, true, func(_, t State) bool { return t.DrainedEpoch == 1 }},
 		{"CoordCompleteDrain on an accepted zero", hb,
-			func(m *Model) State { s := m.InitState(); s.CoordLiveness, s.Work, s.CoordCount = Stopping, 0, 0; return s }, nil,
+			func(m *Model) State {
+				s := m.InitState()
+				s.CoordLiveness, s.Work, s.CoordCount = Stopping, 0, 0
+				return s
+			}, nil,
 			(*Model).CoordCompleteDrain, true, func(_, t State) bool { return t.DrainedEpoch == 1 }},
 		{"CoordRecvHeartbeat accepts a STOPPING closed count", hb, func(m *Model) State { return withMsg(m, m.InitState(), Hb(1, Stopping, 0, true)) }, nil,
-			func(m *Model, s *State) (State, bool) { return m.CoordRecvHeartbeat(s, m.msgID(Hb(1, Stopping, 0, true)), false) }, true,
+			func(m *Model, s *State) (State, bool) {
+				return m.CoordRecvHeartbeat(s, m.msgID(Hb(1, Stopping, 0, true)), false)
+			}, true,
 			func(_, t State) bool { return t.CoordLiveness == Stopping && t.CoordCount == 0 && t.NetLen == 0 }},
 		{"CoordRecvHeartbeat newer epoch resets, version unknown", hb,
 			func(m *Model) State {
@@ -252,20 +272,36 @@ func TestActions(t *testing.T) {
 				s.CoordLiveness, s.CoordCount, s.CoordVersion = Stopping, 1, VersionNew
 				return s
 			}, nil,
-			func(m *Model, s *State) (State, bool) { return m.CoordRecvHeartbeat(s, m.msgID(Hb(2, Alive, 0, false)), false) }, true,
+			func(m *Model, s *State) (State, bool) {
+				return m.CoordRecvHeartbeat(s, m.msgID(Hb(2, Alive, 0, false)), false)
+			}, true,
 			func(_, t State) bool {
 				return t.CoordEpoch == 2 && t.CoordLiveness == Alive && t.CoordCount == None && t.CoordVersion == VersionUnknown
 			}},
 		{"CoordRecvResponse never sets a count", hb, func(m *Model) State { return withMsg(m, m.InitState(), Resp(1, Draining)) }, nil,
-			func(m *Model, s *State) (State, bool) { return m.CoordRecvResponse(s, m.msgID(Resp(1, Draining)), false) }, true,
+			func(m *Model, s *State) (State, bool) {
+				return m.CoordRecvResponse(s, m.msgID(Resp(1, Draining)), false)
+			}, true,
 			func(_, t State) bool { return t.CoordLiveness == Draining && t.CoordCount == None }},
 		{"CoordRecvAnswer ignores unknown", lc,
-			func(m *Model) State { s := withMsg(m, m.InitState(), Ans(None, None, false)); s.CoordLiveness = Stopping; return s }, nil,
-			func(m *Model, s *State) (State, bool) { return m.CoordRecvAnswer(s, m.msgID(Ans(None, None, false)), false) }, true,
+			func(m *Model) State {
+				s := withMsg(m, m.InitState(), Ans(None, None, false))
+				s.CoordLiveness = Stopping
+				return s
+			}, nil,
+			func(m *Model, s *State) (State, bool) {
+				return m.CoordRecvAnswer(s, m.msgID(Ans(None, None, false)), false)
+			}, true,
 			func(_, t State) bool { return t.CoordCount == None }},
 		{"LogCoordRecvReport never regresses closed", lc,
-			func(m *Model) State { s := withMsg(m, m.InitState(), Report(1, 1, false)); s.Cache = CacheEntry{1, 0, true}; return s }, nil,
-			func(m *Model, s *State) (State, bool) { return m.LogCoordRecvReport(s, m.msgID(Report(1, 1, false)), false) }, true,
+			func(m *Model) State {
+				s := withMsg(m, m.InitState(), Report(1, 1, false))
+				s.Cache = CacheEntry{1, 0, true}
+				return s
+			}, nil,
+			func(m *Model, s *State) (State, bool) {
+				return m.LogCoordRecvReport(s, m.msgID(Report(1, 1, false)), false)
+			}, true,
 			func(_, t State) bool { return t.Cache == CacheEntry{1, 0, true} }},
 		{"LogCoordAnswerUnknown when empty", lc, func(m *Model) State { s := m.InitState(); s.CoordLiveness = Stopping; return s }, nil,
 			(*Model).LogCoordAnswerUnknown, true, func(_, t State) bool { return t.netHas(lc.msgID(Ans(None, None, false))) }},
