@@ -95,8 +95,10 @@ func (m *Model) restart(s *State, v Version) (State, bool) {
 }
 
 // observe is TLA+ Observe(msg): it sets t's coordinator fields from s's.
+// Like the TLA+, it leaves out the code's test of a heartbeat's closed
+// flag, which is dead (tla/README.md, divergence log).
 func (m *Model) observe(t, s *State, msg Msg) {
-	usesCount := m.heartbeat && msg.Kind == KindHb && msg.Count != None && msg.Liveness == Stopping && msg.Closed
+	usesCount := m.heartbeat && msg.Kind == KindHb && msg.Count != None && msg.Liveness == Stopping
 	switch {
 	case msg.Epoch > s.CoordEpoch:
 		t.CoordEpoch = msg.Epoch

@@ -97,6 +97,10 @@ var actionNames = [numActions]string{
 // ActionNames lists the names of the TLA+ actions, in Next's order.
 func ActionNames() []string { return append([]string(nil), actionNames[:]...) }
 
+// ActionNames lists the names of the TLA+ actions, in Next's order (for
+// reports that list every action, such as check --coverage).
+func (m *Model) ActionNames() []string { return ActionNames() }
+
 // step names one instance of an action: the action and its arguments.
 type step struct {
 	act  action

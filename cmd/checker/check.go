@@ -33,6 +33,7 @@ type checkFlags struct {
 	depth     int
 	walks     int64
 	seed      uint64
+	coverage  bool
 }
 
 // job is a model ready to run, with its display name and options; run
@@ -41,6 +42,7 @@ type job struct {
 	name string
 	run  func(ctx context.Context, opts modelcheck.Options, out output) int
 	sim  func(ctx context.Context, opts modelcheck.SimOptions, out output) int
+	cov  func(ctx context.Context, out output) int
 }
 
 // output is where a run reports.
@@ -70,6 +72,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.Int64Var(&f.walks, "walks", 0, "--simulate: number of walks (0: until --timeout or Ctrl-C)")
 	fs.Uint64Var(&f.seed, "seed", 1, "--simulate: seed; the same seed finds the same walk")
 	fs.BoolVar(&f.cont, "continue", false, "keep exploring after a violation, as TLC -continue (whole state space; the shortest violation is reported)")
+	fs.BoolVar(&f.coverage, "coverage", false, "after the check, report per action the successors it generated and the new states it found (TLC -coverage)")
 	fs.BoolVar(&f.liveness, "liveness", true, "check the model's liveness properties (as the cfg's PROPERTIES select)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: checker check [--model NAME | --config FILE.cfg] [flags]")
@@ -129,7 +132,13 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 				p.Depth, time.Now().Format("2006-01-02 15:04:05"), commas(p.Generated), commas(p.Distinct), commas(p.Queue), commas(int64(p.StatesPerSecond)))
 		}
 	}
-	return j.run(ctx, opts, out)
+	code := j.run(ctx, opts, out)
+	if f.coverage && code != exitUsage {
+		if c := j.cov(ctx, out); c != exitOK {
+			return c
+		}
+	}
+	return code
 }
 
 // runModel checks m and reports; it is the one place results are printed.

@@ -20,8 +20,9 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	all := fs.Bool("all", false, "also run the models marked large")
 	workers := fs.Int("workers", 0, "worker goroutines (0: one per core)")
 	asJSON := fs.Bool("json", false, "print the rows as JSON")
+	coverage := fs.Bool("coverage", false, "also require every action to change the state in some correct model (action coverage over the models expected ok)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: checker verify [--models tla/models.json] [--all] [--workers N] [--json]")
+		fmt.Fprintln(stderr, "usage: checker verify [--models tla/models.json] [--all] [--workers N] [--json] [--coverage]")
 		fs.PrintDefaults()
 	}
 	if code, ok := parseFlags(fs, args, stderr); !ok {
@@ -82,6 +83,25 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		}
 		_ = tw.Flush()
 		fmt.Fprintf(stdout, "%d models, %d as recorded, %d unexpected.\n", len(rows), len(rows)-failed, failed)
+	}
+	if *coverage {
+		var cfgs []string
+		for _, mm := range man.Models {
+			if mm.Expected == "ok" && (!mm.Large || *all) {
+				cfgs = append(cfgs, configPath(dir, mm.Config))
+			}
+		}
+		idle, err := drainmodel.IdleActions(ctx, cfgs, man.CoverageExempt)
+		if err != nil {
+			fmt.Fprintf(stderr, "checker verify: coverage: %v\n", err)
+			return exitUsage
+		}
+		if len(idle) > 0 {
+			fmt.Fprintf(stderr, "checker verify: coverage: these actions change the state in none of the %d correct models: %v\n", len(cfgs), idle)
+			failed++
+		} else {
+			fmt.Fprintf(stderr, "Coverage: every action changes the state in some of the %d correct models (exempt: %d bug-only actions).\n", len(cfgs), len(man.CoverageExempt))
+		}
 	}
 	if failed > 0 {
 		return exitViolation

@@ -19,6 +19,9 @@ type Manifest struct {
 	Models   []Entry `json:"models"`
 	TLCBuild string  `json:"tlc_build"`
 	Notes    any     `json:"notes,omitempty"`
+	// CoverageExempt names the actions that may never change the state in
+	// any shipped correct model, each with the reason (a bug-only action).
+	CoverageExempt map[string]string `json:"coverage_exempt,omitempty"`
 }
 
 // Figures are one checker's numbers for a model.
@@ -68,8 +71,10 @@ type Row struct {
 	Depth       int     `json:"depth"`
 	TraceLength int     `json:"trace_length,omitempty"`
 	Seconds     float64 `json:"seconds"`
-	OK          bool    `json:"ok"`
-	Problems    string  `json:"problems,omitempty"`
+	// Violates is the bug matrix row recomputed (bug models only).
+	Violates []string `json:"violates,omitempty"`
+	OK       bool     `json:"ok"`
+	Problems string   `json:"problems,omitempty"`
 }
 
 // Load reads a .cfg file into the spec model and the checker
@@ -255,6 +260,16 @@ func Verify(ctx context.Context, cfgPath string, mm Entry, workers int) (Row, er
 			if full.Distinct != mm.TLC.ContinueDistinct {
 				problems = append(problems, fmt.Sprintf("distinct (continue) %d, TLC %d", full.Distinct, mm.TLC.ContinueDistinct))
 			}
+		}
+	}
+	if mm.Bug != "" {
+		v, err := Violations(ctx, cfgPath, workers)
+		if err != nil {
+			return Row{}, err
+		}
+		row.Violates = v
+		if !slices.Equal(v, mm.Violates) {
+			problems = append(problems, fmt.Sprintf("violates %v, recorded %v", v, mm.Violates))
 		}
 	}
 	row.Seconds = time.Since(start).Seconds()
