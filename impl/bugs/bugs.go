@@ -65,6 +65,13 @@ func Names() []string {
 	return append([]string(nil), names...)
 }
 
+// EventService returns the names of the bugs whose fault points are in
+// package eventservice, the first six of [Names]; the others are the
+// drain controller's, which only a whole cluster (package sim) exercises.
+func EventService() []string {
+	return append([]string(nil), names[:6]...)
+}
+
 func index(name string) (int, error) {
 	for i, n := range names {
 		if n == name {

@@ -34,11 +34,13 @@ type Result struct {
 	Partitions int
 	// Duration is the checking time.
 	Duration time.Duration
-	// Info is the linearization info for [Result.Visualize]; it is only
-	// filled for a NotLinearizable outcome.
+	// Info is the linearization info for [Result.Visualize]; Check fills
+	// it for a NotLinearizable outcome, Visualize for the others.
 	Info porcupine.LinearizationInfo
 
-	history *History
+	history   *History
+	timeout   time.Duration // Check's
+	explained bool          // Info is filled
 }
 
 // Check checks h (which must be valid, see [History.Validate]) against
@@ -47,7 +49,7 @@ type Result struct {
 // partial linearizations for the visualization.
 func Check(h *History, timeout time.Duration) Result {
 	ops := h.Operations()
-	res := Result{Ops: len(h.Ops), Steps: len(ops), Partitions: countPartitions(ops), history: h}
+	res := Result{Ops: len(h.Ops), Steps: len(ops), Partitions: countPartitions(ops), history: h, timeout: timeout}
 	start := time.Now()
 	switch porcupine.CheckOperationsTimeout(Model, ops, timeout) {
 	case porcupine.Ok:
@@ -56,11 +58,18 @@ func Check(h *History, timeout time.Duration) Result {
 		res.Outcome = Unknown
 	default:
 		res.Outcome = NotLinearizable
-		_, res.Info = porcupine.CheckOperationsVerbose(Model, ops, timeout)
-		res.Info.AddAnnotations(annotations(h))
+		res.explain(ops, timeout)
 	}
 	res.Duration = time.Since(start)
 	return res
+}
+
+// explain fills r.Info: porcupine's verbose check collects the partial
+// linearizations that the visualization shows.
+func (r *Result) explain(ops []porcupine.Operation, timeout time.Duration) {
+	_, r.Info = porcupine.CheckOperationsVerbose(Model, ops, timeout)
+	r.Info.AddAnnotations(annotations(r.history))
+	r.explained = true
 }
 
 // annotations marks the injected faults and the admission close on their
@@ -96,15 +105,21 @@ func annotations(h *History) []porcupine.Annotation {
 	return out
 }
 
-// Visualize writes the interactive HTML page of an illegal result.
+// Visualize writes the interactive HTML page of a result of [Check]: the
+// history, client by client, with the linearization porcupine found (or,
+// for an illegal history, the longest partial ones).
 func (r Result) Visualize(w io.Writer) error {
-	if r.Outcome != NotLinearizable {
-		return fmt.Errorf("lincheck: nothing to visualize for outcome %q", r.Outcome)
+	if r.history == nil {
+		return fmt.Errorf("lincheck: nothing to visualize: not a result of Check")
+	}
+	if !r.explained {
+		r.explain(r.history.Operations(), r.timeout)
 	}
 	return porcupine.Visualize(Model, r.Info, w)
 }
 
-// VisualizeFile writes the HTML page of an illegal result to path.
+// VisualizeFile writes the HTML page of a result to path (see
+// [Result.Visualize]).
 func (r Result) VisualizeFile(path string) error {
 	f, err := os.Create(path)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"math"
 	"os"
 	"strings"
 	"testing"
@@ -217,7 +218,7 @@ func TestVisualizeIllegal(t *testing.T) {
 		}
 	}
 	if err := (Result{Outcome: Linearizable}).Visualize(&buf); err == nil {
-		t.Error("Visualize of an ok result: no error")
+		t.Error("Visualize of a result not made by Check: no error")
 	}
 }
 
@@ -357,6 +358,13 @@ func TestRecordConfig(t *testing.T) {
 	h, err := Record(context.Background(), Config{Clients: 2, Ops: -1})
 	if err == nil {
 		t.Errorf("negative ops: no error (%d ops)", len(h.Ops))
+	}
+	// Workloads larger than MaxOps (whose round arithmetic would overflow)
+	// are refused, not silently shrunk.
+	for _, c := range []Config{{Ops: math.MaxInt}, {Ops: MaxOps + 1}, {Ops: 10, Round: math.MaxInt}, {Ops: 10, Round: MaxOps + 1}} {
+		if h, err := Record(context.Background(), c); err == nil {
+			t.Errorf("%+v: no error (%d ops recorded)", c, len(h.Ops))
+		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
