@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"runtime"
 	"strconv"
@@ -13,7 +14,11 @@ import (
 	"time"
 
 	"github.com/drainproof/drainproof/modelcheck"
+	"github.com/drainproof/drainproof/modelcheck/twophase"
 )
+
+// maxWalkDepth bounds --depth, the steps of one --simulate walk.
+const maxWalkDepth = 1_000_000
 
 // checkFlags are the flags of `checker check`.
 type checkFlags struct {
@@ -64,7 +69,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.DurationVar(&f.timeout, "timeout", 0, "stop after this long (0: no limit)")
 	fs.BoolVar(&f.json, "json", false, "print one JSON object instead of text")
 	fs.DurationVar(&f.progress, "progress", 5*time.Second, "interval between progress lines on stderr (0: none)")
-	fs.StringVar(&f.html, "html", "", "on a violation, also write the counterexample as an HTML table to this file")
+	fs.StringVar(&f.html, "html", "", "also write the result as an HTML page to this file (a violation's counterexample as a table of steps and variables)")
 	fs.BoolVar(&f.simulate, "simulate", false, "random walks instead of exhaustive search, as TLC -simulate (finds bugs in huge models; proves nothing)")
 	fs.IntVar(&f.depth, "depth", 100, "--simulate: steps per walk")
 	fs.Int64Var(&f.walks, "walks", 0, "--simulate: number of walks (0: until --timeout or Ctrl-C)")
@@ -78,8 +83,16 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
 	}
-	if f.workers < 0 || f.maxStates < 0 || f.maxDepth < 0 || f.timeout < 0 || f.progress < 0 || f.depth < 1 || f.walks < 0 {
-		fmt.Fprintln(stderr, "checker check: --workers, --max-states, --max-depth, --timeout, --progress and --walks must not be negative, --depth must be positive")
+	if flagErr(stderr, "checker check",
+		intRange("workers", int64(f.workers), 0, maxWorkers),
+		intRange("max-states", f.maxStates, 0, math.MaxInt64),
+		intRange("max-depth", int64(f.maxDepth), 0, math.MaxInt32),
+		notNegative("timeout", f.timeout),
+		notNegative("progress", f.progress),
+		intRange("depth", int64(f.depth), 1, maxWalkDepth),
+		intRange("walks", f.walks, 0, math.MaxInt64),
+		intRange("rms", int64(f.rms), 1, twophase.MaxRMs),
+	) {
 		return exitUsage
 	}
 	if f.simulate && f.walks == 0 && f.timeout == 0 {
@@ -104,6 +117,9 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "checker check: %v\n", err)
+		return exitUsage
+	}
+	if flagErr(stderr, "checker check", writable("html", f.html)) {
 		return exitUsage
 	}
 	opts := modelcheck.Options{
@@ -150,12 +166,13 @@ func runModel[S any](ctx context.Context, m modelcheck.Model[S], opts modelcheck
 	} else {
 		writeText(out.stdout, m, res)
 	}
-	if out.html != "" && len(res.Trace) > 0 {
-		if err := writeHTML(out.html, out.name, m, res); err != nil {
-			fmt.Fprintf(out.stderr, "checker check: %v\n", err)
-			return exitUsage
-		}
-		fmt.Fprintf(out.stderr, "Counterexample written to %s\n", out.html)
+	v := verdict{outcome: res.Outcome, kind: res.Kind, violated: res.Violated, reason: res.Reason, loop: -1,
+		figures: fmt.Sprintf("%s distinct states explored, %s generated, depth %d", commas(res.Distinct), commas(res.Generated), res.Depth)}
+	if res.Kind == "liveness" {
+		v.loop = res.LoopStart
+	}
+	if !htmlReport(out, m, v, res.Trace) {
+		return exitUsage
 	}
 	switch res.Outcome {
 	case modelcheck.OK:
@@ -166,23 +183,51 @@ func runModel[S any](ctx context.Context, m modelcheck.Model[S], opts modelcheck
 	return exitViolation
 }
 
-// writeHTML writes the counterexample of res as an HTML page.
-func writeHTML[S any](path, name string, m modelcheck.Model[S], res *modelcheck.Result[S]) error {
+// verdict is what a report says about a run, for writeHTML.
+type verdict struct {
+	outcome                modelcheck.Outcome
+	kind, violated, reason string
+	figures                string // the run's counts, in words
+	trace                  int    // states in the counterexample
+	loop                   int    // where a lasso's loop starts, or -1
+}
+
+// htmlReport writes the report of a run to out.html, if set, and says so;
+// it returns false, having said why, if it could not.
+func htmlReport[S any](out output, m modelcheck.Model[S], v verdict, trace []modelcheck.Step[S]) bool {
+	if out.html == "" {
+		return true
+	}
+	if err := writeHTML(out.html, out.name, m, v, trace); err != nil {
+		fmt.Fprintf(out.stderr, "checker check: %v\n", err)
+		return false
+	}
+	fmt.Fprintf(out.stderr, "Report written to %s\n", out.html)
+	return true
+}
+
+// writeHTML writes the report of a run as an HTML page: the verdict and,
+// for a violation, the counterexample as a table.
+func writeHTML[S any](path, name string, m modelcheck.Model[S], v verdict, trace []modelcheck.Step[S]) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
-	what := res.Violated
-	if res.Kind != "deadlock" {
-		what = kindText(res.Kind) + " " + res.Violated
+	var title, summary string
+	switch v.outcome {
+	case modelcheck.OK:
+		title, summary = "No error has been found", fmt.Sprintf("%s: no error has been found (%s).", name, v.figures)
+	case modelcheck.Incomplete:
+		title, summary = "Model checking stopped early", fmt.Sprintf("%s: %s; the figures are partial (%s).", name, v.reason, v.figures)
+	default:
+		what := v.violated
+		if v.kind != "deadlock" {
+			what = kindText(v.kind) + " " + v.violated
+		}
+		title = what + " violated"
+		summary = fmt.Sprintf("%s: %s is violated after %d states (%s).", name, what, len(trace), v.figures)
 	}
-	loop := -1
-	if res.Kind == "liveness" {
-		loop = res.LoopStart
-	}
-	summary := fmt.Sprintf("%s: %s is violated after %d states (%s distinct states explored, depth %d).",
-		name, what, len(res.Trace), commas(res.Distinct), res.Depth)
-	err = modelcheck.WriteTraceHTML(f, m, res.Trace, loop, what+" violated", summary)
+	err = modelcheck.WriteTraceHTML(f, m, trace, v.loop, title, summary)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -358,6 +403,11 @@ func runSimulation[S any](ctx context.Context, m modelcheck.Model[S], so modelch
 		}
 		fmt.Fprintf(out.stdout, "%s walks, %s steps, %s states generated and checked in %.2fs.\n",
 			commas(res.Walks), commas(res.Steps), commas(res.Generated), res.Elapsed.Seconds())
+	}
+	v := verdict{outcome: res.Outcome, kind: res.Kind, violated: res.Violated, loop: -1,
+		figures: fmt.Sprintf("random walks, seed %d: %s walks, %s steps, %s states generated", so.Seed, commas(res.Walks), commas(res.Steps), commas(res.Generated))}
+	if !htmlReport(out, m, v, res.Trace) {
+		return exitUsage
 	}
 	if res.Outcome == modelcheck.OK {
 		return exitOK

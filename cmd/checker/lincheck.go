@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/drainproof/drainproof/impl/bugs"
@@ -27,6 +29,7 @@ type lincheckOutput struct {
 	Bug           string  `json:"bug,omitempty"`
 	History       string  `json:"history,omitempty"`
 	HTML          string  `json:"html,omitempty"`
+	Interrupted   bool    `json:"interrupted,omitempty"`
 }
 
 // runLincheck is `checker lincheck`: record a concurrent history of the
@@ -38,12 +41,12 @@ func runLincheck(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	fs := flag.NewFlagSet("checker lincheck", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	clients := fs.Int("clients", 8, "client goroutines (1.."+fmt.Sprint(lincheck.MaxClients)+")")
-	ops := fs.Int("ops", 2000, "client operations to record")
+	ops := fs.Int("ops", 2000, "client operations to record (1.."+commas(lincheck.MaxOps)+")")
 	seed := fs.Int64("seed", 1, "seed of the workload and the store faults")
 	round := fs.Int("round", lincheck.DefaultRound, "operations per client between two audits (partition size)")
 	timeout := fs.Duration("timeout", time.Minute, "check timeout (0: none); on expiry the result is unknown, exit 3")
-	bug := fs.String("bug", "", "switch on a bug of the zoo (binary built with -tags bugs): "+fmt.Sprint(bugs.Names()[:6]))
-	html := fs.String("html", "", "where to write the HTML report of an illegal history (default: a new temporary file)")
+	bug := fs.String("bug", "", "switch on an event-service bug of the zoo (binary built with -tags bugs): "+strings.Join(bugs.EventService(), ", "))
+	html := fs.String("html", "", "write the HTML report to this file (an illegal history's report goes to a new temporary file if not given)")
 	history := fs.String("history", "", "check the history saved in this file instead of recording one")
 	save := fs.String("save", "", "save the recorded history to this file")
 	asJSON := fs.Bool("json", false, "print one JSON object")
@@ -54,11 +57,26 @@ func runLincheck(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		fmt.Fprintf(stderr, "checker lincheck: "+format+"\n", a...)
 		return exitUsage
 	}
-	if *clients < 1 || *clients > lincheck.MaxClients || *ops < 1 || *round < 1 || *timeout < 0 {
-		return fail("bad flags (clients %d, ops %d, round %d, timeout %v)", *clients, *ops, *round, *timeout)
+	if flagErr(stderr, "checker lincheck",
+		intRange("clients", int64(*clients), 1, lincheck.MaxClients),
+		intRange("ops", int64(*ops), 1, lincheck.MaxOps),
+		intRange("round", int64(*round), 1, lincheck.MaxOps),
+		notNegative("timeout", *timeout),
+	) {
+		return exitUsage
 	}
 	if *history != "" && (*bug != "" || *save != "") {
 		return fail("--history checks a saved history: --bug and --save do not apply")
+	}
+	if *bug != "" && !slices.Contains(bugs.EventService(), *bug) {
+		if slices.Contains(bugs.Names(), *bug) {
+			return fail("--bug %s is a drain-controller bug, which lincheck cannot exercise: it drives only the event service (its bugs: %s; use checker simulate --bug %s)",
+				*bug, strings.Join(bugs.EventService(), ", "), *bug)
+		}
+		return fail("--bug %s: unknown bug (the event service's bugs: %s)", *bug, strings.Join(bugs.EventService(), ", "))
+	}
+	if flagErr(stderr, "checker lincheck", readable("history", *history), writable("html", *html), writable("save", *save)) {
+		return exitUsage
 	}
 	if *bug != "" {
 		if err := bugs.Enable(*bug); err != nil {
@@ -81,6 +99,11 @@ func runLincheck(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		start := time.Now()
 		var err error
 		h, err = lincheck.Record(ctx, lincheck.Config{Clients: *clients, Ops: *ops, Seed: *seed, Round: *round})
+		if ctx.Err() != nil {
+			// Ctrl-C: a partial history lacks the interrupted operations
+			// and the final audit, so it is reported, not checked.
+			return lincheckInterrupted(stdout, *asJSON, h, *ops, time.Since(start))
+		}
 		if err != nil {
 			return fail("%v", err)
 		}
@@ -103,6 +126,8 @@ func runLincheck(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		code = exitIncomplete
 	case lincheck.NotLinearizable:
 		code = exitViolation
+	}
+	if res.Outcome == lincheck.NotLinearizable || *html != "" {
 		path := *html
 		if path == "" {
 			f, err := os.CreateTemp("", "lincheck-*.html")
@@ -142,4 +167,19 @@ func runLincheck(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		fmt.Fprintf(stdout, "  history saved to %s\n", *save)
 	}
 	return code
+}
+
+// lincheckInterrupted reports a recording stopped by Ctrl-C: how many
+// operations were recorded, nothing checked; exit 3.
+func lincheckInterrupted(stdout io.Writer, asJSON bool, h *lincheck.History, asked int, took time.Duration) int {
+	n := 0
+	if h != nil {
+		n = len(h.Ops)
+	}
+	if asJSON {
+		_ = json.NewEncoder(stdout).Encode(lincheckOutput{Result: "incomplete", Ops: n, RecordSeconds: took.Seconds(), Interrupted: true})
+		return exitIncomplete
+	}
+	fmt.Fprintf(stdout, "lincheck: interrupted while recording: %d operations recorded of %d asked (audits included) in %.3fs; nothing checked\n", n, asked, took.Seconds())
+	return exitIncomplete
 }

@@ -59,13 +59,13 @@ func TestLincheckUsageErrorsExitTwo(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--clients", "0"}, "bad flags"},
-		{[]string{"--clients", "33"}, "bad flags"},
-		{[]string{"--ops", "0"}, "bad flags"},
+		{[]string{"--clients", "0"}, "--clients must be in 1..32"},
+		{[]string{"--clients", "33"}, "--clients must be in 1..32"},
+		{[]string{"--ops", "0"}, "--ops must be in 1..100,000,000"},
 		{[]string{"--nope"}, "flag provided but not defined"},
 		{[]string{"extra"}, "unexpected argument"},
 		{[]string{"--history", malformed}, "malformed history: op 0: interval [2, 1]"},
-		{[]string{"--history", filepath.Join(dir, "missing.json")}, "no such file"},
+		{[]string{"--history", filepath.Join(dir, "missing.json")}, "--history: open"},
 		{[]string{"--history", malformed, "--bug", "DoubleIncrement"}, "do not apply"},
 		{[]string{"--bug", "NoSuchBug"}, "unknown bug"},
 	} {

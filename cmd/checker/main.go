@@ -56,6 +56,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "lincheck":
 		return runLincheck(ctx, args[1:], stdout, stderr)
 	case "models":
+		fs := flag.NewFlagSet("checker models", flag.ContinueOnError)
+		fs.SetOutput(stderr)
+		if code, ok := parseFlags(fs, args[1:], stderr); !ok {
+			return code
+		}
 		for _, m := range registry {
 			fmt.Fprintf(stdout, "%-14s %s\n", m.name, m.help)
 		}

@@ -110,6 +110,10 @@ func TestBadConfigs(t *testing.T) {
 		{"symmetry", good + "SYMMETRY Perms\n", ":14: SYMMETRY is not supported"},
 		{"constraint", good + "CONSTRAINT Bound\n", ":14: CONSTRAINT Bound"},
 		{"spec-name", strings.Replace(good, "SPECIFICATION Spec", "SPECIFICATION Spek", 1), ":12: unknown specification"},
+		{"negative-epoch", strings.Replace(good, "MaxEpoch = 2", "MaxEpoch = -1", 1), ":7: spec: bad constant: MaxEpoch"},
+		{"messages", strings.Replace(good, "MaxMsgs = 2", "MaxMsgs = 0", 1), ":9: spec: bad constant: MaxMsgs"},
+		{"triggers", strings.Replace(good, "TableTriggers = {d2}", "TableTriggers = {d3}", 1), ":6: spec: bad constant: TableTriggers"},
+		{"erases-needs-logcoord", strings.Replace(good, "Bugs = {}", "Bugs = {\"UnknownErasesCount\"}", 1), ":11: spec: bad constant: UnknownErasesCount"},
 	} {
 		path := write(tc.name+".cfg", tc.text)
 		code, _, errOut := runCLI(t, "check", "--config", path)
@@ -142,16 +146,21 @@ Finished in 01min 02s at (2026-11-29 20:00:00)
 	require.Error(t, err)
 }
 
-// oneModelManifest writes a manifest holding only the default model, its
-// TLC distinct count changed by delta, and returns its path.
-func oneModelManifest(t *testing.T, delta int64) string {
+// oneModelManifest writes a manifest holding only the model of config
+// (the default model if none is given), its TLC distinct count changed by
+// delta, and returns its path.
+func oneModelManifest(t *testing.T, delta int64, config ...string) string {
 	t.Helper()
 	b, err := os.ReadFile("../../tla/models.json")
 	require.NoError(t, err)
 	var man drainmodel.Manifest
 	require.NoError(t, json.Unmarshal(b, &man))
+	cfg := "MCDrainRegistration.cfg"
+	if len(config) > 0 {
+		cfg = config[0]
+	}
 	for i := range man.Models {
-		if man.Models[i].Config == "MCDrainRegistration.cfg" {
+		if man.Models[i].Config == cfg {
 			man.Models = man.Models[i : i+1]
 			break
 		}
@@ -160,7 +169,7 @@ func oneModelManifest(t *testing.T, delta int64) string {
 	man.Models[0].TLC.Distinct += delta
 	abs, err := filepath.Abs("../../tla")
 	require.NoError(t, err)
-	man.Models[0].Config = filepath.Join(abs, "MCDrainRegistration.cfg")
+	man.Models[0].Config = filepath.Join(abs, cfg)
 	p := filepath.Join(t.TempDir(), "models.json")
 	require.NoError(t, man.Write(p))
 	return p

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 
 	"github.com/drainproof/drainproof/impl/bugs"
 	"github.com/drainproof/drainproof/impl/node"
@@ -18,7 +19,15 @@ type simulateOutput struct {
 	sim.Result
 	Seeds int    `json:"seeds"`
 	Bug   string `json:"bug,omitempty"`
+	// Interrupted is set when Ctrl-C stopped the run: Seeds seeds ran.
+	Interrupted bool `json:"interrupted,omitempty"`
 }
+
+// Bounds of the simulate flags.
+const (
+	maxSeeds    = 10_000_000
+	maxSimSteps = 100_000_000
+)
 
 // runSimulate is `checker simulate`: seeded runs of the deterministic
 // cluster simulator (package impl/sim). Exit 0 when no stream broke, 1
@@ -36,8 +45,18 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		return code
 	}
 	tr, err := node.ParseTransport(*transport)
-	if err != nil || *steps < 0 || *seeds < 1 {
-		fmt.Fprintf(stderr, "checker simulate: bad flags (transport %q, steps %d, seeds %d)\n", *transport, *steps, *seeds)
+	if err != nil {
+		err = fmt.Errorf("--transport: %w", err)
+	}
+	var overflow error
+	if *seeds > 1 && *seed > math.MaxUint64-uint64(*seeds-1) {
+		overflow = fmt.Errorf("--seeds %d from --seed %d passes the largest seed, %d", *seeds, *seed, uint64(math.MaxUint64))
+	}
+	if flagErr(stderr, "checker simulate", err,
+		intRange("seeds", int64(*seeds), 1, maxSeeds),
+		intRange("steps", int64(*steps), 0, maxSimSteps),
+		overflow,
+	) {
 		return exitUsage
 	}
 	if *bug != "" {
@@ -50,6 +69,12 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	out := simulateOutput{Result: sim.Result{Seed: *seed, Steps: *steps, Transport: string(tr)}, Seeds: *seeds, Bug: *bug}
 	for i := 0; i < *seeds; i++ {
 		r, err := sim.Run(ctx, sim.Config{Seed: *seed + uint64(i), Steps: *steps, Transport: tr})
+		if ctx.Err() != nil {
+			// Ctrl-C: the seeds run so far are the partial figures; the
+			// interrupted run's counts are left out.
+			out.Seeds, out.Interrupted = i, true
+			break
+		}
 		if err != nil {
 			fmt.Fprintf(stderr, "checker simulate: %v\n", err)
 			return exitUsage
@@ -71,9 +96,15 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		fmt.Fprintf(stdout, "  registrations %d, messages sent %d, lost %d, duplicated %d\n",
 			out.Registrations, out.MessagesSent, out.MessagesLost, out.Duplicated)
 		fmt.Fprintf(stdout, "  broken streams %d\n", out.BrokenStreams)
+		if out.Interrupted {
+			fmt.Fprintf(stdout, "  interrupted: %d of %d seeds run; the figures are partial\n", out.Seeds, *seeds)
+		}
 	}
-	if out.BrokenStreams > 0 {
+	switch {
+	case out.BrokenStreams > 0:
 		return exitViolation
+	case out.Interrupted:
+		return exitIncomplete
 	}
 	return exitOK
 }

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -93,10 +94,22 @@ func runTLC(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	jar := fs.String("jar", os.Getenv("TLA2TOOLS"), "path of tla2tools.jar (default $TLA2TOOLS)")
 	all := fs.Bool("all", false, "also run the models marked large")
 	workers := fs.Int("workers", 2, "TLC -workers")
-	only := fs.String("only", "", "run only the model whose config is this file name")
+	only := fs.String("only", "", "run only the model whose config is this file name (large or not)")
 	record := fs.Bool("record", false, "write TLC's figures into the manifest instead of comparing")
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
+	}
+	if flagErr(stderr, "checker tlc", intRange("workers", int64(*workers), 1, maxWorkers)) {
+		return exitUsage
+	}
+	man, err := drainmodel.ReadManifest(*path)
+	if err != nil {
+		fmt.Fprintf(stderr, "checker tlc: %v\n", err)
+		return exitUsage
+	}
+	if *only != "" && !slices.ContainsFunc(man.Models, func(m drainmodel.Entry) bool { return m.Config == *only }) {
+		fmt.Fprintf(stderr, "checker tlc: --only %s: no such model in %s (see its \"config\" fields)\n", *only, *path)
+		return exitUsage
 	}
 	if *jar == "" {
 		fmt.Fprintln(stderr, "checker tlc: no TLC: set TLA2TOOLS to the path of tla2tools.jar (TLC is not served by any package registry; build it from the tlaplus sources)")
@@ -110,11 +123,6 @@ func runTLC(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "checker tlc: java is not installed")
 		return exitUsage
 	}
-	man, err := drainmodel.ReadManifest(*path)
-	if err != nil {
-		fmt.Fprintf(stderr, "checker tlc: %v\n", err)
-		return exitUsage
-	}
 	dir := filepath.Dir(*path)
 	meta, err := os.MkdirTemp("", "drainproof-tlc-")
 	if err != nil {
@@ -122,10 +130,10 @@ func runTLC(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	defer os.RemoveAll(meta)
-	failed := 0
+	failed, done, interrupted := 0, 0, false
 	for i := range man.Models {
 		mm := &man.Models[i]
-		if mm.Large && !*all || *only != "" && mm.Config != *only {
+		if *only != "" && mm.Config != *only || *only == "" && mm.Large && !*all {
 			continue
 		}
 		temporal := ""
@@ -148,6 +156,9 @@ func runTLC(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			var out bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &out, &out
 			_ = cmd.Run() // TLC exits non-zero on a violation; the verdict is in its output
+			if ctx.Err() != nil {
+				return tlcRun{}, ctx.Err()
+			}
 			r, err := parseTLC(out.String(), temporal)
 			if err != nil {
 				fmt.Fprint(stderr, out.String())
@@ -155,13 +166,22 @@ func runTLC(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return r, err
 		}
 		r, err := run(firstWorkers)
+		if ctx.Err() != nil {
+			interrupted = true
+			break
+		}
 		if err != nil {
 			fmt.Fprintf(stderr, "checker tlc: %s: %v\n", mm.Config, err)
 			return exitUsage
 		}
 		var cont tlcRun
 		if mm.Expected != "ok" && r.Outcome != "ok" && temporal == "" {
-			if cont, err = run(*workers, "-continue"); err != nil {
+			cont, err = run(*workers, "-continue")
+			if ctx.Err() != nil {
+				interrupted = true
+				break
+			}
+			if err != nil {
 				fmt.Fprintf(stderr, "checker tlc: %s -continue: %v\n", mm.Config, err)
 				return exitUsage
 			}
@@ -170,6 +190,7 @@ func runTLC(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if r.Outcome == "ok" {
 			got.TraceLength = 0
 		}
+		done++
 		if *record {
 			mm.TLC = &got
 			mm.Expected, mm.Violated = r.Outcome, r.Violated
@@ -194,12 +215,12 @@ func runTLC(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if mm.TLC.ContinueDistinct > 0 && cont.Distinct != mm.TLC.ContinueDistinct {
 			problems = append(problems, fmt.Sprintf("TLC -continue %d distinct, recorded %d", cont.Distinct, mm.TLC.ContinueDistinct))
 		}
-		verdict := "as recorded"
+		say := "as recorded"
 		if len(problems) > 0 {
 			failed++
-			verdict = "UNEXPECTED: " + strings.Join(problems, "; ")
+			say = "UNEXPECTED: " + strings.Join(problems, "; ")
 		}
-		fmt.Fprintf(stdout, "%-50s %-9s %-24s %10d distinct %6.0fs  %s\n", mm.Config, r.Outcome, r.Violated, r.Distinct, r.Seconds, verdict)
+		fmt.Fprintf(stdout, "%-50s %-9s %-24s %10d distinct %6.0fs  %s\n", mm.Config, r.Outcome, r.Violated, r.Distinct, r.Seconds, say)
 	}
 	if *record {
 		if err := man.Write(*path); err != nil {
@@ -207,8 +228,14 @@ func runTLC(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return exitUsage
 		}
 	}
-	if failed > 0 {
+	if interrupted {
+		fmt.Fprintf(stderr, "checker tlc: interrupted after %d models; the others were not run\n", done)
+	}
+	switch {
+	case failed > 0:
 		return exitViolation
+	case interrupted:
+		return exitIncomplete
 	}
 	return exitOK
 }

@@ -27,8 +27,7 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
 	}
-	if *workers < 0 {
-		fmt.Fprintln(stderr, "checker verify: --workers must not be negative")
+	if flagErr(stderr, "checker verify", intRange("workers", int64(*workers), 0, maxWorkers)) {
 		return exitUsage
 	}
 	man, err := drainmodel.ReadManifest(*path)
@@ -38,16 +37,22 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	dir := filepath.Dir(*path)
 	var rows []drainmodel.Row
-	failed := 0
+	failed, interrupted := 0, false
 	for _, mm := range man.Models {
 		if mm.Large && !*all {
 			continue
 		}
 		if ctx.Err() != nil {
-			fmt.Fprintln(stderr, "checker verify: interrupted")
-			return exitIncomplete
+			interrupted = true
+			break
 		}
 		row, err := drainmodel.Verify(ctx, configPath(dir, mm.Config), mm, *workers)
+		if ctx.Err() != nil {
+			// An interrupted model is not a regression: its row is
+			// dropped and the models done so far are reported.
+			interrupted = true
+			break
+		}
 		if err != nil {
 			fmt.Fprintf(stderr, "checker verify: %s: %v\n", mm.Config, err)
 			return exitUsage
@@ -83,8 +88,14 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		_ = tw.Flush()
 		fmt.Fprintf(stdout, "%d models, %d as recorded, %d unexpected.\n", len(rows), len(rows)-failed, failed)
 	}
-	if failed > 0 {
+	if interrupted {
+		fmt.Fprintf(stderr, "checker verify: interrupted after %d models; the others were not checked\n", len(rows))
+	}
+	switch {
+	case failed > 0:
 		return exitViolation
+	case interrupted:
+		return exitIncomplete
 	}
 	return exitOK
 }
