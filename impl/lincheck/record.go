@@ -185,14 +185,10 @@ func Record(ctx context.Context, cfg Config) (*History, error) {
 	}
 	r.svc = svc
 	runCtx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = svc.Run(runCtx)
-	}()
+	wait := svc.Start(runCtx)
 	defer func() {
 		cancel()
-		<-done
+		_ = wait()
 	}()
 
 	h := &History{Version: HistoryVersion, Clients: cfg.Clients, Seed: cfg.Seed}

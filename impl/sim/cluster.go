@@ -179,9 +179,10 @@ func (c *Cluster) start() error {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	p.cancel = cancel
+	wait := svc.Start(ctx)
 	go func() {
 		defer close(p.done)
-		_ = svc.Run(ctx)
+		_ = wait()
 	}()
 	c.proc = p
 	clear(c.registered)
