@@ -33,7 +33,7 @@ const (
 // switch on.
 type Bug uint16
 
-// The bugs, in the order of PROTOCOL.md's table.
+// The bugs of docs/protocol.md §13.
 const (
 	// IgnoreBrokerCount: completion ignores the broker count.
 	IgnoreBrokerCount Bug = 1 << iota

@@ -4,7 +4,7 @@ package spec
 // DrainRegistration.tla, with the same names.
 
 // invariantNames lists the invariants Holds evaluates, by index: the six
-// of PROTOCOL.md, then the named parts they are made of.
+// of docs/protocol.md §15, then the named parts they are made of.
 var invariantNames = []string{
 	"TypeOK",
 	"DrainSafety",

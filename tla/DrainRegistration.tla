@@ -10,8 +10,8 @@
 (* heartbeat (Transport = "heartbeat", Variant H) or through the           *)
 (* LogCoordinator's cache (Transport = "logcoord", Variant L).             *)
 (*                                                                         *)
-(* Design decisions (see tla/README.md and ../shared/PROTOCOL.md section   *)
-(* 2): early count (the count rises at admission, before                   *)
+(* Design decisions (see tla/README.md and docs/protocol.md, sections 5    *)
+(* and 15): early count (the count rises at admission, before              *)
 (* EventStore.RegisterDispatcher, and falls after the last store release); *)
 (* a serial request loop (at most one dispatcher between steps); the       *)
 (* network is a set of one uniform record shape, bounded by action guards; *)
@@ -283,7 +283,7 @@ BrokerRegisterTable(d) ==
 
 \* SchemaStore.RegisterTable(d) fails (schema store still initialising):
 \* the broker marks d removed, unregisters it from the event store, drops
-\* it, and rolls the count back last (seed 004). Under LeakOnSchemaFailure
+\* it, and rolls the count back last (F-R1). Under LeakOnSchemaFailure
 \* the subscription stays and d is not marked removed.
 BrokerRegisterTableFails(d) ==
     /\ pc[d] = "subscribed"

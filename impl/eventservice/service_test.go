@@ -242,7 +242,7 @@ func (r *recordingEventStore) RegisterDispatcher(id DispatcherID, sub store.Subs
 	return r.MemEventStore.RegisterDispatcher(id, sub, n)
 }
 
-// R3, R4, F-R1, seed 004 (upstream TestAddDispatcherUnregisterOnSchemaStoreError
+// R3, R4, F-R1 (upstream TestAddDispatcherUnregisterOnSchemaStoreError
 // and TestAddDispatcherFailure): RegisterTable fails after
 // RegisterDispatcher succeeded; the broker marks the dispatcher removed,
 // unregisters it, drops its changefeed status and rolls the count back.

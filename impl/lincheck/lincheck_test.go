@@ -38,7 +38,7 @@ func seeds() int {
 // (DRAINPROOF_BUG, build tag bugs) it must fail; impl/bugs/run_bugs.sh
 // relies on that. On an illegal history it writes the HTML report and the
 // history to files that outlive the test.
-// Spec: PROTOCOL.md §4 (porcupine linearizability checks).
+// Spec: docs/protocol.md §5 and §11, checked by porcupine.
 func TestRecordedLinearizable(t *testing.T) {
 	for seed := range int64(seeds()) {
 		h, err := Record(context.Background(), Config{Clients: 8, Ops: *flagOps, Seed: seed})

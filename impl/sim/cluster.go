@@ -315,7 +315,7 @@ func (c *Cluster) BrokerRegisterTable() error {
 }
 
 // BrokerRegisterTableFails makes the held registration's RegisterTable
-// fail (TLA+ BrokerRegisterTableFails, seed 004).
+// fail (TLA+ BrokerRegisterTableFails, F-R1).
 func (c *Cluster) BrokerRegisterTableFails() error {
 	c.proc.ss.FailOnce(nil)
 	_, err := c.finish(false)
