@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -15,22 +14,6 @@ import (
 	"github.com/drainproof/drainproof/impl/bugs"
 	"github.com/drainproof/drainproof/impl/lincheck"
 )
-
-// lincheckOutput is the --json report of `checker lincheck`.
-type lincheckOutput struct {
-	Result        string  `json:"result"` // ok, illegal or unknown
-	Ops           int     `json:"ops"`
-	Steps         int     `json:"steps"`
-	Partitions    int     `json:"partitions"`
-	Clients       int     `json:"clients"`
-	Seed          int64   `json:"seed"`
-	Seconds       float64 `json:"seconds"`
-	RecordSeconds float64 `json:"record_seconds,omitempty"`
-	Bug           string  `json:"bug,omitempty"`
-	History       string  `json:"history,omitempty"`
-	HTML          string  `json:"html,omitempty"`
-	Interrupted   bool    `json:"interrupted,omitempty"`
-}
 
 // runLincheck is `checker lincheck`: record a concurrent history of the
 // event service (or load one with --history) and check it with porcupine
@@ -49,8 +32,10 @@ func runLincheck(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	html := fs.String("html", "", "write the HTML report to this file (an illegal history's report goes to a new temporary file if not given)")
 	history := fs.String("history", "", "check the history saved in this file instead of recording one")
 	save := fs.String("save", "", "save the recorded history to this file")
-	asJSON := fs.Bool("json", false, "print one JSON object")
-	if code, ok := parseFlags(fs, args, stderr); !ok {
+	asJSON := fs.Bool("json", false, "print one JSON object (see the README's \"JSON output\")")
+	fs.Usage = usageFunc(fs, "checker lincheck [--clients N] [--ops N] [--seed S] [--timeout D] [--html FILE] [--history FILE | --save FILE] [--bug NAME] [--json]",
+		"Record a concurrent history of the real event service (clients, injected store faults, one admission close)\nor load one, and check it for linearizability against the sequential specification with porcupine.")
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
 	fail := func(format string, a ...any) int {
@@ -88,7 +73,8 @@ func runLincheck(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		defer bugs.Reset()
 	}
 
-	out := lincheckOutput{History: *history}
+	lr := &lincheckReport{History: *history}
+	out := report{Command: "lincheck", Lincheck: lr}
 	var h *lincheck.History
 	if *history != "" {
 		var err error
@@ -107,25 +93,26 @@ func runLincheck(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		if err != nil {
 			return fail("%v", err)
 		}
-		out.RecordSeconds = time.Since(start).Seconds()
+		lr.RecordSeconds = time.Since(start).Seconds()
 		if *save != "" {
 			if err := h.SaveFile(*save); err != nil {
 				return fail("save: %v", err)
 			}
-			out.History = *save
+			lr.History = *save
 		}
 	}
-	out.Clients, out.Seed, out.Bug = h.Clients, h.Seed, h.Bug
+	lr.Clients, lr.Seed, lr.Bug = h.Clients, h.Seed, h.Bug
 
 	res := lincheck.Check(h, *timeout)
-	out.Result = string(res.Outcome)
-	out.Ops, out.Steps, out.Partitions, out.Seconds = res.Ops, res.Steps, res.Partitions, res.Duration.Seconds()
+	lr.Ops, lr.PorcupineOps, lr.Partitions, out.Seconds = res.Ops, res.Steps, res.Partitions, res.Duration.Seconds()
+	lr.FirstIllegal = res.Illegal
 	code := exitOK
+	out.Outcome = outcomeOK
 	switch res.Outcome {
 	case lincheck.Unknown:
-		code = exitIncomplete
+		code, out.Outcome, out.Reason = exitIncomplete, outcomeIncomplete, fmt.Sprintf("timeout (%v): nothing proven", *timeout)
 	case lincheck.NotLinearizable:
-		code = exitViolation
+		code, out.Outcome, out.Violated, out.Kind = exitViolation, outcomeViolated, "Linearizability", "linearizability"
 	}
 	if res.Outcome == lincheck.NotLinearizable || *html != "" {
 		path := *html
@@ -140,28 +127,34 @@ func runLincheck(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		if err := res.VisualizeFile(path); err != nil {
 			return fail("html: %v", err)
 		}
-		out.HTML = path
+		lr.HTML = path
 	}
 
 	if *asJSON {
-		if err := json.NewEncoder(stdout).Encode(out); err != nil {
+		if err := writeReport(stdout, out); err != nil {
+			fmt.Fprintf(stderr, "checker lincheck: %v\n", err)
 			return exitUsage
 		}
 		return code
 	}
-	src := fmt.Sprintf("recorded: %d clients, seed %d", out.Clients, out.Seed)
+	src := fmt.Sprintf("recorded: %d clients, seed %d", lr.Clients, lr.Seed)
 	if *history != "" {
 		src = "history " + *history
 	}
-	if out.Bug != "" {
-		src += ", bug " + out.Bug
+	if lr.Bug != "" {
+		src += ", bug " + lr.Bug
 	}
-	fmt.Fprintf(stdout, "lincheck: %s: %d ops (%d steps, %d partitions) checked in %.3fs: %s\n",
-		src, out.Ops, out.Steps, out.Partitions, out.Seconds, map[string]string{
-			"ok": "linearizable", "illegal": "NOT linearizable", "unknown": "unknown (timeout; nothing proven)",
-		}[out.Result])
-	if out.HTML != "" {
-		fmt.Fprintf(stdout, "  report: %s\n", out.HTML)
+	fmt.Fprintf(stdout, "lincheck: %s: %d ops (%d porcupine operations, %d partitions) checked in %.3fs: %s\n",
+		src, lr.Ops, lr.PorcupineOps, lr.Partitions, out.Seconds, map[lincheck.Outcome]string{
+			lincheck.Linearizable: "linearizable", lincheck.NotLinearizable: "NOT linearizable", lincheck.Unknown: "unknown (timeout; nothing proven)",
+		}[res.Outcome])
+	if il := res.Illegal; il != nil {
+		fmt.Fprintf(stdout, "  first illegal operation: client %d: %s (step %s; call %d, return %d; partition %d)\n",
+			il.Client, il.Op, il.Step, il.Call, il.Return, il.Partition)
+		fmt.Fprintf(stdout, "  the model, after %d steps of that partition, expected state %s\n", il.Linearized, il.Expected)
+	}
+	if lr.HTML != "" {
+		fmt.Fprintf(stdout, "  report: %s\n", lr.HTML)
 	}
 	if *save != "" {
 		fmt.Fprintf(stdout, "  history saved to %s\n", *save)
@@ -177,7 +170,9 @@ func lincheckInterrupted(stdout io.Writer, asJSON bool, h *lincheck.History, ask
 		n = len(h.Ops)
 	}
 	if asJSON {
-		_ = json.NewEncoder(stdout).Encode(lincheckOutput{Result: "incomplete", Ops: n, RecordSeconds: took.Seconds(), Interrupted: true})
+		_ = writeReport(stdout, report{Command: "lincheck", Outcome: outcomeIncomplete, Seconds: took.Seconds(),
+			Reason:   fmt.Sprintf("interrupted while recording: %d operations recorded of %d asked; nothing checked", n, asked),
+			Lincheck: &lincheckReport{Ops: n, RecordSeconds: took.Seconds()}})
 		return exitIncomplete
 	}
 	fmt.Fprintf(stdout, "lincheck: interrupted while recording: %d operations recorded of %d asked (audits included) in %.3fs; nothing checked\n", n, asked, took.Seconds())

@@ -31,23 +31,23 @@ func TestTwoPhaseCalibration(t *testing.T) {
 	}{{"3", 288, 1146, 11}, {"5", 8832, 58146, 17}} {
 		code, out, _ := runCLI(t, "check", "--model", "twophase", "--rms", tc.rms, "--json")
 		require.Equal(t, exitOK, code)
-		var r jsonResult
-		require.NoError(t, json.Unmarshal([]byte(out), &r))
+		r := decodeReport(t, out, "check")
 		require.Equal(t, "ok", r.Outcome)
-		require.Equal(t, tc.distinct, r.Distinct)
-		require.Equal(t, tc.generated, r.Generated)
-		require.Equal(t, tc.depth, r.Depth)
-		require.Positive(t, r.StatesPerSecond)
+		require.Equal(t, tc.distinct, r.Check.Distinct)
+		require.Equal(t, tc.generated, r.Check.Generated)
+		require.Equal(t, tc.depth, r.Check.Depth)
+		require.Positive(t, r.Check.StatesPerSecond)
 	}
 }
 
 func TestPlantedBugExitsOne(t *testing.T) {
 	code, out, _ := runCLI(t, "check", "--model", "twophase-bug", "--json")
 	require.Equal(t, exitViolation, code)
-	var r jsonResult
-	require.NoError(t, json.Unmarshal([]byte(out), &r))
+	r := decodeReport(t, out, "check")
 	require.Equal(t, "violated", r.Outcome)
-	require.Equal(t, "TCConsistent", r.Invariant)
+	require.Equal(t, "TCConsistent", r.Violated)
+	require.Equal(t, "invariant", r.Kind)
+	require.Equal(t, 6, r.Steps)
 	require.Len(t, r.Trace, 6)
 	require.Equal(t, "Init", r.Trace[0].Action)
 	require.Contains(t, r.Trace[0].State, "rmState")
@@ -61,8 +61,7 @@ func TestPlantedBugExitsOne(t *testing.T) {
 func TestIncompleteExitsThree(t *testing.T) {
 	code, out, _ := runCLI(t, "check", "--model", "twophase", "--rms", "6", "--max-states", "500", "--json")
 	require.Equal(t, exitIncomplete, code)
-	var r jsonResult
-	require.NoError(t, json.Unmarshal([]byte(out), &r))
+	r := decodeReport(t, out, "check")
 	require.Equal(t, "incomplete", r.Outcome)
 	require.Contains(t, r.Reason, "state limit")
 }
@@ -213,17 +212,16 @@ func TestHTMLCounterexample(t *testing.T) {
 func TestSimulateMode(t *testing.T) {
 	code, out, errOut := runCLI(t, "check", "--model", "twophase-bug", "--simulate", "--walks", "500", "--depth", "20", "--json")
 	require.Equal(t, exitViolation, code, errOut)
-	var r simJSON
-	require.NoError(t, json.Unmarshal([]byte(out), &r))
+	r := decodeReport(t, out, "check")
 	require.Equal(t, "violated", r.Outcome)
-	require.Equal(t, "TCConsistent", r.Invariant)
-	require.NotNil(t, r.Walk)
+	require.Equal(t, "TCConsistent", r.Violated)
+	require.Equal(t, "simulate", r.Check.Mode)
+	require.NotNil(t, r.Check.Walk)
 	require.NotEmpty(t, r.Trace)
 	// The same seed finds the same walk.
 	_, out2, _ := runCLI(t, "check", "--model", "twophase-bug", "--simulate", "--walks", "500", "--depth", "20", "--json", "--workers", "1")
-	var r2 simJSON
-	require.NoError(t, json.Unmarshal([]byte(out2), &r2))
-	require.Equal(t, *r.Walk, *r2.Walk)
+	r2 := decodeReport(t, out2, "check")
+	require.Equal(t, *r.Check.Walk, *r2.Check.Walk)
 	require.Equal(t, r.Trace, r2.Trace)
 
 	code, out, _ = runCLI(t, "check", "--model", "twophase", "--simulate", "--walks", "50")

@@ -208,6 +208,12 @@ func TestVisualizeIllegal(t *testing.T) {
 	if res.Outcome != NotLinearizable {
 		t.Fatalf("outcome %s", res.Outcome)
 	}
+	// The first illegal operation, and the state the model expected.
+	il := res.Illegal
+	if il == nil || il.Client != 1 || !strings.HasPrefix(il.Op, "Register(d0") || il.Linearized != 1 || !strings.Contains(il.Expected, "closed") {
+		t.Fatalf("Illegal = %+v, want client 1's Register(d0) after 1 step, expected state closed", il)
+	}
+	t.Log(il)
 	var buf bytes.Buffer
 	if err := res.Visualize(&buf); err != nil {
 		t.Fatal(err)
