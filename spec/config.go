@@ -35,7 +35,7 @@ const (
 // switch on.
 type Bug uint32
 
-// The bugs, in the order of PROTOCOL.md's table.
+// The bugs of docs/protocol.md §13.
 const (
 	// IgnoreBrokerCount: completion ignores the broker count.
 	IgnoreBrokerCount Bug = 1 << iota
@@ -256,28 +256,43 @@ func (c *Config) SetConstant(name string, v any) error {
 	return nil
 }
 
+// ConstantError is an error of Validate: Name is the constant whose value
+// is wrong (of two that contradict each other, the dependent one:
+// TableTriggers against Dispatchers, Bugs against Transport). It wraps
+// ErrConstant.
+type ConstantError struct {
+	Name string
+	Msg  string
+}
+
+// Error formats the error as "spec: bad constant: " and the message.
+func (e *ConstantError) Error() string { return ErrConstant.Error() + ": " + e.Msg }
+
+// Unwrap returns ErrConstant.
+func (e *ConstantError) Unwrap() error { return ErrConstant }
+
 // Validate checks the ASSUME of DrainRegistration.tla and the limits of
-// the Go transcription.
+// the Go transcription; its errors are *ConstantError.
 func (c *Config) Validate() error {
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w: "+format, append([]any{ErrConstant}, args...)...)
+	bad := func(name, format string, args ...any) error {
+		return &ConstantError{Name: name, Msg: fmt.Sprintf(format, args...)}
 	}
 	if len(c.Dispatchers) == 0 {
-		return bad("Dispatchers is empty or not set")
+		return bad("Dispatchers", "Dispatchers is empty or not set")
 	}
 	if len(c.Dispatchers) > MaxDispatchers {
-		return bad("Dispatchers has %d elements, at most %d supported", len(c.Dispatchers), MaxDispatchers)
+		return bad("Dispatchers", "Dispatchers has %d elements, at most %d supported", len(c.Dispatchers), MaxDispatchers)
 	}
 	seen := map[string]bool{}
 	for _, d := range c.Dispatchers {
 		if seen[d] {
-			return bad("Dispatchers names %q twice", d)
+			return bad("Dispatchers", "Dispatchers names %q twice", d)
 		}
 		seen[d] = true
 	}
 	for _, d := range c.TableTriggers {
 		if !seen[d] {
-			return bad("TableTriggers must be a subset of Dispatchers: %q is not a dispatcher", d)
+			return bad("TableTriggers", "TableTriggers must be a subset of Dispatchers: %q is not a dispatcher", d)
 		}
 	}
 	if len(c.Brokers) == 0 {
@@ -295,19 +310,19 @@ func (c *Config) Validate() error {
 		}
 	}
 	if c.MaxEpoch < 1 || c.MaxEpoch > MaxEpochLimit {
-		return bad("MaxEpoch must be in 1..%d, got %d", MaxEpochLimit, c.MaxEpoch)
+		return bad("MaxEpoch", "MaxEpoch must be in 1..%d, got %d", MaxEpochLimit, c.MaxEpoch)
 	}
 	if c.MaxReg < 0 || c.MaxReg > MaxRegLimit {
-		return bad("MaxReg must be in 0..%d, got %d", MaxRegLimit, c.MaxReg)
+		return bad("MaxReg", "MaxReg must be in 0..%d, got %d", MaxRegLimit, c.MaxReg)
 	}
 	if c.MaxMsgs < 1 || c.MaxMsgs > MaxMsgsLimit {
-		return bad("MaxMsgs must be in 1..%d, got %d", MaxMsgsLimit, c.MaxMsgs)
+		return bad("MaxMsgs", "MaxMsgs must be in 1..%d, got %d", MaxMsgsLimit, c.MaxMsgs)
 	}
 	if c.Transport != TransportHeartbeat && c.Transport != TransportLogCoord {
-		return bad("Transport must be %q or %q, got %q", TransportHeartbeat, TransportLogCoord, c.Transport)
+		return bad("Transport", "Transport must be %q or %q, got %q", TransportHeartbeat, TransportLogCoord, c.Transport)
 	}
 	if c.Bugs&UnknownErasesCount != 0 && c.Transport != TransportLogCoord {
-		return bad("UnknownErasesCount needs Transport = %q", TransportLogCoord)
+		return bad("Bugs", "UnknownErasesCount needs Transport = %q", TransportLogCoord)
 	}
 	if c.Bugs&NoReReport != 0 && c.Transport != TransportLogCoord {
 		return bad("NoReReport needs Transport = %q", TransportLogCoord)

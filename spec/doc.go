@@ -1,7 +1,7 @@
 // Package spec is the executable transcription of the TLA+ module
 // tla/DrainRegistration.tla: the drain of one TiCDC capture T during a
 // rolling upgrade, together with the registration of dispatchers with
-// T's event brokers, one per upstream cluster.
+// T's event brokers, one per upstream cluster (docs/protocol.md).
 //
 // It is the same model written twice: the same constants ([Config], set
 // from a TLC cfg with [Config.SetConstant]), the same variables ([State],

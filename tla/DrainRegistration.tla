@@ -20,7 +20,7 @@
 (* through a lossy network, the LogCoordinator's TTL expires live entries, *)
 (* and the coordinator waits on an unknown version and gives legacy nodes  *)
 (* the hard-restart answer. tla/README.md maps every action to its Go code *)
-(* and keeps the divergence log; docs of the rules: tla/README.md.         *)
+(* and keeps the divergence log; the rules are in docs/protocol.md.        *)
 (*                                                                         *)
 (* The Go transcription of this module is package spec (../spec).         *)
 (***************************************************************************)
@@ -446,8 +446,8 @@ BrokerRegisterTable(d) ==
                    coordVars, cache, net>>
 
 \* SchemaStore.RegisterTable(d) fails (schema store still initialising):
-\* the broker marks d removed first (seed 004's order: no notification sees
-\* a live dispatcher); the store release and the rollback come next. Under
+\* the broker marks d removed first (F-R1's order: no notification sees a
+\* live dispatcher); the store release and the rollback come next. Under
 \* LeakOnSchemaFailure there is no mark and no release: only the rollback.
 BrokerRegisterTableFails(d) ==
     /\ pc[d] = "subscribed"
@@ -668,8 +668,8 @@ UpgradeRestart ==
 (* The coordinator and the maintainers *)
 
 \* The coordinator reads the version of the process it tracks from the
-\* membership (the node's bootstrap): until then it waits (§ mixed
-\* versions: a node of unknown version is neither drained nor restarted).
+\* membership (the node's bootstrap): until then it waits (docs/protocol.md
+\* §9: a node of unknown version is neither drained nor restarted).
 CoordLearnVersion ==
     /\ coordVersion = "unknown"
     /\ coordEpoch = epoch
@@ -1006,8 +1006,9 @@ NoStaleObservation ==
 StopAfterWorkMoved ==
     liveness = "STOPPING" /\ coordEpoch = epoch => work = 0
 
-\* §2.6: no drain is declared through a process that cannot report a
-\* count, and only a legacy process is given the legacy hard restart.
+\* Mixed versions (docs/protocol.md §9): no drain is declared through a
+\* process that cannot report a count, and only a legacy process is given
+\* the legacy hard restart.
 VersionSafety ==
     /\ drainedEpoch = epoch => version = "new"
     /\ legacyEpoch = epoch => version = "legacy"

@@ -199,9 +199,10 @@ func (c *Cluster) start() error {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	p.cancel = cancel
+	wait := svc.Start(ctx)
 	go func() {
 		defer close(p.done)
-		_ = svc.Run(ctx)
+		_ = wait()
 	}()
 	c.proc = p
 	clear(c.registered)
@@ -349,7 +350,7 @@ func (c *Cluster) BrokerRegisterTable() error {
 
 // BrokerRegisterTableFails makes the held registration's RegisterTable
 // fail (TLA+ BrokerRegisterTableFails, BrokerUnsubscribe, BrokerRollback;
-// seed 004).
+// F-R1).
 func (c *Cluster) BrokerRegisterTableFails() error {
 	if op := c.proc.pending; op != nil {
 		_, ss := c.stores(op.d)

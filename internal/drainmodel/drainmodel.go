@@ -3,6 +3,7 @@ package drainmodel
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -120,7 +121,15 @@ func Load(path string, liveness bool) (*spec.Model, modelcheck.Options, error) {
 	}
 	m, err := spec.New(sc)
 	if err != nil {
-		return fail(at(1, "%v", err))
+		// A value the model refuses is reported at its assignment.
+		line := 1
+		var ce *spec.ConstantError
+		if errors.As(err, &ce) {
+			if c, ok := cfg.Constant(ce.Name); ok {
+				line = c.Line
+			}
+		}
+		return fail(at(line, "%v", err))
 	}
 	opts := modelcheck.Options{Invariants: []string{}, ActionProperties: []string{}, Liveness: []string{}, CheckDeadlock: true}
 	if cfg.CheckDeadlock != nil {
