@@ -296,17 +296,17 @@ func (c *Config) Validate() error {
 		}
 	}
 	if len(c.Brokers) == 0 {
-		return bad("Brokers is empty or not set")
+		return bad("Brokers", "Brokers is empty or not set")
 	}
 	if len(c.Brokers) > MaxBrokers {
-		return bad("Brokers has %d elements, at most %d supported", len(c.Brokers), MaxBrokers)
+		return bad("Brokers", "Brokers has %d elements, at most %d supported", len(c.Brokers), MaxBrokers)
 	}
 	if len(c.Versions) == 0 {
-		return bad("Versions is empty or not set")
+		return bad("Versions", "Versions is empty or not set")
 	}
 	for _, v := range c.Versions {
 		if _, ok := ParseVersion(v); !ok {
-			return bad("Versions must be a subset of {\"new\", \"legacy\"}: %q", v)
+			return bad("Versions", "Versions must be a subset of {\"new\", \"legacy\"}: %q", v)
 		}
 	}
 	if c.MaxEpoch < 1 || c.MaxEpoch > MaxEpochLimit {
@@ -325,7 +325,7 @@ func (c *Config) Validate() error {
 		return bad("Bugs", "UnknownErasesCount needs Transport = %q", TransportLogCoord)
 	}
 	if c.Bugs&NoReReport != 0 && c.Transport != TransportLogCoord {
-		return bad("NoReReport needs Transport = %q", TransportLogCoord)
+		return bad("Bugs", "NoReReport needs Transport = %q", TransportLogCoord)
 	}
 	return nil
 }

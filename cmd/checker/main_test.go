@@ -89,7 +89,7 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 
 // Bad configs name the file and the line.
 func TestBadConfigs(t *testing.T) {
-	good := "CONSTANTS\n  d1 = d1\n  d2 = d2\n  d3 = d3\n  Dispatchers = {d1, d2}\n  TableTriggers = {d2}\n  MaxEpoch = 2\n  MaxReg = 2\n  MaxMsgs = 2\n  Transport = \"heartbeat\"\n  Bugs = {}\nSPECIFICATION Spec\nINVARIANTS TypeOK\n"
+	good := "CONSTANTS\n  d1 = d1\n  d2 = d2\n  d3 = d3\n  b1 = b1\n  Dispatchers = {d1, d2}\n  TableTriggers = {d2}\n  Brokers = {b1}\n  Versions = {\"new\"}\n  MaxEpoch = 2\n  MaxReg = 2\n  MaxMsgs = 2\n  Transport = \"heartbeat\"\n  Bugs = {}\nSPECIFICATION Spec\nINVARIANTS TypeOK\n"
 	dir := t.TempDir()
 	write := func(name, text string) string {
 		p := filepath.Join(dir, name)
@@ -99,20 +99,20 @@ func TestBadConfigs(t *testing.T) {
 	code, _, errOut := runCLI(t, "check", "--config", write("good.cfg", good), "--json", "--progress", "0")
 	require.Equal(t, exitOK, code, errOut)
 	for _, tc := range []struct{ name, text, want string }{
-		{"unknown-constant", strings.Replace(good, "MaxReg = 2", "MaxRegs = 2", 1), ":8: "},
-		{"wrong-type", strings.Replace(good, "MaxEpoch = 2", "MaxEpoch = \"two\"", 1), ":7: "},
-		{"bad-transport", strings.Replace(good, `"heartbeat"`, `"carrier pigeon"`, 1), ":10: "},
-		{"unknown-bug", strings.Replace(good, "Bugs = {}", "Bugs = {\"Gremlins\"}", 1), ":11: "},
-		{"missing-invariant", good + "INVARIANT NoSuchInvariant\n", ":14: unknown invariant"},
-		{"unknown-property", good + "PROPERTY Eventually\n", ":14: unknown property"},
-		{"malformed", strings.Replace(good, "{d1, d2}", "{d1 d2}", 1), ":5: expected , or }"},
-		{"symmetry", good + "SYMMETRY Perms\n", ":14: SYMMETRY is not supported"},
-		{"constraint", good + "CONSTRAINT Bound\n", ":14: CONSTRAINT Bound"},
-		{"spec-name", strings.Replace(good, "SPECIFICATION Spec", "SPECIFICATION Spek", 1), ":12: unknown specification"},
-		{"negative-epoch", strings.Replace(good, "MaxEpoch = 2", "MaxEpoch = -1", 1), ":7: spec: bad constant: MaxEpoch"},
-		{"messages", strings.Replace(good, "MaxMsgs = 2", "MaxMsgs = 0", 1), ":9: spec: bad constant: MaxMsgs"},
-		{"triggers", strings.Replace(good, "TableTriggers = {d2}", "TableTriggers = {d3}", 1), ":6: spec: bad constant: TableTriggers"},
-		{"erases-needs-logcoord", strings.Replace(good, "Bugs = {}", "Bugs = {\"UnknownErasesCount\"}", 1), ":11: spec: bad constant: UnknownErasesCount"},
+		{"unknown-constant", strings.Replace(good, "MaxReg = 2", "MaxRegs = 2", 1), ":11: "},
+		{"wrong-type", strings.Replace(good, "MaxEpoch = 2", "MaxEpoch = \"two\"", 1), ":10: "},
+		{"bad-transport", strings.Replace(good, `"heartbeat"`, `"carrier pigeon"`, 1), ":13: "},
+		{"unknown-bug", strings.Replace(good, "Bugs = {}", "Bugs = {\"Gremlins\"}", 1), ":14: "},
+		{"missing-invariant", good + "INVARIANT NoSuchInvariant\n", ":17: unknown invariant"},
+		{"unknown-property", good + "PROPERTY Eventually\n", ":17: unknown property"},
+		{"malformed", strings.Replace(good, "{d1, d2}", "{d1 d2}", 1), ":6: expected , or }"},
+		{"symmetry", good + "SYMMETRY Perms\n", ":17: SYMMETRY is not supported"},
+		{"constraint", good + "CONSTRAINT Bound\n", ":17: CONSTRAINT Bound"},
+		{"spec-name", strings.Replace(good, "SPECIFICATION Spec", "SPECIFICATION Spek", 1), ":15: unknown specification"},
+		{"negative-epoch", strings.Replace(good, "MaxEpoch = 2", "MaxEpoch = -1", 1), ":10: spec: bad constant: MaxEpoch"},
+		{"messages", strings.Replace(good, "MaxMsgs = 2", "MaxMsgs = 0", 1), ":12: spec: bad constant: MaxMsgs"},
+		{"triggers", strings.Replace(good, "TableTriggers = {d2}", "TableTriggers = {d3}", 1), ":7: spec: bad constant: TableTriggers"},
+		{"erases-needs-logcoord", strings.Replace(good, "Bugs = {}", "Bugs = {\"UnknownErasesCount\"}", 1), ":14: spec: bad constant: UnknownErasesCount"},
 	} {
 		path := write(tc.name+".cfg", tc.text)
 		code, _, errOut := runCLI(t, "check", "--config", path)

@@ -51,8 +51,8 @@ func fakeJava(t *testing.T) string {
 echo "TLC2 Version 2026.11.29.194305 (rev: cc6b616cf)"
 echo "Progress(10) at 2026-11-29 20:00:00: 50,000 states generated, 8,000 distinct states found, 900 states left on queue."
 echo "Model checking completed. No error has been found."
-echo "155,356 states generated, 21,840 distinct states found, 0 states left on queue."
-echo "The depth of the complete state graph search is 28."
+echo "6,767,729 states generated, 834,474 distinct states found, 0 states left on queue."
+echo "The depth of the complete state graph search is 52."
 echo "Finished in 04s at (2026-11-29 20:00:04)"
 `
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "java"), []byte(script), 0o755))
@@ -175,6 +175,6 @@ func TestHelpAndVersion(t *testing.T) {
 func TestCheckPrintsProperties(t *testing.T) {
 	code, _, errOut := runCLI(t, "check", "--config", "../../tla/MCDrainRegistration.cfg", "--progress", "0")
 	require.Equal(t, exitOK, code)
-	require.Contains(t, errOut, "Invariants: TypeOK, DrainSafety, CountAccuracy, NoHiddenRegistration, FailureLeavesNoTrace, NoStaleObservation. "+
+	require.Contains(t, errOut, "Invariants: TypeOK, DrainSafety, CountAccuracy, NoHiddenRegistration, FailureLeavesNoTrace, NoStaleObservation, StopAfterWorkMoved, VersionSafety. "+
 		"Action properties: NoAdmissionAfterClose, MonotoneLiveness. Temporal properties: none. Deadlock: checked.")
 }
