@@ -87,7 +87,7 @@ func TestEverySubcommandSpeaksOneJSON(t *testing.T) {
 		{[]string{"check", "--config", "../../tla/MCDrainRegistrationBugDoubleIncrementLive.cfg"}, "violated", func(t *testing.T, r report) {
 			require.Equal(t, "DrainCompletes", r.Violated, "the property's name, whatever its kind")
 			require.Equal(t, "liveness", r.Kind)
-			require.Equal(t, 14, r.Steps)
+			require.Equal(t, 28, r.Steps)
 			require.NotNil(t, r.LoopStart)
 			require.Equal(t, []string{"DrainCompletes"}, r.Check.Properties.Temporal)
 		}},
