@@ -256,7 +256,8 @@ func (c *conformance) register(t *rapid.T, d, b int, outcome string) {
 	case "failHeld":
 		// RegisterTable fails and the rollback is held inside
 		// EventStore.UnregisterDispatcher: d is marked removed, still
-		// subscribed and still counted (seed 004's order).
+		// subscribed and still counted (the rollback's order: mark,
+		// release the stores, then the count).
 		c.ss(b).FailOnce(nil)
 		c.gate = c.es(b).BlockUnregister()
 		c.inflight, c.inflightB, c.held, c.errc = d, b, heldRollback, make(chan error, 1)

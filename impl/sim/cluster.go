@@ -349,7 +349,8 @@ func (c *Cluster) BrokerRegisterTable() error {
 }
 
 // BrokerRegisterTableFails makes the held registration's RegisterTable
-// fail (TLA+ BrokerRegisterTableFails, seed 004).
+// fail (TLA+ BrokerRegisterTableFails, BrokerUnsubscribe, BrokerRollback;
+// F-R1).
 func (c *Cluster) BrokerRegisterTableFails() error {
 	op := c.proc.pending
 	if op == nil || op.remove {
