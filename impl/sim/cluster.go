@@ -18,10 +18,9 @@ import (
 // Target is the drained node's ID.
 const Target node.ID = "T"
 
-// UpstreamCluster returns the ID of upstream cluster i (0-based): c1, c2,
-// …. T's event service has one broker per upstream cluster.
-func UpstreamCluster(i int) eventservice.ClusterID {
-	return eventservice.ClusterID(fmt.Sprintf("c%d", i+1))
+// ClusterID returns the name of upstream cluster k (0-based): c1, c2, …
+func ClusterID(k int) eventservice.ClusterID {
+	return eventservice.ClusterID(fmt.Sprintf("c%d", k+1))
 }
 
 // Kind is a message kind (the model's Kinds).
@@ -77,9 +76,9 @@ type ClusterConfig struct {
 	// register with T (IDs d1, d2, …); TableTriggers of them (the last
 	// ones) are table triggers.
 	Dispatchers, TableTriggers int
-	// Clusters is the number of upstream clusters (c1, c2, …; 1 if 0),
-	// each with its own broker in T's event service and its own stores;
-	// dispatcher d belongs to cluster d mod Clusters ([Cluster.ClusterOf]).
+	// Clusters is the number of upstream clusters, so of event brokers in
+	// T's event service, each with its own stores (1 if 0); dispatcher d
+	// (0-based) belongs to cluster d mod Clusters.
 	Clusters int
 	// SetBus gives the bus the model's set semantics: sending a message
 	// equal to one in flight does nothing.
@@ -103,13 +102,14 @@ type pendingOp struct {
 	result chan error
 }
 
-// process is one process of T: its node, event service and stores.
+// process is one process of T: its node, event service and stores (one
+// event store and one schema store per upstream cluster).
 type process struct {
 	node     *node.Node
 	live     *node.LivenessStore
 	svc      *eventservice.Service
-	es       []*store.MemEventStore  // per upstream cluster
-	ss       []*store.MemSchemaStore // per upstream cluster
+	es       []*store.MemEventStore
+	ss       []*store.MemSchemaStore
 	cancel   context.CancelFunc
 	done     chan struct{}
 	pending  *pendingOp
@@ -150,11 +150,11 @@ func NewCluster(cfg ClusterConfig) (*Cluster, error) {
 	if cfg.Dispatchers <= 0 || cfg.TableTriggers < 0 || cfg.TableTriggers > cfg.Dispatchers {
 		return nil, fmt.Errorf("sim: bad dispatcher counts %d/%d", cfg.Dispatchers, cfg.TableTriggers)
 	}
-	if cfg.Clusters < 0 {
-		return nil, fmt.Errorf("sim: negative number of clusters %d", cfg.Clusters)
-	}
 	if cfg.Clusters == 0 {
 		cfg.Clusters = 1
+	}
+	if cfg.Clusters < 0 {
+		return nil, fmt.Errorf("sim: bad cluster count %d", cfg.Clusters)
 	}
 	co, err := coordinator.New(coordinator.Config{Transport: cfg.Transport, ResendInterval: cfg.ResendInterval,
 		QueryInterval: cfg.QueryInterval, UnknownAfter: cfg.UnknownAfter})
@@ -175,15 +175,16 @@ func NewCluster(cfg ClusterConfig) (*Cluster, error) {
 func (c *Cluster) start() error {
 	c.epoch++
 	p := &process{live: new(node.LivenessStore), done: make(chan struct{})}
-	byID := map[eventservice.ClusterID]int{}
-	for i := range c.cfg.Clusters {
+	byID := make(map[eventservice.ClusterID]int, c.cfg.Clusters)
+	for k := range c.cfg.Clusters {
 		p.es = append(p.es, store.NewMemEventStore())
 		p.ss = append(p.ss, store.NewMemSchemaStore())
-		byID[UpstreamCluster(i)] = i
+		byID[ClusterID(k)] = k
 	}
 	svc, err := eventservice.New(eventservice.Config{
 		NewStores: func(id eventservice.ClusterID) (store.EventStore, store.SchemaStore) {
-			return p.es[byID[id]], p.ss[byID[id]]
+			k := byID[id] // the cluster asks only for its own clusters
+			return p.es[k], p.ss[k]
 		},
 		Stopping: func() bool { return !p.observer.Load() && p.live.Load() == node.Stopping },
 		Now:      func() time.Time { return time.Unix(0, 0) },
@@ -248,21 +249,20 @@ func Dispatcher(d int) eventservice.DispatcherID {
 
 func (c *Cluster) isTT(d int) bool { return d >= c.cfg.Dispatchers-c.cfg.TableTriggers }
 
-// ClusterOf returns the upstream cluster (0-based) dispatcher d belongs
-// to: the broker of T's event service it registers with.
-func (c *Cluster) ClusterOf(d int) int { return d % c.cfg.Clusters }
+// clusterOf returns the index of dispatcher d's upstream cluster.
+func (c *Cluster) clusterOf(d int) int { return d % c.cfg.Clusters }
 
-// stores returns the stores of dispatcher d's cluster in T's current
-// process.
+// stores returns the event store and the schema store of d's cluster in
+// T's current process.
 func (c *Cluster) stores(d int) (*store.MemEventStore, *store.MemSchemaStore) {
-	i := c.ClusterOf(d)
-	return c.proc.es[i], c.proc.ss[i]
+	k := c.clusterOf(d)
+	return c.proc.es[k], c.proc.ss[k]
 }
 
 func table(d int) store.TableID { return store.TableID(d + 1) }
 
 func (c *Cluster) request(a eventservice.Action, d int) eventservice.Request {
-	return eventservice.Request{Action: a, Cluster: UpstreamCluster(c.ClusterOf(d)), Changefeed: "cf", Dispatcher: Dispatcher(d),
+	return eventservice.Request{Action: a, Cluster: ClusterID(c.clusterOf(d)), Changefeed: "cf", Dispatcher: Dispatcher(d),
 		TableTrigger: c.isTT(d), Table: table(d)}
 }
 
@@ -293,7 +293,8 @@ var ErrBusy = errors.New("sim: event service busy")
 // An ordinary registration is held inside SchemaStore.RegisterTable after
 // its subscription (TLA+ BrokerSubscribe) unless refuse makes the event
 // store refuse it (TLA+ BrokerSubscribeRefused, BrokerRollback);
-// BrokerRegisterTable or BrokerRegisterTableFails finishes it.
+// BrokerRegisterTable or BrokerRegisterTableFails (with BrokerUnsubscribe
+// and BrokerRollback) finishes it.
 func (c *Cluster) CollectorRegister(d int, refuse bool) error {
 	if c.Busy() {
 		return ErrBusy
@@ -352,10 +353,12 @@ func (c *Cluster) BrokerRegisterTable() error {
 // fail (TLA+ BrokerRegisterTableFails, BrokerUnsubscribe, BrokerRollback;
 // F-R1).
 func (c *Cluster) BrokerRegisterTableFails() error {
-	if op := c.proc.pending; op != nil {
-		_, ss := c.stores(op.d)
-		ss.FailOnce(nil)
+	op := c.proc.pending
+	if op == nil || op.remove {
+		return errors.New("sim: no held registration")
 	}
+	_, ss := c.stores(op.d)
+	ss.FailOnce(nil)
 	_, err := c.finish(false)
 	if err == nil {
 		return errors.New("sim: RegisterTable failure not reported")
@@ -546,16 +549,9 @@ func (c *Cluster) LogCoordAnswer(stale bool) bool {
 	return true
 }
 
-// Observation is T's state as the model sees it, read without side
-// effects: the event service's count and admission gate, and the stores.
-type Observation struct {
-	Epoch           uint64
-	Liveness        node.Liveness
-	AdmissionClosed bool
-	Count           int64
-	Subscribed      []bool
-	SchemaRef       []bool
-}
+// ClusterOf returns the upstream cluster (0-based, see [ClusterID]) that
+// dispatcher d belongs to: its broker in T's event service.
+func (c *Cluster) ClusterOf(d int) int { return c.clusterOf(d) }
 
 // BrokerCounts returns the dispatcher count of each upstream cluster's
 // broker in T's event service (0 for a cluster with no broker yet), as
@@ -571,13 +567,24 @@ func (c *Cluster) BrokerCounts() ([]int64, bool) {
 	}
 	out := make([]int64, c.cfg.Clusters)
 	for _, b := range snap.Brokers {
-		for i := range out {
-			if b.Cluster == UpstreamCluster(i) {
-				out[i] = b.Count
+		for k := range out {
+			if b.Cluster == ClusterID(k) {
+				out[k] = b.Count
 			}
 		}
 	}
 	return out, true
+}
+
+// Observation is T's state as the model sees it, read without side
+// effects: the event service's count and admission gate, and the stores.
+type Observation struct {
+	Epoch           uint64
+	Liveness        node.Liveness
+	AdmissionClosed bool
+	Count           int64
+	Subscribed      []bool
+	SchemaRef       []bool
 }
 
 // Observe reads T's observable state.

@@ -24,9 +24,6 @@
 // variables, so a test can run the model beside the cluster and compare
 // them after every step (the rapid test in this package does).
 //
-// T's event service may serve several upstream clusters
-// (ClusterConfig.Clusters), one broker each, as the model's Brokers.
-//
 // A registration is held between its store steps by the stores' gates
 // (its count raised, its subscription taken, RegisterTable not yet
 // returned), and a removal inside UnregisterDispatcher, so the model's
