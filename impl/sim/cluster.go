@@ -83,6 +83,8 @@ type ClusterConfig struct {
 	HeartbeatInterval int64
 	// CacheTTL is the LogCoordinator cache's TTL (0: no expiry by age).
 	CacheTTL int64
+	// Store is T's event store (memory if empty).
+	Store StoreKind
 
 	_ struct{}
 }
@@ -101,7 +103,7 @@ type process struct {
 	node     *node.Node
 	live     *node.LivenessStore
 	svc      *eventservice.Service
-	es       *store.MemEventStore
+	es       eventStore
 	ss       *store.MemSchemaStore
 	cancel   context.CancelFunc
 	done     chan struct{}
@@ -132,6 +134,9 @@ type Cluster struct {
 	// T's current process (its REGISTER returned success).
 	registered    []bool
 	registrations int
+
+	data     *dataPlane // the changefeed's data (data.go)
+	storeErr error      // the first error closing a process's store
 }
 
 // NewCluster starts T's first process (epoch 1) and a coordinator that
@@ -149,7 +154,7 @@ func NewCluster(cfg ClusterConfig) (*Cluster, error) {
 		return nil, err
 	}
 	c := &Cluster{cfg: cfg, Coord: co, LogCoord: logcoord.New(logcoord.Config{TTL: cfg.CacheTTL}),
-		registered: make([]bool, cfg.Dispatchers)}
+		registered: make([]bool, cfg.Dispatchers), data: newDataPlane(cfg.Dispatchers - cfg.TableTriggers)}
 	if err := c.start(); err != nil {
 		return nil, err
 	}
@@ -161,7 +166,11 @@ func NewCluster(cfg ClusterConfig) (*Cluster, error) {
 // start starts T's next process.
 func (c *Cluster) start() error {
 	c.epoch++
-	p := &process{live: new(node.LivenessStore), es: store.NewMemEventStore(), ss: store.NewMemSchemaStore(),
+	es, err := newEventStore(c.cfg.Store)
+	if err != nil {
+		return err
+	}
+	p := &process{live: new(node.LivenessStore), es: es, ss: store.NewMemSchemaStore(),
 		done: make(chan struct{})}
 	svc, err := eventservice.New(eventservice.Config{
 		NewStores: func(eventservice.ClusterID) (store.EventStore, store.SchemaStore) { return p.es, p.ss },
@@ -185,6 +194,7 @@ func (c *Cluster) start() error {
 	}()
 	c.proc = p
 	clear(c.registered)
+	c.attachStore()
 	return nil
 }
 
@@ -200,10 +210,17 @@ func (c *Cluster) stop() {
 	}
 	p.cancel()
 	<-p.done
+	if err := p.es.Close(); err != nil && c.storeErr == nil {
+		c.storeErr = err
+	}
 }
 
-// Close stops T's process. The cluster must not be used afterwards.
-func (c *Cluster) Close() { c.stop() }
+// Close stops T's process and returns the first error of closing a
+// process's event store. The cluster must not be used afterwards.
+func (c *Cluster) Close() error {
+	c.stop()
+	return c.storeErr
+}
 
 // Now returns the logical time.
 func (c *Cluster) Now() int64 { return c.now }
@@ -231,7 +248,7 @@ func table(d int) store.TableID { return store.TableID(d + 1) }
 
 func (c *Cluster) request(a eventservice.Action, d int) eventservice.Request {
 	return eventservice.Request{Action: a, Cluster: cluster, Changefeed: "cf", Dispatcher: Dispatcher(d),
-		TableTrigger: c.isTT(d), Table: table(d)}
+		TableTrigger: c.isTT(d), Table: table(d), StartTs: c.startTs(d)}
 }
 
 // Busy reports whether a registration or removal is held between steps
@@ -443,6 +460,7 @@ func (c *Cluster) BrokenStreams() int {
 // epoch, ALIVE, no registrations. It returns the broken streams.
 func (c *Cluster) Restart() (int, error) {
 	broken := c.BrokenStreams()
+	c.cutStreams()
 	c.stop()
 	return broken, c.start()
 }
