@@ -210,6 +210,9 @@ func (c *Cluster) stop() {
 	}
 	p.cancel()
 	<-p.done
+	if r := p.es.Resources(); (r.Batches != 0 || r.Iterators != 0) && c.storeErr == nil {
+		c.storeErr = fmt.Errorf("sim: the event store of epoch %d leaked %d batches and %d iterators", c.epoch, r.Batches, r.Iterators)
+	}
 	if err := p.es.Close(); err != nil && c.storeErr == nil {
 		c.storeErr = err
 	}

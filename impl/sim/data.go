@@ -2,6 +2,7 @@ package sim
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -39,6 +40,7 @@ type eventStore interface {
 	Unblock()
 	Subscribed(id store.DispatcherID) bool
 	Subscribers() []store.DispatcherID
+	InjectFault(f store.Fault, err error)
 }
 
 func newEventStore(kind StoreKind) (eventStore, error) {
@@ -145,9 +147,13 @@ func (c *Cluster) Commit(d int) uint64 {
 // Pull is T's puller: it writes the committed events T's store does not
 // hold, at most batch per table in one batch each (batch < 1: all), and,
 // once a table is caught up, advances its resolved ts to the upstream
-// commit ts.
+// commit ts. A write that fails with an injected fault
+// ([Cluster.InjectStoreFault]) is retried at the next Pull: the table is
+// skipped and the error, returned after the other tables, wraps
+// store.ErrInjectedFault.
 func (c *Cluster) Pull(batch int) error {
 	es := c.proc.es
+	var injected error
 	for d := range c.data.tables {
 		t := &c.data.tables[d]
 		n := len(t.committed) - t.pulled
@@ -159,7 +165,10 @@ func (c *Cluster) Pull(batch int) error {
 			for i, ts := range t.committed[t.pulled : t.pulled+n] {
 				evs[i] = store.Event{CommitTs: ts, Key: fmt.Appendf(nil, "t%d", table(d)), Value: fmt.Appendf(nil, "%d", ts)}
 			}
-			if err := es.WriteEvents(table(d), evs); err != nil {
+			if err := es.WriteEvents(table(d), evs); errors.Is(err, store.ErrInjectedFault) {
+				injected = fmt.Errorf("sim: pull: %w", err)
+				continue
+			} else if err != nil {
 				return fmt.Errorf("sim: pull: %w", err)
 			}
 			t.pulled += n
@@ -170,14 +179,21 @@ func (c *Cluster) Pull(batch int) error {
 			}
 		}
 	}
-	return nil
+	return injected
 }
+
+// InjectStoreFault makes the next pass through fault point f of T's event
+// store fail (store.ErrInjectedFault): the puller's write batch, or a
+// dispatcher's iterator. The puller and the dispatchers retry.
+func (c *Cluster) InjectStoreFault(f store.Fault) { c.proc.es.InjectFault(f, nil) }
 
 // Consume has the changefeed's dispatcher d read at most limit events
 // (limit < 1: all it can): from its subscription in T's event store if the
 // collectors hold it registered with T, otherwise from another node (the
 // upstream log). Reaching the source's resolved ts advances its
-// checkpoint. It returns the number of events read.
+// checkpoint. It returns the number of events read; a read that fails
+// with an injected fault keeps the events read before it and returns an
+// error wrapping store.ErrInjectedFault (the dispatcher reads again).
 func (c *Cluster) Consume(d, limit int) (int, error) {
 	t := &c.data.tables[d]
 	if limit < 1 {
@@ -304,13 +320,13 @@ func checkTable(committed []uint64, log []delivery) (Delivery, []uint64) {
 // Check drains the pipeline (everything committed is pulled and read)
 // and checks what the changefeed received against what was committed.
 func (c *Cluster) Check() (Delivery, error) {
-	if err := c.Pull(0); err != nil {
+	if err := retryInjected(func() error { return c.Pull(0) }); err != nil {
 		return Delivery{}, err
 	}
 	var total Delivery
 	firstTs := uint64(math.MaxUint64)
 	for d := range c.data.tables {
-		if _, err := c.Consume(d, 0); err != nil {
+		if err := retryInjected(func() error { _, err := c.Consume(d, 0); return err }); err != nil {
 			return total, err
 		}
 		t := &c.data.tables[d]
@@ -322,6 +338,16 @@ func (c *Cluster) Check() (Delivery, error) {
 		}
 	}
 	return total, nil
+}
+
+// retryInjected calls fn again while it fails with an injected fault;
+// each injected fault fires once, so this ends.
+func retryInjected(fn func() error) error {
+	for {
+		if err := fn(); !errors.Is(err, store.ErrInjectedFault) {
+			return err
+		}
+	}
 }
 
 // lostBy names the drain whose restart skipped ts.

@@ -56,6 +56,7 @@ func TestDrainedRestartLosesUnreadEvents(t *testing.T) {
 		for _, drained := range []bool{true, false} {
 			c, err := NewCluster(ClusterConfig{Dispatchers: 2, Store: st})
 			require.NoError(t, err)
+			t.Cleanup(func() { _ = c.Close() }) // closing again is harmless
 			_, isPebble := c.proc.es.(*store.PebbleEventStore)
 			require.Equal(t, st == StorePebble, isPebble)
 			require.NoError(t, c.CollectorRegister(0, false))

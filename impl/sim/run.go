@@ -8,6 +8,7 @@ import (
 
 	"github.com/drainproof/drainproof/impl/coordinator"
 	"github.com/drainproof/drainproof/impl/node"
+	"github.com/drainproof/drainproof/impl/store"
 )
 
 // Config configures one seeded simulation ([Run]).
@@ -394,14 +395,32 @@ func (r *runner) produce() error {
 	return nil
 }
 
-// pull runs T's puller with a batch of 1 to 4 events per table.
-func (r *runner) pull() error { return r.c.Pull(1 + r.rng.IntN(4)) }
+// pull runs T's puller with a batch of 1 to 4 events per table; now and
+// then a write batch fails (the puller retries at its next pull).
+func (r *runner) pull() error {
+	if r.chance(0.1) {
+		r.c.InjectStoreFault([]store.Fault{store.FaultBatchSet, store.FaultBatchCommit}[r.rng.IntN(2)])
+	}
+	return transient(r.c.Pull(1 + r.rng.IntN(4)))
+}
 
-// consume has a random changefeed dispatcher read 1 to 3 events.
+// consume has a random changefeed dispatcher read 1 to 3 events; now and
+// then its iterator fails (it reads again later).
 func (r *runner) consume() error {
 	if n := r.c.ordinary(); n > 0 {
+		if r.chance(0.05) {
+			r.c.InjectStoreFault([]store.Fault{store.FaultIterOpen, store.FaultIterNext}[r.rng.IntN(2)])
+		}
 		_, err := r.c.Consume(r.rng.IntN(n), 1+r.rng.IntN(3))
-		return err
+		return transient(err)
 	}
 	return nil
+}
+
+// transient drops an injected store fault, which the caller retries.
+func transient(err error) error {
+	if errors.Is(err, store.ErrInjectedFault) {
+		return nil
+	}
+	return err
 }

@@ -41,6 +41,7 @@ func forEachStore(t *testing.T, test func(t *testing.T, s testStore)) {
 	for _, impl := range stores {
 		t.Run(impl.name, func(t *testing.T) {
 			s := impl.open(t)
+			t.Cleanup(func() { _ = s.Close() }) // a failed test still removes Pebble's directory
 			test(t, s)
 			require.NoError(t, s.Close())
 		})
@@ -232,6 +233,7 @@ func TestClose(t *testing.T) {
 	for _, impl := range stores {
 		t.Run(impl.name, func(t *testing.T) {
 			s := impl.open(t)
+			t.Cleanup(func() { _ = s.Close() })
 			require.True(t, s.RegisterDispatcher("d", store.Subscription{Table: 1}, new(counter)))
 			require.NoError(t, s.WriteEvents(1, []store.Event{ev(1, "k", "v")}))
 			it, err := s.Iter("d", 0, 10)
