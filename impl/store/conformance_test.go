@@ -255,3 +255,35 @@ func TestClose(t *testing.T) {
 		})
 	}
 }
+
+// reader is a Notifier that reads its subscription from inside Notify,
+// as a broker's scan may.
+type reader struct {
+	s    store.DataStore
+	id   store.DispatcherID
+	seen []string
+	err  error
+}
+
+func (r *reader) Notify(uint64) {
+	r.seen = nil
+	r.err = store.ReadEvents(r.s, r.id, 0, math.MaxUint64, func(e store.Event) bool {
+		r.seen = append(r.seen, e.String())
+		return true
+	})
+}
+
+// TestNotifierMayRead: notifications come with no store lock held, so a
+// notifier reads the store (it sees the write it is notified of).
+func TestNotifierMayRead(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s testStore) {
+		r := &reader{s: s, id: "d"}
+		require.True(t, s.RegisterDispatcher("d", store.Subscription{Table: 1}, r))
+		require.NoError(t, s.WriteEvents(1, []store.Event{ev(1, "k", "v")}))
+		require.NoError(t, r.err)
+		require.Equal(t, []string{"ts=1 k=v"}, r.seen)
+		require.NoError(t, s.AdvanceResolvedTs(1, 5))
+		require.NoError(t, r.err)
+		s.UnregisterDispatcher("d")
+	})
+}

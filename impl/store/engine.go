@@ -274,37 +274,38 @@ func (s *engine) ResolvedTs(table TableID) uint64 {
 // AdvanceResolvedTs raises table's resolved timestamp to ts and notifies
 // the table's subscribers; a ts not above the current one does nothing.
 func (s *engine) AdvanceResolvedTs(table TableID, ts uint64) error {
+	raised := false
+	err := s.writing(func() error {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if raised = ts > s.resolved[table]; raised {
+			s.resolved[table] = ts
+		}
+		return nil
+	})
+	if raised {
+		s.notifyTable(table)
+	}
+	return err
+}
+
+// writing runs fn as the one writer, before any Close. Notifications are
+// sent after it, with no lock held, so a notifier may read the store.
+func (s *engine) writing(fn func() error) error {
 	s.life.RLock()
 	defer s.life.RUnlock()
 	if s.dataClosed {
 		return ErrClosed
 	}
 	s.wmu.Lock()
-	s.mu.Lock()
-	raised := ts > s.resolved[table]
-	if raised {
-		s.resolved[table] = ts
-	}
-	s.mu.Unlock()
-	s.wmu.Unlock()
-	if raised {
-		s.notifyTable(table)
-	}
-	return nil
+	defer s.wmu.Unlock()
+	return fn()
 }
 
 // WriteEvents writes events of table in one batch (see [DataStore]) and
 // notifies the table's subscribers.
 func (s *engine) WriteEvents(table TableID, events []Event) error {
-	s.life.RLock()
-	defer s.life.RUnlock()
-	if s.dataClosed {
-		return ErrClosed
-	}
-	s.wmu.Lock()
-	err := s.writeLocked(table, events)
-	s.wmu.Unlock()
-	if err != nil {
+	if err := s.writing(func() error { return s.writeLocked(table, events) }); err != nil {
 		return err
 	}
 	s.notifyTable(table)
