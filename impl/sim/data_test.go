@@ -91,6 +91,48 @@ func TestDrainedRestartLosesUnreadEvents(t *testing.T) {
 	}
 }
 
+// TestDataPathPerCluster: with two upstream clusters, each table's events
+// go into the event store of its own cluster in T, where its dispatcher's
+// subscription reads them, and never into the other cluster's; a drained
+// restart loses the unread events of both clusters' dispatchers.
+func TestDataPathPerCluster(t *testing.T) {
+	for _, st := range []StoreKind{StoreMemory, StorePebble} {
+		c, err := NewCluster(ClusterConfig{Dispatchers: 3, TableTriggers: 1, Clusters: 2, Store: st})
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = c.Close() })
+		require.Len(t, c.proc.es, 2)
+		for d := range 2 { // d0 is c1's, d1 is c2's
+			require.Equal(t, d, c.ClusterOf(d))
+			require.NoError(t, c.CollectorRegister(d, false))
+			require.NoError(t, c.BrokerRegisterTable())
+			c.Commit(d)
+			c.Commit(d)
+		}
+		require.NoError(t, c.Pull(0))
+		for d := range 2 {
+			own, other := c.proc.es[d], c.proc.es[1-d]
+			require.True(t, own.Subscribed(Dispatcher(d)), "%s: d%d subscribed in its cluster's store", st, d+1)
+			require.False(t, other.Subscribed(Dispatcher(d)), "%s: d%d subscribed in the other store", st, d+1)
+			require.NotZero(t, own.ResolvedTs(table(d)), "%s: table %d pulled into its cluster's store", st, table(d))
+			require.Zero(t, other.ResolvedTs(table(d)), "%s: table %d pulled into the other store", st, table(d))
+			var got []uint64
+			require.NoError(t, store.ReadEvents(own, Dispatcher(d), 0, own.ResolvedTs(table(d)),
+				func(e store.Event) bool { got = append(got, e.CommitTs); return true }))
+			require.Equal(t, c.data.tables[d].committed, got, "%s: table %d's events in its cluster's store", st, table(d))
+			n, err := c.Consume(d, 1)
+			require.NoError(t, err)
+			require.Equal(t, 1, n)
+		}
+		_, err = c.RestartDrained(DrainRef{Number: 1, Epoch: 1, Step: 7})
+		require.NoError(t, err)
+		d, err := c.Check()
+		require.NoError(t, err)
+		require.NoError(t, c.Close())
+		require.Equal(t, Delivery{Committed: 4, Received: 2, Lost: 2,
+			FirstLost: "table 1 commit ts 2, lost by drain 1 (epoch 1, restart at step 7)"}, d, "%s", st)
+	}
+}
+
 func TestParseStore(t *testing.T) {
 	for _, s := range []string{"memory", "pebble"} {
 		k, err := ParseStore(s)
