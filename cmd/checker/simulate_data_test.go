@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/drainproof/drainproof/impl/bugs"
+	"github.com/drainproof/drainproof/impl/sim"
 )
 
 // TestSimulateStores: both stores run, report the delivery counts in
@@ -53,4 +54,23 @@ func TestSimulateNamesTheFirstLostEvent(t *testing.T) {
 	require.Positive(t, r.Simulate.Lost)
 	require.Regexp(t, `^seed \d+: table \d+ commit ts \d+, lost by drain \d+`, r.Simulate.FirstLost)
 	require.Equal(t, "DrainSafety", r.Violated, "the broken streams come first")
+}
+
+// TestSimulateViolated: a broken stream violates DrainSafety; a lost,
+// duplicated or out-of-order event without one, EventDelivery.
+func TestSimulateViolated(t *testing.T) {
+	for _, tc := range []struct {
+		r    sim.Result
+		want string
+	}{
+		{sim.Result{}, ""},
+		{sim.Result{Delivery: sim.Delivery{Committed: 5, Received: 7, Redelivered: 2}}, ""},
+		{sim.Result{BrokenStreams: 1, Delivery: sim.Delivery{Lost: 3}}, "DrainSafety"},
+		{sim.Result{Delivery: sim.Delivery{Lost: 1}}, "EventDelivery"},
+		{sim.Result{Delivery: sim.Delivery{Duplicated: 1}}, "EventDelivery"},
+		{sim.Result{Delivery: sim.Delivery{OutOfOrder: 1}}, "EventDelivery"},
+		{sim.Result{Duplicated: 4}, ""}, // duplicated messages are the bus's faults
+	} {
+		require.Equal(t, tc.want, simulateOutput{Result: tc.r}.violated(), "%+v", tc.r)
+	}
 }
