@@ -60,6 +60,7 @@ func TestNumericFlagsBounded(t *testing.T) {
 		{[]string{"simulate", "--steps", "-1"}, "--steps"},
 		{[]string{"simulate", "--steps", "2000000000"}, "--steps"},
 		{[]string{"simulate", "--seed", "18446744073709551615", "--seeds", "2"}, "--seeds"},
+		{[]string{"simulate", "--store", "disk"}, "--store"},
 		{[]string{"lincheck", "--ops", "9223372036854775807"}, "--ops"},
 		{[]string{"lincheck", "--ops", "0"}, "--ops"},
 		{[]string{"lincheck", "--clients", "33"}, "--clients"},

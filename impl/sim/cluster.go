@@ -89,6 +89,8 @@ type ClusterConfig struct {
 	HeartbeatInterval int64
 	// CacheTTL is the LogCoordinator cache's TTL (0: no expiry by age).
 	CacheTTL int64
+	// Store is T's event store (memory if empty).
+	Store StoreKind
 
 	_ struct{}
 }
@@ -108,7 +110,7 @@ type process struct {
 	node     *node.Node
 	live     *node.LivenessStore
 	svc      *eventservice.Service
-	es       []*store.MemEventStore
+	es       []eventStore
 	ss       []*store.MemSchemaStore
 	cancel   context.CancelFunc
 	done     chan struct{}
@@ -139,6 +141,9 @@ type Cluster struct {
 	// T's current process (its REGISTER returned success).
 	registered    []bool
 	registrations int
+
+	data     *dataPlane // the changefeed's data (data.go)
+	storeErr error      // the first error closing a process's store
 }
 
 // NewCluster starts T's first process (epoch 1) and a coordinator that
@@ -162,7 +167,7 @@ func NewCluster(cfg ClusterConfig) (*Cluster, error) {
 		return nil, err
 	}
 	c := &Cluster{cfg: cfg, Coord: co, LogCoord: logcoord.New(logcoord.Config{TTL: cfg.CacheTTL}),
-		registered: make([]bool, cfg.Dispatchers)}
+		registered: make([]bool, cfg.Dispatchers), data: newDataPlane(cfg.Dispatchers - cfg.TableTriggers)}
 	if err := c.start(); err != nil {
 		return nil, err
 	}
@@ -177,7 +182,14 @@ func (c *Cluster) start() error {
 	p := &process{live: new(node.LivenessStore), done: make(chan struct{})}
 	byID := make(map[eventservice.ClusterID]int, c.cfg.Clusters)
 	for k := range c.cfg.Clusters {
-		p.es = append(p.es, store.NewMemEventStore())
+		es, err := newEventStore(c.cfg.Store)
+		if err != nil {
+			for _, es := range p.es {
+				_ = es.Close() // the first error is the one to report
+			}
+			return err
+		}
+		p.es = append(p.es, es)
 		p.ss = append(p.ss, store.NewMemSchemaStore())
 		byID[ClusterID(k)] = k
 	}
@@ -207,6 +219,7 @@ func (c *Cluster) start() error {
 	}()
 	c.proc = p
 	clear(c.registered)
+	c.attachStore()
 	return nil
 }
 
@@ -222,10 +235,23 @@ func (c *Cluster) stop() {
 	}
 	p.cancel()
 	<-p.done
+	for k, es := range p.es {
+		if r := es.Resources(); (r.Batches != 0 || r.Iterators != 0) && c.storeErr == nil {
+			c.storeErr = fmt.Errorf("sim: the event store of cluster %s in epoch %d leaked %d batches and %d iterators",
+				ClusterID(k), c.epoch, r.Batches, r.Iterators)
+		}
+		if err := es.Close(); err != nil && c.storeErr == nil {
+			c.storeErr = err
+		}
+	}
 }
 
-// Close stops T's process. The cluster must not be used afterwards.
-func (c *Cluster) Close() { c.stop() }
+// Close stops T's process and returns the first error of closing a
+// process's event store. The cluster must not be used afterwards.
+func (c *Cluster) Close() error {
+	c.stop()
+	return c.storeErr
+}
 
 // Now returns the logical time.
 func (c *Cluster) Now() int64 { return c.now }
@@ -254,7 +280,7 @@ func (c *Cluster) clusterOf(d int) int { return d % c.cfg.Clusters }
 
 // stores returns the event store and the schema store of d's cluster in
 // T's current process.
-func (c *Cluster) stores(d int) (*store.MemEventStore, *store.MemSchemaStore) {
+func (c *Cluster) stores(d int) (eventStore, *store.MemSchemaStore) {
 	k := c.clusterOf(d)
 	return c.proc.es[k], c.proc.ss[k]
 }
@@ -263,7 +289,7 @@ func table(d int) store.TableID { return store.TableID(d + 1) }
 
 func (c *Cluster) request(a eventservice.Action, d int) eventservice.Request {
 	return eventservice.Request{Action: a, Cluster: ClusterID(c.clusterOf(d)), Changefeed: "cf", Dispatcher: Dispatcher(d),
-		TableTrigger: c.isTT(d), Table: table(d)}
+		TableTrigger: c.isTT(d), Table: table(d), StartTs: c.startTs(d)}
 }
 
 // Busy reports whether a registration or removal is held between steps
@@ -488,6 +514,7 @@ func (c *Cluster) BrokenStreams() int {
 // epoch, ALIVE, no registrations. It returns the broken streams.
 func (c *Cluster) Restart() (int, error) {
 	broken := c.BrokenStreams()
+	c.cutStreams()
 	c.stop()
 	return broken, c.start()
 }
