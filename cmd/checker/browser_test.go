@@ -114,7 +114,7 @@ func eval[T any](t *testing.T, ctx context.Context, js string) T {
 func TestBrowserCounterexample(t *testing.T) {
 	ctx := browser(t)
 	page := filepath.Join(t.TempDir(), "variant-h.html")
-	code, _, errOut := runCLI(t, "check", "--config", "../../tla/MCDrainRegistrationVariantH.cfg", "--html", page, "--progress", "0")
+	code, _, errOut := runCLI(t, "check", "--config", "../../tla/MCDrainRegistrationVariantH.cfg", "--html", page, "--progress", "0", "--workers", "1")
 	require.Equal(t, exitViolation, code, errOut)
 	open(t, ctx, page)
 	requireOnScreen(t, ctx, "Variant H",
@@ -147,7 +147,7 @@ func TestBrowserCounterexample(t *testing.T) {
 func TestBrowserLasso(t *testing.T) {
 	ctx := browser(t)
 	page := filepath.Join(t.TempDir(), "lasso.html")
-	code, _, errOut := runCLI(t, "check", "--config", "../../tla/MCDrainRegistrationBugDoubleIncrementLive.cfg", "--html", page, "--progress", "0")
+	code, _, errOut := runCLI(t, "check", "--config", "../../tla/MCDrainRegistrationBugDoubleIncrementLive.cfg", "--html", page, "--progress", "0", "--workers", "1")
 	require.Equal(t, exitViolation, code, errOut)
 	open(t, ctx, page)
 	requireOnScreen(t, ctx, "lasso",
