@@ -99,6 +99,16 @@ func open(t *testing.T, ctx context.Context, path string) {
 	}
 }
 
+// openCounterexample checks the model of cfg (in tla/) with one worker,
+// so that the counterexample is always the same, and opens its report.
+func openCounterexample(t *testing.T, ctx context.Context, cfg string) {
+	t.Helper()
+	page := filepath.Join(t.TempDir(), "report.html")
+	code, _, errOut := runCLI(t, "check", "--config", "../../tla/"+cfg, "--html", page, "--progress", "0", "--workers", "1")
+	require.Equal(t, exitViolation, code, errOut)
+	open(t, ctx, page)
+}
+
 // eval evaluates a JavaScript expression in the page open in ctx.
 func eval[T any](t *testing.T, ctx context.Context, js string) T {
 	t.Helper()
@@ -113,10 +123,7 @@ func eval[T any](t *testing.T, ctx context.Context, js string) T {
 // the unchanged columns come back at a click.
 func TestBrowserCounterexample(t *testing.T) {
 	ctx := browser(t)
-	page := filepath.Join(t.TempDir(), "variant-h.html")
-	code, _, errOut := runCLI(t, "check", "--config", "../../tla/MCDrainRegistrationVariantH.cfg", "--html", page, "--progress", "0", "--workers", "1")
-	require.Equal(t, exitViolation, code, errOut)
-	open(t, ctx, page)
+	openCounterexample(t, ctx, "MCDrainRegistrationVariantH.cfg")
 	requireOnScreen(t, ctx, "Variant H",
 		[2]string{"h1", "DrainSafety violated"},
 		[2]string{"#fails", "DrainSafety fails at step 11: CoordCompleteDrain"},
@@ -146,10 +153,7 @@ func TestBrowserCounterexample(t *testing.T) {
 // The liveness counterexample: the loop marker is on the first screen.
 func TestBrowserLasso(t *testing.T) {
 	ctx := browser(t)
-	page := filepath.Join(t.TempDir(), "lasso.html")
-	code, _, errOut := runCLI(t, "check", "--config", "../../tla/MCDrainRegistrationBugDoubleIncrementLive.cfg", "--html", page, "--progress", "0", "--workers", "1")
-	require.Equal(t, exitViolation, code, errOut)
-	open(t, ctx, page)
+	openCounterexample(t, ctx, "MCDrainRegistrationBugDoubleIncrementLive.cfg")
 	requireOnScreen(t, ctx, "lasso",
 		[2]string{"h1", "DrainCompletes violated"},
 		[2]string{"#loopnote", "Steps 13–14"},

@@ -267,17 +267,7 @@ func runTLC(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if interrupted {
 		fmt.Fprintf(stderr, "checker tlc: interrupted after %d models; the others were not run\n", sum.Models)
 	}
-	outcome, reason := tableOutcome(sum)
-	if *asJSON {
-		if err := writeReport(stdout, report{Command: "tlc", Outcome: outcome, Reason: reason, Seconds: time.Since(start).Seconds(),
-			Summary: &sum, Models: rows}); err != nil {
-			fmt.Fprintf(stderr, "checker tlc: %v\n", err)
-			return exitUsage
-		}
-	} else {
-		printSummary(stdout, sum, time.Since(start))
-	}
-	return tableExit(outcome)
+	return endTable(stdout, stderr, "tlc", *asJSON, sum, rows, start, nil)
 }
 
 // progressLines forwards TLC's progress lines ("Progress(...)") to w,
