@@ -170,6 +170,7 @@ func runTLC(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			a = append(a, mm.Module+".tla")
 			cmd := exec.CommandContext(ctx, "java", a...)
 			cmd.Dir = dir
+			cmd.WaitDelay = time.Second // after Ctrl-C, do not wait for children holding the output open
 			var out bytes.Buffer
 			both := io.MultiWriter(&out, &progressLines{w: stderr})
 			cmd.Stdout, cmd.Stderr = both, both // one writer: exec copies both streams on one goroutine
