@@ -200,7 +200,6 @@ type verdict struct {
 	outcome                modelcheck.Outcome
 	kind, violated, reason string
 	figures                string // the run's counts, in words
-	trace                  int    // states in the counterexample
 	loop                   int    // where a lasso's loop starts, or -1
 }
 
