@@ -121,7 +121,7 @@ func versionLine() string {
 	}
 	rev := settings["vcs.revision"]
 	if rev == "" {
-		rev = "unknown revision"
+		rev = "no VCS revision stamped (go run, or a build outside a git clone; make build stamps it)"
 	}
 	if settings["vcs.time"] != "" {
 		rev += " " + settings["vcs.time"]
