@@ -40,10 +40,26 @@ table.hide-const [data-const]{display:none}
 {{if .Loop}}<p class="loopnote" id="loopnote">↻ Steps {{.Loop}}–{{len .Rows}} (marked ↻) repeat forever.</p>{{end}}
 {{if .Definition}}<pre class="def" id="definition">{{.Definition}}</pre>{{end}}
 {{if .Rows}}{{if .Constant}}<button id="toggle" onclick="var t=document.getElementById('trace');t.classList.toggle('hide-const');this.textContent=t.classList.contains('hide-const')?'show the {{.Constant}} unchanged columns':'hide the {{.Constant}} unchanged columns'">show the {{.Constant}} unchanged columns</button>{{end}}
+<div id="scroller">
 <table id="trace" class="hide-const">
 <tr><th class="n">#</th><th class="step">step</th>{{range .Cols}}<th{{if .Focus}} class="focus" title="read by the violated property"{{end}}{{if .Const}} data-const{{end}}>{{.Name}}</th>{{end}}</tr>
 {{range .Rows}}<tr class="{{.Class}}"><td class="n">{{.N}}</td><td class="step">{{if .LoopStart}}<span class="mark">↻ </span>{{end}}{{.Label}}</td>{{range .Cells}}<td class="{{if .Changed}}changed{{else}}same{{end}}{{if .Long}} long{{end}}"{{if .Const}} data-const{{end}}>{{.Value}}</td>{{end}}</tr>
-{{end}}</table>{{end}}
+{{end}}</table></div>
+<script>
+// The table scrolls in a box that fills the rest of the window, so that
+// the title, the failure and the definition stay in view; it opens at the
+// loop of a lasso, else at the last step (where the property fails).
+window.addEventListener('load', () => {
+  const box = document.getElementById('scroller')
+  box.style.overflow = 'auto'
+  box.style.maxHeight = Math.max(200, window.innerHeight - box.getBoundingClientRect().top - 8) + 'px'
+  const head = box.querySelector('tr').offsetHeight
+  const loop = box.querySelector('tr.loop')
+  const last = box.querySelector('tr.last')
+  if (loop) box.scrollTop = loop.offsetTop - head
+  else if (last) box.scrollTop = last.offsetTop + last.offsetHeight - box.clientHeight
+})
+</script>{{end}}
 {{if .Loop}}<p class="sum">The steps marked in red from step {{.Loop}} on repeat forever.</p>{{end}}
 </body></html>
 `))

@@ -100,13 +100,17 @@ func open(t *testing.T, ctx context.Context, path string) {
 }
 
 // openCounterexample checks the model of cfg (in tla/) with one worker,
-// so that the counterexample is always the same, and opens its report.
-func openCounterexample(t *testing.T, ctx context.Context, cfg string) {
+// so that the counterexample is always the same, opens its report, and
+// returns the run's JSON report, whose figures the page must show.
+func openCounterexample(t *testing.T, ctx context.Context, cfg string) report {
 	t.Helper()
 	page := filepath.Join(t.TempDir(), "report.html")
-	code, _, errOut := runCLI(t, "check", "--config", "../../tla/"+cfg, "--html", page, "--progress", "0", "--workers", "1")
+	code, out, errOut := runCLI(t, "check", "--config", "../../tla/"+cfg, "--html", page, "--progress", "0", "--workers", "1", "--json")
 	require.Equal(t, exitViolation, code, errOut)
 	open(t, ctx, page)
+	r := decodeReport(t, out, "check")
+	require.NotEmpty(t, r.Trace)
+	return r
 }
 
 // eval evaluates a JavaScript expression in the page open in ctx.
@@ -123,11 +127,12 @@ func eval[T any](t *testing.T, ctx context.Context, js string) T {
 // the unchanged columns come back at a click.
 func TestBrowserCounterexample(t *testing.T) {
 	ctx := browser(t)
-	openCounterexample(t, ctx, "MCDrainRegistrationVariantH.cfg")
+	r := openCounterexample(t, ctx, "MCDrainRegistrationVariantH.cfg")
+	last := r.Trace[len(r.Trace)-1].Label
 	requireOnScreen(t, ctx, "Variant H",
 		[2]string{"h1", "DrainSafety violated"},
-		[2]string{"#fails", "DrainSafety fails at step 11: CoordCompleteDrain"},
-		[2]string{"tr.last td.step", "CoordCompleteDrain"}, // the failing step itself
+		[2]string{"#fails", fmt.Sprintf("DrainSafety fails at step %d: %s", r.Steps, last)},
+		[2]string{"tr.last td.step", last}, // the failing step itself
 		[2]string{"#definition", "DrainSafety == DrainSafetyClosed /\\ DrainSafetyEmpty"},
 		[2]string{"th.focus", "drainedEpoch"},
 		[2]string{"th.focus", "admissionClosed"},
@@ -136,13 +141,13 @@ func TestBrowserCounterexample(t *testing.T) {
 	screenshot(t, ctx, "counterexample")
 
 	// Scrolled far to the right, the step names stay on screen.
-	left := eval[float64](t, ctx, `window.scrollTo(5000, 0); document.querySelector('#trace tr:nth-child(3) td.step').getBoundingClientRect().left`)
+	left := eval[float64](t, ctx, `document.getElementById('scroller').scrollLeft = 5000; document.querySelector('#trace tr.last td.step').getBoundingClientRect().left`)
 	require.Less(t, left, 120.0, "the step column is sticky")
-	requireOnScreen(t, ctx, "scrolled", [2]string{"td.step", "CoordSendDraining"})
+	requireOnScreen(t, ctx, "scrolled", [2]string{"tr.last td.step", last})
 
 	// The unchanged columns are collapsed, and shown at a click.
 	const visibleConst = `[...document.querySelectorAll('th[data-const]')].filter((e) => e.offsetWidth > 0).length`
-	hidden := eval[int](t, ctx, `window.scrollTo(0, 0); `+visibleConst)
+	hidden := eval[int](t, ctx, `document.getElementById('scroller').scrollLeft = 0; `+visibleConst)
 	_, err := chromedp.Run(ctx, chromedp.Click(chromedp.CSS("#toggle")))
 	require.NoError(t, err)
 	shown := eval[int](t, ctx, visibleConst)
@@ -150,13 +155,15 @@ func TestBrowserCounterexample(t *testing.T) {
 	require.Positive(t, shown)
 }
 
-// The liveness counterexample: the loop marker is on the first screen.
+// The liveness counterexample: the loop and its marker are on the first
+// screen.
 func TestBrowserLasso(t *testing.T) {
 	ctx := browser(t)
-	openCounterexample(t, ctx, "MCDrainRegistrationBugDoubleIncrementLive.cfg")
+	r := openCounterexample(t, ctx, "MCDrainRegistrationBugDoubleIncrementLive.cfg")
+	require.NotNil(t, r.LoopStart)
 	requireOnScreen(t, ctx, "lasso",
 		[2]string{"h1", "DrainCompletes violated"},
-		[2]string{"#loopnote", "Steps 13–14"},
+		[2]string{"#loopnote", fmt.Sprintf("Steps %d–%d", *r.LoopStart+1, r.Steps)},
 		[2]string{"#definition", "DrainCompletes == TRUE ~> DrainReported"},
 		[2]string{"tr.loop td.step", "↻"},
 	)

@@ -93,8 +93,9 @@ func TestEverySubcommandSpeaksOneJSON(t *testing.T) {
 		{[]string{"check", "--config", "../../tla/MCDrainRegistrationBugDoubleIncrementLive.cfg"}, "violated", func(t *testing.T, r report) {
 			require.Equal(t, "DrainCompletes", r.Violated, "the property's name, whatever its kind")
 			require.Equal(t, "liveness", r.Kind)
-			require.Equal(t, 14, r.Steps)
+			require.Equal(t, len(r.Trace), r.Steps)
 			require.NotNil(t, r.LoopStart)
+			require.Less(t, *r.LoopStart, r.Steps)
 			require.Equal(t, []string{"DrainCompletes"}, r.Check.Properties.Temporal)
 		}},
 		{[]string{"check", "--model", "twophase", "--rms", "6", "--max-states", "100"}, "incomplete", nil},
