@@ -10,37 +10,83 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-func TestProperty(t *testing.T) {
-	defs, reads, ok := Property("DrainSafety")
+// A small module: definitions with their comments, operators used
+// directly and through others, variables read.
+const small = `---- MODULE Small ----
+EXTENDS Integers
+VARIABLES
+    x,      \* a counter
+    y, z    \* two more
+
+vars == <<x, y, z>>
+
+\* Busy is a helper.
+Busy == y > 0
+
+\* Safe, part 1.
+SafeLow ==
+    x >= 0
+
+\* Safe: both parts.
+\* A second comment line.
+Safe == SafeLow /\ ~Busy
+
+Other == z = 1
+====
+`
+
+func TestPropertyOfSmallModule(t *testing.T) {
+	m := parse(small)
+	if !slices.Equal(m.vars, []string{"x", "y", "z"}) {
+		t.Fatalf("variables %v", m.vars)
+	}
+	defs, reads, ok := m.property("Safe")
 	if !ok {
-		t.Fatal("DrainSafety not found")
+		t.Fatal("Safe not found")
 	}
 	var names []string
 	for _, d := range defs {
 		names = append(names, d.Name)
 	}
-	if want := []string{"DrainSafety", "DrainSafetyClosed", "DrainSafetyEmpty"}; !slices.Equal(names, want) {
-		t.Errorf("definitions %v, want %v", names, want)
+	if want := []string{"Safe", "Busy", "SafeLow"}; !slices.Equal(names, want) {
+		t.Errorf("definitions %v, want %v (the property first, then the module's order)", names, want)
 	}
-	if !strings.Contains(defs[0].Text, "DrainSafety == DrainSafetyClosed /\\ DrainSafetyEmpty") {
-		t.Errorf("text %q", defs[0].Text)
+	if want := "\\* Safe: both parts.\n\\* A second comment line.\nSafe == SafeLow /\\ ~Busy"; defs[0].Text != want {
+		t.Errorf("text %q, want %q", defs[0].Text, want)
 	}
-	if !strings.HasPrefix(defs[2].Text, `\* D5, part 2`) {
-		t.Errorf("the comment above a definition is part of its text: %q", defs[2].Text)
+	if want := "\\* Safe, part 1.\nSafeLow ==\n    x >= 0"; defs[2].Text != want {
+		t.Errorf("text %q, want %q", defs[2].Text, want)
 	}
-	if want := []string{"epoch", "admissionClosed", "pc", "subscribed", "schemaRef", "drainedEpoch"}; !slices.Equal(reads, want) {
-		t.Errorf("DrainSafety reads %v, want %v", reads, want)
+	if !slices.Equal(reads, []string{"x", "y"}) {
+		t.Errorf("Safe reads %v, want [x y] (y through Busy; not z)", reads)
 	}
-	// Through an operator: CountAccuracy reads Registered's and Busy's
-	// variables too.
-	_, reads, _ = Property("CountAccuracy")
-	if !slices.Contains(reads, "count") || !slices.Contains(reads, "pc") {
-		t.Errorf("CountAccuracy reads %v", reads)
-	}
-	if _, _, ok := Property("NoSuchProperty"); ok {
+	if _, _, ok := m.property("Nope"); ok {
 		t.Error("an unknown name is found")
 	}
-	if len(parsed.vars) != 16 {
-		t.Errorf("%d variables parsed, want 16: %v", len(parsed.vars), parsed.vars)
+}
+
+// The embedded module: its properties are found and read its variables.
+func TestPropertyOfModule(t *testing.T) {
+	if len(parsed.vars) < 10 {
+		t.Fatalf("%d variables parsed from DrainRegistration.tla: %v", len(parsed.vars), parsed.vars)
+	}
+	for _, name := range []string{"DrainSafety", "CountAccuracy", "NoHiddenRegistration", "DrainCompletes"} {
+		defs, reads, ok := Property(name)
+		if !ok {
+			t.Errorf("%s not found", name)
+			continue
+		}
+		if !strings.Contains(defs[0].Text, name+" ==") || len(reads) == 0 {
+			t.Errorf("%s: definition %q, reads %v", name, defs[0].Text, reads)
+		}
+		for _, v := range reads {
+			if !slices.Contains(parsed.vars, v) {
+				t.Errorf("%s reads %s, not a variable", name, v)
+			}
+		}
+	}
+	_, reads, _ := Property("DrainSafety")
+	if !slices.Contains(reads, "drainedEpoch") || !slices.Contains(reads, "epoch") {
+		t.Errorf("DrainSafety reads %v", reads)
 	}
 }
