@@ -72,10 +72,7 @@ echo "Finished in 04s at (2026-11-29 20:00:04)"
 // common fields mean the same thing.
 func TestEverySubcommandSpeaksOneJSON(t *testing.T) {
 	dir := t.TempDir()
-	bad := filepath.Join(dir, "bad.json")
-	require.NoError(t, os.WriteFile(bad, []byte(`{"version":1,"clients":2,"seed":0,"ops":[
-		{"client":0,"call":1,"return":2,"kind":"close"},
-		{"client":1,"call":3,"return":4,"kind":"register","id":"t0"}]}`), 0o644))
+	bad := illegalHistory(t, dir)
 	jar := fakeJava(t)
 	for _, tc := range []struct {
 		args    []string
