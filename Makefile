@@ -2,7 +2,7 @@
 GO      ?= go
 CHECKER := $(GO) run ./cmd/checker
 
-.PHONY: check test lint bench bugs tlc fuzz clean
+.PHONY: check test lint bench bugs tlc fuzz build clean
 
 ## check: every model of tla/models.json against its recorded figures and
 ## bug matrix, action coverage over the correct models, the calibration
@@ -48,6 +48,10 @@ tlc:
 ## fuzz: a short fuzzing run of the cfg parser
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./modelcheck/tlacfg
+
+## build: bin/checker, stamped with the VCS revision that checker version prints
+build:
+	$(GO) build -buildvcs=auto -o bin/checker ./cmd/checker
 
 clean:
 	rm -rf tla/states bin

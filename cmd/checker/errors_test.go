@@ -177,6 +177,19 @@ func TestInterruptIsIncomplete(t *testing.T) {
 		require.Contains(t, out, "broken streams 0")
 		require.NotContains(t, errOut, "context canceled")
 	})
+	t.Run("json", func(t *testing.T) {
+		for _, args := range [][]string{
+			{"verify", "--models", oneModelManifest(t, 0, "MCDrainRegistrationLarge.cfg"), "--all"},
+			{"simulate", "--seeds", "100000"},
+			{"lincheck", "--ops", "5000000"},
+		} {
+			code, out, errOut := runCLICtx(t, 150*time.Millisecond, append(args, "--json")...)
+			require.Equal(t, exitIncomplete, code, "%v: %s", args, errOut)
+			r := decodeReport(t, out, args[0])
+			require.Equal(t, "incomplete", r.Outcome)
+			require.Contains(t, r.Reason, "interrupted")
+		}
+	})
 	t.Run("lincheck", func(t *testing.T) {
 		code, out, errOut := runCLICtx(t, 150*time.Millisecond, "lincheck", "--ops", "5000000")
 		require.Equal(t, exitIncomplete, code, errOut)

@@ -171,6 +171,7 @@ func runTLC(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			a = append(a, mm.Module+".tla")
 			cmd := exec.CommandContext(ctx, "java", a...)
 			cmd.Dir = dir
+			cmd.WaitDelay = time.Second // after Ctrl-C, do not wait for children holding the output open
 			var out bytes.Buffer
 			both := io.MultiWriter(&out, &progressLines{w: stderr})
 			cmd.Stdout, cmd.Stderr = both, both // one writer: exec copies both streams on one goroutine
@@ -271,17 +272,7 @@ func runTLC(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if interrupted {
 		fmt.Fprintf(stderr, "checker tlc: interrupted after %d models; the others were not run\n", sum.Models)
 	}
-	outcome, reason := tableOutcome(sum)
-	if *asJSON {
-		if err := writeReport(stdout, report{Command: "tlc", Outcome: outcome, Reason: reason, Seconds: time.Since(start).Seconds(),
-			Summary: &sum, Models: rows}); err != nil {
-			fmt.Fprintf(stderr, "checker tlc: %v\n", err)
-			return exitUsage
-		}
-	} else {
-		printSummary(stdout, sum, time.Since(start))
-	}
-	return tableExit(outcome)
+	return endTable(stdout, stderr, "tlc", *asJSON, sum, rows, start, nil)
 }
 
 // progressLines forwards TLC's progress lines ("Progress(...)") to w,
