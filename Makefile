@@ -18,9 +18,10 @@ check:
 	$(CHECKER) simulate --seed 1 --seeds 10 --steps 2000 --transport logcoord --store pebble
 	$(CHECKER) lincheck --clients 8 --ops 2000 --seed 1 --timeout 60s
 
-## test: the whole test suite under the race detector
+## test: the whole test suite under the race detector; -timeout makes a hung test
+## fail in minutes (with its goroutine dump), well under CI's own limit
 test:
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -timeout 8m ./...
 
 ## lint: gofmt, go vet and (when it installs) staticcheck
 lint:
