@@ -90,7 +90,7 @@ func Violations(ctx context.Context, cfgPath string, workers int) ([]string, err
 			return nil, err
 		}
 		lopts.Workers = workers
-		lopts.Invariants, lopts.ActionProperties = nil, nil
+		lopts.Invariants, lopts.ActionProperties = []string{}, []string{} // nil would mean all
 		lres, err := modelcheck.Check(ctx, m, lopts)
 		if err != nil {
 			return nil, err

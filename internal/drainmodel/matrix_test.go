@@ -26,6 +26,11 @@ func TestViolations(t *testing.T) {
 	v, err = drainmodel.Violations(ctx, cfg("MCDrainRegistrationBugNoReReport.cfg"), 2)
 	require.NoError(t, err)
 	require.Equal(t, []string{"DrainCompletes"}, v)
+	// A liveness bug that also breaks an invariant: the liveness run must
+	// not stop at the invariant.
+	v, err = drainmodel.Violations(ctx, cfg("MCDrainRegistrationBugDoubleIncrementLive.cfg"), 2)
+	require.NoError(t, err)
+	require.Equal(t, []string{"CountAccuracy", "DrainCompletes"}, v)
 }
 
 // Coverage finds the actions that change no state: BrokerInactivityCleanup
