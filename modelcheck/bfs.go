@@ -22,6 +22,13 @@ type finding[S any] struct {
 	at         ref    // the last state (invariant, deadlock) or the step's source (action)
 	action     string // action properties: the step's action
 	to         S      // action properties: the step's target
+	// step says the trace ends with the step at -> to (action properties,
+	// and invariants on a state outside the constraint, never stored).
+	step bool
+	// distinct and generated are the figures at the moment the problem
+	// was met, counted in the search order: with one worker they are
+	// single-worker TLC's.
+	distinct, generated int64
 }
 
 type checker[S any] struct {
@@ -41,6 +48,11 @@ type checker[S any] struct {
 	queue     atomic.Int64
 	depth     atomic.Int64
 
+	// ordered is set with one worker: the search then visits states in
+	// single-worker TLC's order and stops at the first problem in that
+	// order, with TLC's figures (see Options.Workers).
+	ordered bool
+
 	stop     atomic.Bool // every worker stops at once
 	liveness atomic.Bool // the liveness phase has begun (for progress reports)
 	noInsert atomic.Bool // finish the level looking only for shorter problems
@@ -54,7 +66,7 @@ type checker[S any] struct {
 
 func newChecker[S any](m Model[S], opts Options) (*checker[S], error) {
 	opts.fill()
-	c := &checker[S]{m: m, opts: opts, set: newFPSet(opts.Workers)}
+	c := &checker[S]{m: m, opts: opts, set: newFPSet(opts.Workers), ordered: opts.Workers == 1}
 	var err error
 	c.names = m.Invariants()
 	if c.inv, err = pick("invariant", c.names, opts.Invariants); err != nil {
@@ -97,7 +109,7 @@ func (c *checker[S]) report(f *finding[S]) {
 	if c.opts.Continue {
 		return
 	}
-	if f.kind == "deadlock" || !c.opts.CheckDeadlock {
+	if c.ordered || f.kind == "deadlock" || !c.opts.CheckDeadlock {
 		// Nothing shorter can turn up: stop now.
 		c.stop.Store(true)
 		return
@@ -115,11 +127,25 @@ func (c *checker[S]) halt(reason string, err error) {
 	c.stop.Store(true)
 }
 
-// checkState evaluates the selected invariants on a new state.
-func (c *checker[S]) checkState(s S, r ref, length int) {
+// checkState evaluates the selected invariants on a new state; f is the
+// finding to report if one fails (kind and name are filled in here).
+func (c *checker[S]) checkState(s S, f finding[S]) bool {
 	for _, i := range c.inv {
 		if !c.m.Holds(i, s) {
-			c.report(&finding[S]{kind: "invariant", name: c.names[i], length: length, at: r})
+			f.kind, f.name = "invariant", c.names[i]
+			c.report(&f)
+			return false
+		}
+	}
+	return true
+}
+
+// deepen records that a state of this depth was stored: the depth TLC
+// reports is the deepest stored state's.
+func (c *checker[S]) deepen(depth int) {
+	for {
+		d := c.depth.Load()
+		if d >= int64(depth) || c.depth.CompareAndSwap(d, int64(depth)) {
 			return
 		}
 	}
@@ -150,7 +176,6 @@ func (c *checker[S]) run(ctx context.Context) (*Result[S], error) {
 
 	cur := c.initial()
 	for level := 1; cur.len() > 0 && !c.stop.Load(); level++ {
-		c.depth.Store(int64(level))
 		if c.opts.MaxDepth > 0 && level >= c.opts.MaxDepth {
 			// Expand the last allowed level only to learn whether the
 			// limit hid anything.
@@ -209,10 +234,20 @@ func (c *checker[S]) result(start time.Time) *Result[S] {
 		if f.kind == "deadlock" {
 			res.Outcome = Deadlock
 		}
-		res.Trace = c.rebuild(f.at)
-		if f.kind == "action" {
+		if f.at == noParent {
+			// An initial state outside the constraint, never stored.
+			res.Trace = []Step[S]{{Action: "Init", Label: "Init", State: f.to}}
+		} else {
+			res.Trace = c.rebuild(f.at)
+		}
+		if f.step {
 			last := res.Trace[len(res.Trace)-1].State
 			res.Trace = append(res.Trace, Step[S]{Action: f.action, Label: c.label(f.action, last, f.to), State: f.to})
+		}
+		if c.ordered && !c.opts.Continue {
+			// The figures when the problem was met, as single-worker TLC
+			// reports them.
+			res.Distinct, res.Generated = f.distinct, f.generated
 		}
 	case c.reason != "":
 		res.Outcome, res.Reason = Incomplete, c.reason
@@ -224,9 +259,15 @@ func (c *checker[S]) result(start time.Time) *Result[S] {
 func (c *checker[S]) initial() *blocks[S] {
 	var cur blocks[S]
 	var buf []byte
+	// As TLC does, every initial state is generated even after a
+	// violation, but none is stored or checked after it.
 	c.m.Init(func(s S) {
 		c.generated.Add(1)
+		if c.stop.Load() {
+			return
+		}
 		if c.cons != nil && !c.cons.Constraint(s) {
+			c.checkState(s, finding[S]{length: 1, at: noParent, to: s, distinct: c.distinct.Load(), generated: c.generated.Load()})
 			return
 		}
 		buf = c.m.Encode(buf[:0], s)
@@ -236,15 +277,15 @@ func (c *checker[S]) initial() *blocks[S] {
 			return
 		}
 		if isNew {
-			c.distinct.Add(1)
-			c.checkState(s, r, 1)
+			c.deepen(1)
+			c.checkState(s, finding[S]{length: 1, at: r, distinct: c.distinct.Add(1), generated: c.generated.Load()})
 			cur.add(entry[S]{s, r})
 		}
 	})
-	c.queue.Store(int64(cur.len()))
-	if cur.len() > 0 {
-		c.depth.Store(1)
+	if c.found != nil && c.ordered {
+		c.found.generated = c.generated.Load()
 	}
+	c.queue.Store(int64(cur.len()))
 	return &cur
 }
 
@@ -306,44 +347,120 @@ type pending[S any] struct {
 	s      S
 	fp     uint64
 	parent ref
+	gen    int64 // the generated count once it was generated (ordered mode)
 }
 
 // batchSize is how many successors a worker prefetches before it inserts
 // them.
 const batchSize = 128
 
-func (c *checker[S]) worker(w int, cur *blocks[S], starts []int, pos *atomic.Int64, level int, out *blocks[S]) {
-	var (
-		buf       []byte
-		batch     []pending[S]
-		from      entry[S]
-		succ      int
-		generated int64
-		distinct  int64
-	)
-	maxStates := c.opts.MaxStates
-	emit := func(action string, t S) {
-		succ++
-		generated++
-		if c.act != nil {
-			for _, i := range c.acts {
-				if !c.act.ActionHolds(i, action, from.s, t) {
-					c.report(&finding[S]{kind: "action", name: c.act.ActionProperties()[i], length: level + 1, at: from.r, action: action, to: t})
-					if !c.opts.Continue {
-						return
-					}
-					break
-				}
-			}
+// expansion is one worker's state while it expands its share of a level.
+type expansion[S any] struct {
+	c         *checker[S]
+	w, level  int
+	out       *blocks[S]
+	buf       []byte
+	batch     []pending[S]
+	from      entry[S]
+	succ      int
+	generated int64 // successors generated since the last publication
+	distinct  int64 // new states since the last publication
+}
+
+// counts returns the figures in the search order: exact with one worker.
+func (x *expansion[S]) counts() (distinct, generated int64) {
+	return x.c.distinct.Load() + x.distinct, x.c.generated.Load() + x.generated
+}
+
+// emit handles one successor t of x.from, in the order Next emits them.
+// As TLC does, a successor is counted as generated, then (inside the
+// constraint) stored if new and its invariants checked, then the action
+// properties are checked on the step, whether t is new or not. Storing is
+// batched so that the probes into the set overlap; a step that breaks an
+// action property first flushes the batch, so the successor is stored
+// (and earlier successors checked) before the property is reported.
+func (x *expansion[S]) emit(action string, t S) {
+	c := x.c
+	if c.stop.Load() {
+		return
+	}
+	x.succ++
+	x.generated++
+	_, gen := x.counts()
+	inModel := c.cons == nil || c.cons.Constraint(t)
+	if inModel {
+		x.buf = c.m.Encode(x.buf[:0], t)
+		fp := fingerprint(x.buf)
+		c.set.touch(fp)
+		x.batch = append(x.batch, pending[S]{t, fp, x.from.r, gen})
+	} else {
+		// TLC checks the invariants of a state outside the constraint
+		// (it is unseen), but neither stores nor explores it.
+		if c.ordered {
+			x.flush()
 		}
-		if c.cons != nil && !c.cons.Constraint(t) {
+		distinct, _ := x.counts()
+		if !c.checkState(t, finding[S]{length: x.level + 1, at: x.from.r, action: action, to: t, step: true, distinct: distinct, generated: gen}) && !c.opts.Continue {
 			return
 		}
-		buf = c.m.Encode(buf[:0], t)
-		fp := fingerprint(buf)
-		c.set.touch(fp)
-		batch = append(batch, pending[S]{t, fp, from.r})
 	}
+	if c.act == nil {
+		return
+	}
+	for _, i := range c.acts {
+		if !c.act.ActionHolds(i, action, x.from.s, t) {
+			x.flush()
+			if c.stop.Load() {
+				return // an earlier successor broke an invariant
+			}
+			distinct, _ := x.counts()
+			c.report(&finding[S]{kind: "action", name: c.act.ActionProperties()[i], length: x.level + 1, at: x.from.r,
+				action: action, to: t, step: true, distinct: distinct, generated: gen})
+			return
+		}
+	}
+}
+
+// flush inserts the batch, appending the new states to out.
+func (x *expansion[S]) flush() {
+	c := x.c
+	for _, p := range x.batch {
+		if c.stop.Load() {
+			break
+		}
+		if c.noInsert.Load() {
+			if !c.sawNew.Load() && !c.set.contains(p.fp) {
+				c.sawNew.Store(true)
+			}
+			continue
+		}
+		r, isNew, err := c.set.insert(p.fp, p.parent, x.w)
+		if err != nil {
+			c.halt("", err)
+			break
+		}
+		if isNew {
+			x.distinct++
+			c.deepen(x.level + 1)
+			distinct, _ := x.counts()
+			c.checkState(p.s, finding[S]{length: x.level + 1, at: r, distinct: distinct, generated: p.gen})
+			x.out.add(entry[S]{p.s, r})
+		}
+	}
+	x.batch = x.batch[:0]
+}
+
+// publish adds the worker's counts to the shared ones.
+func (x *expansion[S]) publish() {
+	x.c.generated.Add(x.generated)
+	x.c.distinct.Add(x.distinct)
+	x.generated, x.distinct = 0, 0
+}
+
+func (c *checker[S]) worker(w int, cur *blocks[S], starts []int, pos *atomic.Int64, level int, out *blocks[S]) {
+	x := &expansion[S]{c: c, w: w, level: level, out: out}
+	emit := x.emit
+	maxStates := c.opts.MaxStates
 	for !c.stop.Load() {
 		k := int(pos.Add(1)) - 1
 		if k >= starts[len(starts)-1] {
@@ -357,51 +474,31 @@ func (c *checker[S]) worker(w int, cur *blocks[S], starts []int, pos *atomic.Int
 			if c.stop.Load() {
 				break
 			}
-			from, succ = e, 0
+			x.from, x.succ = e, 0
 			c.m.Next(e.s, emit)
-			if succ == 0 && c.opts.CheckDeadlock {
-				c.report(&finding[S]{kind: "deadlock", name: "deadlock", length: level, at: e.r})
+			if x.succ == 0 && c.opts.CheckDeadlock {
+				// TLC finds a deadlock when it has expanded the state:
+				// after every earlier successor.
+				x.flush()
+				distinct, generated := x.counts()
+				if !c.stop.Load() {
+					c.report(&finding[S]{kind: "deadlock", name: "deadlock", length: level, at: e.r, distinct: distinct, generated: generated})
+				}
 			}
-			if len(batch) >= batchSize {
-				distinct = c.flush(w, batch, out, distinct, level)
-				batch = batch[:0]
+			if len(x.batch) >= batchSize {
+				x.flush()
 			}
 		}
-		distinct = c.flush(w, batch, out, distinct, level)
-		batch = batch[:0]
-		c.generated.Add(generated)
-		total := c.distinct.Add(distinct)
-		c.queue.Add(distinct - int64(hi-lo))
-		generated, distinct = 0, 0
+		x.flush()
+		d := x.distinct
+		x.publish()
+		total := c.distinct.Load()
+		c.queue.Add(d - int64(hi-lo))
 		if maxStates > 0 && total >= maxStates {
 			c.halt(fmt.Sprintf("state limit %d reached", maxStates), nil)
 		}
 	}
-	c.generated.Add(generated)
-	c.distinct.Add(distinct)
-}
-
-// flush inserts a batch of successors, appending the new ones to out.
-func (c *checker[S]) flush(w int, batch []pending[S], out *blocks[S], distinct int64, level int) int64 {
-	for _, p := range batch {
-		if c.noInsert.Load() {
-			if !c.sawNew.Load() && !c.set.contains(p.fp) {
-				c.sawNew.Store(true)
-			}
-			continue
-		}
-		r, isNew, err := c.set.insert(p.fp, p.parent, w)
-		if err != nil {
-			c.halt("", err)
-			break
-		}
-		if isNew {
-			distinct++
-			c.checkState(p.s, r, level+1)
-			out.add(entry[S]{p.s, r})
-		}
-	}
-	return distinct
+	x.publish()
 }
 
 func (c *checker[S]) progressLoop(start time.Time, done <-chan struct{}, wg *sync.WaitGroup) {

@@ -47,6 +47,16 @@ func (o Outcome) String() string {
 type Options struct {
 	// Workers is the number of goroutines that expand states; 0 means
 	// runtime.GOMAXPROCS(0).
+	//
+	// With one worker the search is single-worker TLC's, step for step:
+	// states are expanded in TLC's FIFO order and the run stops at the
+	// first problem in that order (an invariant, action property or
+	// deadlock, even if a deadlock later in the same level would give a
+	// shorter trace), and Distinct, Generated and Depth at a violation
+	// are the figures TLC prints. With several workers the reported
+	// problem is a shortest one (a deadlock is preferred to a violation
+	// one state deeper), and the figures at a violation are the search's
+	// progress when it stopped, which depends on the workers' timing.
 	Workers int
 	// MaxStates stops the run (Incomplete) once this many distinct states
 	// are known; 0 means no limit.
@@ -107,7 +117,9 @@ type Step[S any] struct {
 
 // Result reports a run. Distinct, Generated and Depth count as TLC does:
 // Generated includes the initial states and every successor with
-// multiplicity (self-loops too), and the initial states are depth 1.
+// multiplicity (self-loops too), the initial states are depth 1, and Depth
+// is the depth of the deepest state stored (at a violation, usually the
+// violating state's: TLC stores a new state before it checks it).
 type Result[S any] struct {
 	Outcome Outcome
 	// Violated names the failed property ("deadlock" for Deadlock), and

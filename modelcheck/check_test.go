@@ -118,14 +118,109 @@ func TestDeadlock(t *testing.T) {
 		require.Len(t, res.Trace, 9)
 		require.Equal(t, point{4, 4}, res.Trace[8].State)
 	}
-	// A deadlock is preferred to a deeper invariant violation met in the
-	// same level: (2,4) deadlocks at depth 7 when IncX stops there, and
-	// the invariant fails at depth 8, on (3,4) and (4,3).
+	// With several workers a deadlock is preferred to a deeper invariant
+	// violation met in the same level: (2,4) deadlocks at depth 7 when IncX
+	// stops there, and the invariant fails at depth 8, on (3,4) and (4,3).
+	// One worker follows single-worker TLC: the first problem in its order
+	// wins, and (4,2), whose successor (4,3) is bad, comes before (2,4).
 	for _, workers := range []int{1, 2, 8} {
 		g := &grid{size: 5, noMoveX: 2, bad: func(x, y int) bool { return x+y == 7 }}
 		res := check(t, g, modelcheck.Options{CheckDeadlock: true, Workers: workers})
+		if workers == 1 {
+			require.Equal(t, modelcheck.Violated, res.Outcome)
+			require.Len(t, res.Trace, 8)
+			require.Equal(t, point{4, 3}, res.Trace[7].State)
+			continue
+		}
 		require.Equal(t, modelcheck.Deadlock, res.Outcome, "workers %d", workers)
 		require.Len(t, res.Trace, 7)
+	}
+}
+
+// tlcFigures runs TLC's single-worker search loop (Worker.addElement and
+// Worker.run in tlc2.tool) on m, as a reference: a FIFO queue; each
+// successor is counted as generated, stored if new, its invariants
+// checked if new, then the action properties checked on the step; a state
+// without successors is a deadlock once it has been expanded. It returns
+// the figures TLC prints when it stops: distinct, generated, and the depth
+// of the deepest stored state.
+func tlcFigures(m modelcheck.Model[point], deadlock bool) (distinct, generated int64, depth int) {
+	act, _ := m.(modelcheck.ActionPropertied[point])
+	seen := map[point]int{}
+	var queue []point
+	bad := false
+	m.Init(func(s point) {
+		generated++
+		if bad {
+			return
+		}
+		if _, ok := seen[s]; !ok {
+			seen[s] = 1
+			queue = append(queue, s)
+			bad = !m.Holds(0, s)
+		}
+	})
+	depth = 1
+	for len(queue) > 0 && !bad {
+		s := queue[0]
+		queue = queue[1:]
+		n := 0
+		m.Next(s, func(a string, t point) {
+			if bad {
+				return
+			}
+			n++
+			generated++
+			if _, ok := seen[t]; !ok {
+				seen[t] = seen[s] + 1
+				depth = max(depth, seen[t])
+				queue = append(queue, t)
+				if !m.Holds(0, t) {
+					bad = true
+					return
+				}
+			}
+			if act != nil && !act.ActionHolds(0, a, s, t) {
+				bad = true
+			}
+		})
+		if n == 0 && deadlock && !bad {
+			bad = true
+		}
+	}
+	return int64(len(seen)), generated, depth
+}
+
+// With one worker the figures at a violation are single-worker TLC's: the
+// violating state is counted (stored before it is checked), generated
+// stops at the violating successor, and the depth is the violating
+// state's. An action property is evaluated after the step's target is
+// stored, so a new target counts as distinct (trap's Fall).
+func TestOneWorkerViolationFiguresAreTLCs(t *testing.T) {
+	cases := []struct {
+		name     string
+		m        modelcheck.Model[point]
+		deadlock bool
+	}{
+		{"invariant", &grid{size: 64, bad: func(x, y int) bool { return x+y == 10 && x >= 3 }}, false},
+		{"invariant-late", &grid{size: 64, bad: func(x, y int) bool { return x == 40 && y == 9 }}, false},
+		{"deadlock", &grid{size: 7, noMoveX: 3}, true},
+		{"deadlock-vs-invariant", &grid{size: 5, noMoveX: 2, bad: func(x, y int) bool { return x+y == 7 }}, true},
+		{"action", &monotone{grid{size: 8}}, false},
+		{"action-new-target", &fallFirst{trap{monotone{grid{size: 8}}}}, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			distinct, generated, depth := tlcFigures(tc.m, tc.deadlock)
+			res := check(t, tc.m, modelcheck.Options{Workers: 1, CheckDeadlock: tc.deadlock})
+			require.NotEqual(t, modelcheck.OK, res.Outcome)
+			require.Equal(t, distinct, res.Distinct, "distinct")
+			require.Equal(t, generated, res.Generated, "generated")
+			require.Equal(t, depth, res.Depth, "depth")
+			if res.Kind != "deadlock" {
+				require.Len(t, res.Trace, depth, "the violating state is the deepest")
+			}
+		})
 	}
 }
 
@@ -308,6 +403,16 @@ func (m *trap) Next(s point, emit func(string, point)) {
 	if s.x == 3 && s.y == 0 {
 		emit("Fall", point{-1, -1})
 	}
+}
+
+// fallFirst is trap with Fall, to a new state, emitted before the moves.
+type fallFirst struct{ trap }
+
+func (m *fallFirst) Next(s point, emit func(string, point)) {
+	if s.x == 3 && s.y == 0 {
+		emit("Fall", point{-1, -1})
+	}
+	m.monotone.Next(s, emit)
 }
 
 func TestContinueCountsStatesBehindActionViolations(t *testing.T) {

@@ -42,7 +42,7 @@ func TestModelsMatchTLC(t *testing.T) {
 			if !row.OK {
 				t.Errorf("not as recorded: %s", row.Problems)
 			}
-			e.Go = &drainmodel.Figures{Distinct: row.Distinct, Generated: row.Generated, Depth: row.Depth, Seconds: row.Seconds, TraceLength: row.TraceLength}
+			e.Go = &drainmodel.Figures{Distinct: row.Distinct, Generated: row.Generated, Depth: row.Depth, Seconds: row.Seconds, TraceLength: row.TraceLength, ContinueDistinct: row.ContinueDistinct}
 		})
 	}
 	if update && !t.Failed() {

@@ -49,18 +49,22 @@ type Entry struct {
 
 // Row is the outcome of one model checked against its record.
 type Row struct {
-	Config      string  `json:"config"`
-	Expected    string  `json:"expected"`
-	Outcome     string  `json:"outcome"`
-	Violated    string  `json:"violated,omitempty"`
-	Distinct    int64   `json:"distinct"`
-	TLCDistinct int64   `json:"tlc_distinct"`
-	Generated   int64   `json:"generated"`
-	Depth       int     `json:"depth"`
-	TraceLength int     `json:"trace_length,omitempty"`
-	Seconds     float64 `json:"seconds"`
-	OK          bool    `json:"ok"`
-	Problems    string  `json:"problems,omitempty"`
+	Config      string `json:"config"`
+	Expected    string `json:"expected"`
+	Outcome     string `json:"outcome"`
+	Violated    string `json:"violated,omitempty"`
+	Distinct    int64  `json:"distinct"`
+	TLCDistinct int64  `json:"tlc_distinct"`
+	Generated   int64  `json:"generated"`
+	Depth       int    `json:"depth"`
+	TraceLength int    `json:"trace_length,omitempty"`
+	// ContinueDistinct is the whole space's distinct count (--continue)
+	// of a safety violation, TLCContinueDistinct TLC's (-continue).
+	ContinueDistinct    int64   `json:"continue_distinct,omitempty"`
+	TLCContinueDistinct int64   `json:"tlc_continue_distinct,omitempty"`
+	Seconds             float64 `json:"seconds"`
+	OK                  bool    `json:"ok"`
+	Problems            string  `json:"problems,omitempty"`
 }
 
 // Load reads a .cfg file into the spec model and the checker
@@ -190,15 +194,23 @@ func ReadManifest(path string) (*Manifest, error) {
 }
 
 // Verify checks one model and compares it with the Manifest: the
-// outcome and violated property always; for a model that holds, TLC's
-// distinct, generated and depth; for a violation, the counterexample's
-// length and, when recorded, the whole space's distinct count (-continue).
+// outcome and violated property always; for a model that holds and for a
+// liveness violation, TLC's distinct, generated and depth; for a safety
+// violation, the figures single-worker TLC printed when it stopped
+// (distinct, generated, depth: the search then runs with one worker,
+// whatever workers says, as TLC's were recorded with -workers 1), the
+// counterexample's length and, when recorded, the whole space's distinct
+// count (--continue against TLC's -continue, with workers).
 func Verify(ctx context.Context, cfgPath string, mm Entry, workers int) (Row, error) {
 	m, opts, err := Load(cfgPath, true)
 	if err != nil {
 		return Row{}, err
 	}
+	safetyViolation := mm.Expected != "ok" && !mm.Liveness && !strings.Contains(mm.Violated, "Completes")
 	opts.Workers = workers
+	if safetyViolation {
+		opts.Workers = 1
+	}
 	start := time.Now()
 	res, err := modelcheck.Check(ctx, m, opts)
 	if err != nil {
@@ -209,9 +221,6 @@ func Verify(ctx context.Context, cfgPath string, mm Entry, workers int) (Row, er
 		Distinct: res.Distinct, TLCDistinct: mm.TLC.Distinct, Generated: res.Generated, Depth: res.Depth,
 		TraceLength: len(res.Trace),
 	}
-	if mm.Expected != "ok" && !mm.Liveness && res.Kind != "liveness" {
-		row.TLCDistinct = mm.TLC.ContinueDistinct
-	}
 	var problems []string
 	if row.Outcome != mm.Expected {
 		problems = append(problems, fmt.Sprintf("outcome %s, recorded %s", row.Outcome, mm.Expected))
@@ -219,30 +228,32 @@ func Verify(ctx context.Context, cfgPath string, mm Entry, workers int) (Row, er
 	if mm.Expected == "violated" && res.Violated != mm.Violated {
 		problems = append(problems, fmt.Sprintf("violated %s, recorded %s", res.Violated, mm.Violated))
 	}
+	if res.Distinct != mm.TLC.Distinct {
+		problems = append(problems, fmt.Sprintf("distinct %d, TLC %d", res.Distinct, mm.TLC.Distinct))
+	}
+	if mm.TLC.Generated > 0 && res.Generated != mm.TLC.Generated {
+		problems = append(problems, fmt.Sprintf("generated %d, TLC %d", res.Generated, mm.TLC.Generated))
+	}
+	if mm.TLC.Depth > 0 && res.Depth != mm.TLC.Depth {
+		problems = append(problems, fmt.Sprintf("depth %d, TLC %d", res.Depth, mm.TLC.Depth))
+	}
 	switch {
-	case mm.Expected == "ok" || res.Kind == "liveness":
-		// Complete runs, and liveness violations (found only once the
-		// whole graph is built), have TLC's exact Figures.
-		if res.Distinct != mm.TLC.Distinct {
-			problems = append(problems, fmt.Sprintf("distinct %d, TLC %d", res.Distinct, mm.TLC.Distinct))
+	case res.Kind == "liveness":
+		// A lasso is not unique; ours is no longer than TLC's.
+		if mm.TLC.TraceLength > 0 && len(res.Trace) > mm.TLC.TraceLength {
+			problems = append(problems, fmt.Sprintf("lasso of %d states, TLC %d", len(res.Trace), mm.TLC.TraceLength))
 		}
-		if mm.TLC.Generated > 0 && res.Generated != mm.TLC.Generated {
-			problems = append(problems, fmt.Sprintf("generated %d, TLC %d", res.Generated, mm.TLC.Generated))
-		}
-		if mm.TLC.Depth > 0 && res.Depth != mm.TLC.Depth {
-			problems = append(problems, fmt.Sprintf("depth %d, TLC %d", res.Depth, mm.TLC.Depth))
-		}
-	default:
-		if mm.TLC.TraceLength > 0 && res.Kind != "liveness" && len(res.Trace) != mm.TLC.TraceLength {
+	case safetyViolation:
+		if mm.TLC.TraceLength > 0 && len(res.Trace) != mm.TLC.TraceLength {
 			problems = append(problems, fmt.Sprintf("trace of %d states, TLC %d", len(res.Trace), mm.TLC.TraceLength))
 		}
 		if mm.TLC.ContinueDistinct > 0 {
-			opts.Continue = true
+			opts.Continue, opts.Workers = true, workers
 			full, err := modelcheck.Check(ctx, m, opts)
 			if err != nil {
 				return Row{}, err
 			}
-			row.Distinct, row.Generated, row.Depth = full.Distinct, full.Generated, full.Depth
+			row.ContinueDistinct, row.TLCContinueDistinct = full.Distinct, mm.TLC.ContinueDistinct
 			if full.Distinct != mm.TLC.ContinueDistinct {
 				problems = append(problems, fmt.Sprintf("distinct (continue) %d, TLC %d", full.Distinct, mm.TLC.ContinueDistinct))
 			}
