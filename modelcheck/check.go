@@ -132,6 +132,10 @@ type Result[S any] struct {
 	// repeat forever.
 	Trace     []Step[S]
 	LoopStart int
+	// LoopLabel labels the step from the trace's last state back to
+	// Trace[LoopStart] (TLC's "Back to state N: <label>"); it is empty
+	// when the last state stutters forever (TLC's "Stuttering").
+	LoopLabel string
 	Distinct  int64
 	Generated int64
 	Depth     int

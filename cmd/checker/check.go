@@ -213,7 +213,7 @@ func writeText[S any](w io.Writer, m modelcheck.Model[S], res *modelcheck.Result
 		if res.Kind == "liveness" {
 			loop = res.LoopStart
 		}
-		_ = modelcheck.WriteTrace(w, m, res.Trace, loop)
+		_ = modelcheck.WriteLasso(w, m, res.Trace, loop, res.LoopLabel)
 	}
 	fmt.Fprintf(w, "%s states generated, %s distinct states found, depth %d.\n", commas(res.Generated), commas(res.Distinct), res.Depth)
 	fmt.Fprintf(w, "Finished in %.2fs: %s distinct states/s with %d worker(s); seen-set %.1f bytes/state; peak RSS %s MiB.\n",
