@@ -39,6 +39,9 @@ type checker[S any] struct {
 	act   ActionPropertied[S]
 	acts  []int
 	cons  Constrained[S]
+	acons ActionConstrained[S]
+	view  Viewed[S]
+	sym   Symmetric[S]
 	live  Live[S]
 	lives []int
 
@@ -89,13 +92,47 @@ func newChecker[S any](m Model[S], opts Options) (*checker[S], error) {
 		return nil, fmt.Errorf("%w: the model has no liveness properties (asked for %q)", ErrUnknownProperty, opts.Liveness[0])
 	}
 	if opts.UseConstraint {
-		cons, ok := m.(Constrained[S])
-		if !ok {
-			return nil, fmt.Errorf("modelcheck: UseConstraint set but the model has no Constraint method")
+		c.cons, _ = m.(Constrained[S])
+		c.acons, _ = m.(ActionConstrained[S])
+		if c.cons == nil && c.acons == nil {
+			return nil, fmt.Errorf("modelcheck: UseConstraint set but the model has no Constraint or ActionConstraint method")
 		}
-		c.cons = cons
+	}
+	if opts.UseView {
+		if c.view, _ = m.(Viewed[S]); c.view == nil {
+			return nil, fmt.Errorf("modelcheck: UseView set but the model has no View method")
+		}
+	}
+	if opts.UseSymmetry {
+		if c.sym, _ = m.(Symmetric[S]); c.sym == nil {
+			return nil, fmt.Errorf("modelcheck: UseSymmetry set but the model has no Canonical method")
+		}
+	}
+	if (c.view != nil || c.sym != nil) && c.live != nil && len(c.lives) > 0 {
+		return nil, fmt.Errorf("modelcheck: liveness is not checked under a SYMMETRY or VIEW (it could miss violations); select no liveness property")
 	}
 	return c, nil
+}
+
+// key encodes s as the seen-set identifies it (its view, of its orbit's
+// representative under the symmetry) and returns the encoding and its
+// fingerprint.
+func (c *checker[S]) key(buf []byte, s S) ([]byte, uint64) {
+	if c.sym != nil {
+		s = c.sym.Canonical(s)
+	}
+	if c.view != nil {
+		buf = c.view.View(buf[:0], s)
+	} else {
+		buf = c.m.Encode(buf[:0], s)
+	}
+	return buf, fingerprint(buf)
+}
+
+// inModel reports whether the step from -> to lies inside the state and
+// action constraints.
+func (c *checker[S]) inModel(action string, from, to S) bool {
+	return (c.cons == nil || c.cons.Constraint(to)) && (c.acons == nil || c.acons.ActionConstraint(action, from, to))
 }
 
 // report records a problem; the shortest wins, the first among equals.
@@ -270,8 +307,9 @@ func (c *checker[S]) initial() *blocks[S] {
 			c.checkState(s, finding[S]{length: 1, at: noParent, to: s, distinct: c.distinct.Load(), generated: c.generated.Load()})
 			return
 		}
-		buf = c.m.Encode(buf[:0], s)
-		r, isNew, err := c.set.insert(fingerprint(buf), noParent, 0)
+		var fp uint64
+		buf, fp = c.key(buf, s)
+		r, isNew, err := c.set.insert(fp, noParent, 0)
 		if err != nil {
 			c.halt("", err)
 			return
@@ -387,10 +425,9 @@ func (x *expansion[S]) emit(action string, t S) {
 	x.succ++
 	x.generated++
 	_, gen := x.counts()
-	inModel := c.cons == nil || c.cons.Constraint(t)
-	if inModel {
-		x.buf = c.m.Encode(x.buf[:0], t)
-		fp := fingerprint(x.buf)
+	if c.inModel(action, x.from.s, t) {
+		var fp uint64
+		x.buf, fp = c.key(x.buf, t)
 		c.set.touch(fp)
 		x.batch = append(x.batch, pending[S]{t, fp, x.from.r, gen})
 	} else {

@@ -83,8 +83,15 @@ type Options struct {
 	// shortest violation it met. Liveness is not checked after a
 	// violation.
 	Continue bool
-	// UseConstraint applies the model's state constraint (Constrained).
+	// UseConstraint applies the model's state and action constraints
+	// (Constrained, ActionConstrained).
 	UseConstraint bool
+	// UseView identifies states by the model's view (Viewed).
+	UseView bool
+	// UseSymmetry identifies states by the model's symmetry (Symmetric).
+	// Liveness is not checked under a symmetry or a view (TLC warns that
+	// it may miss violations there); asking for both is an error.
+	UseSymmetry bool
 	// Progress, if set, is called about every ProgressEvery with the
 	// figures so far, from a goroutine of the checker.
 	Progress func(Progress)

@@ -331,6 +331,59 @@ func TestConstraint(t *testing.T) {
 	require.EqualValues(t, 31, res.Generated)
 }
 
+// boundedOddY adds the action constraint NoIncYFromOdd of
+// testdata/Grid.tla: no IncY step from an odd x.
+type boundedOddY struct{ bounded }
+
+func (b *boundedOddY) ActionConstraint(action string, from, _ point) bool {
+	return !(from.x%2 == 1 && action == "IncY")
+}
+
+// viewed adds the view XView == <<x, y % 2>> of testdata/Grid.tla.
+type viewed struct{ bounded }
+
+func (v *viewed) View(dst []byte, s point) []byte {
+	return append(dst, byte(s.x), byte(s.y%2))
+}
+
+// TLC's figures on testdata/Grid.tla with the cfgs Grid1..Grid5 (TLC
+// 2026.12.01 rev cc6b616, -workers 1): a state outside the constraint is
+// generated, and checked against the invariants (Grid2 fails on (5, 0),
+// which is never stored: depth 5, 15 distinct), but not stored or
+// explored; it is no deadlock either (Grid3); a view identifies states.
+func TestConstraintViewTLCParity(t *testing.T) {
+	small := func(x, y int) bool { return x+y > 4 }
+	cases := []struct {
+		cfg                 string
+		m                   modelcheck.Model[point]
+		opts                modelcheck.Options
+		outcome             modelcheck.Outcome
+		distinct, generated int64
+		depth, trace        int
+	}{
+		{"Grid1", &bounded{grid{size: 100}}, modelcheck.Options{UseConstraint: true}, modelcheck.OK, 15, 31, 5, 0},
+		{"Grid2", &bounded{grid{size: 100, bad: small}}, modelcheck.Options{UseConstraint: true}, modelcheck.Violated, 15, 22, 5, 6},
+		{"Grid3", &bounded{grid{size: 100}}, modelcheck.Options{UseConstraint: true, CheckDeadlock: true}, modelcheck.OK, 15, 31, 5, 0},
+		{"Grid4", &boundedOddY{bounded{grid{size: 100}}}, modelcheck.Options{UseConstraint: true}, modelcheck.OK, 15, 31, 5, 0},
+		{"Grid5", &viewed{bounded{grid{size: 100}}}, modelcheck.Options{UseConstraint: true, UseView: true}, modelcheck.OK, 9, 19, 5, 0},
+	}
+	for _, tc := range cases {
+		for _, workers := range []int{1, 3} {
+			if tc.outcome != modelcheck.OK && workers > 1 {
+				continue // figures at a violation are TLC's with one worker
+			}
+			opts := tc.opts
+			opts.Workers = workers
+			res := check(t, tc.m, opts)
+			require.Equal(t, tc.outcome, res.Outcome, tc.cfg)
+			require.Equal(t, tc.distinct, res.Distinct, "%s distinct", tc.cfg)
+			require.Equal(t, tc.generated, res.Generated, "%s generated", tc.cfg)
+			require.Equal(t, tc.depth, res.Depth, "%s depth", tc.cfg)
+			require.Len(t, res.Trace, tc.trace, tc.cfg)
+		}
+	}
+}
+
 func TestProgressIsReported(t *testing.T) {
 	var calls int
 	var last modelcheck.Progress

@@ -94,7 +94,7 @@ func (c *checker[S]) buildGraph(ctx context.Context) (*lgraph[S], error) {
 		}
 		s := g.states[v]
 		c.m.Next(s, func(action string, t S) {
-			if c.cons != nil && !c.cons.Constraint(t) {
+			if !c.inModel(action, s, t) {
 				return
 			}
 			w := add(t, v)

@@ -213,3 +213,19 @@ func TestLassoStemIsShortest(t *testing.T) {
 	require.Equal(t, 2, res.LoopStart)
 	require.Equal(t, "Back", res.LoopLabel)
 }
+
+// symRing is ring with a (trivial) symmetry: liveness under a symmetry
+// is refused, not checked unsoundly.
+type symRing struct{ ring }
+
+func (r *symRing) Canonical(x int) int { return x }
+
+func TestLivenessUnderSymmetryIsRefused(t *testing.T) {
+	_, err := modelcheck.Check[int](context.Background(), &symRing{ring{n: 3, goal: 1}}, modelcheck.Options{UseSymmetry: true})
+	require.ErrorContains(t, err, "SYMMETRY")
+	res, err := modelcheck.Check[int](context.Background(), &symRing{ring{n: 3, goal: 1}}, modelcheck.Options{UseSymmetry: true, Liveness: []string{}})
+	require.NoError(t, err)
+	require.Equal(t, modelcheck.OK, res.Outcome)
+	_, err = modelcheck.Check[int](context.Background(), &ring{n: 3, goal: 1}, modelcheck.Options{UseSymmetry: true, Liveness: []string{}})
+	require.ErrorContains(t, err, "Canonical")
+}

@@ -30,8 +30,8 @@ func (c *checker[S]) rebuild(r ref) []Step[S] {
 		if found {
 			return
 		}
-		buf = c.m.Encode(buf[:0], s)
-		if fingerprint(buf) == fps[0] {
+		var fp uint64
+		if buf, fp = c.key(buf, s); fp == fps[0] {
 			cur, found = s, true
 		}
 	})
@@ -47,8 +47,8 @@ func (c *checker[S]) rebuild(r ref) []Step[S] {
 			if found {
 				return
 			}
-			buf = c.m.Encode(buf[:0], t)
-			if fingerprint(buf) == want {
+			var fp uint64
+			if buf, fp = c.key(buf, t); fp == want && c.inModel(a, cur, t) {
 				next, action, found = t, a, true
 			}
 		})
