@@ -107,8 +107,12 @@ func TestBadConfigs(t *testing.T) {
 		{"missing-invariant", good + "INVARIANT NoSuchInvariant\n", ":14: unknown invariant"},
 		{"unknown-property", good + "PROPERTY Eventually\n", ":14: unknown property"},
 		{"malformed", strings.Replace(good, "{d1, d2}", "{d1 d2}", 1), ":5: expected , or }"},
-		{"symmetry", good + "SYMMETRY Perms\n", ":14: SYMMETRY is not supported"},
-		{"constraint", good + "CONSTRAINT Bound\n", ":14: CONSTRAINT Bound"},
+		{"symmetry", good + "SYMMETRY Perms\n", ":14: SYMMETRY Perms is not defined"},
+		{"constraint", good + "CONSTRAINT Bound\n", ":14: CONSTRAINT Bound is not defined"},
+		{"action-constraint", good + "ACTION_CONSTRAINT Step\n", ":14: ACTION_CONSTRAINT Step is not defined"},
+		{"view", good + "VIEW V\n", ":14: VIEW V is not defined"},
+		{"alias", good + "ALIAS A\n", ":14: ALIAS is not supported"},
+		{"symmetry-liveness", good + "SYMMETRY OrdinarySymmetry\nPROPERTY DrainCompletes\n", ":15: liveness property DrainCompletes cannot be checked under a SYMMETRY"},
 		{"spec-name", strings.Replace(good, "SPECIFICATION Spec", "SPECIFICATION Spek", 1), ":12: unknown specification"},
 	} {
 		path := write(tc.name+".cfg", tc.text)

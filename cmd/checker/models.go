@@ -69,6 +69,7 @@ func drainFromConfig(path string, liveness bool) (job, error) {
 	}
 	return newJob[spec.State](path, m, func(o *modelcheck.Options) {
 		o.Invariants, o.ActionProperties, o.Liveness, o.CheckDeadlock = opts.Invariants, opts.ActionProperties, opts.Liveness, opts.CheckDeadlock
+		o.UseConstraint, o.UseView, o.UseSymmetry = opts.UseConstraint, opts.UseView, opts.UseSymmetry
 	}), nil
 }
 
