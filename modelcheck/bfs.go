@@ -69,7 +69,10 @@ type checker[S any] struct {
 
 func newChecker[S any](m Model[S], opts Options) (*checker[S], error) {
 	opts.fill()
-	c := &checker[S]{m: m, opts: opts, set: newFPSet(opts.Workers), ordered: opts.Workers == 1}
+	if opts.FingerprintBits != 64 && opts.FingerprintBits != 128 {
+		return nil, fmt.Errorf("modelcheck: fingerprints of %d bits: want 64 or 128", opts.FingerprintBits)
+	}
+	c := &checker[S]{m: m, opts: opts, set: newFPSet(opts.Workers, opts.FingerprintBits == 128), ordered: opts.Workers == 1}
 	var err error
 	c.names = m.Invariants()
 	if c.inv, err = pick("invariant", c.names, opts.Invariants); err != nil {
@@ -116,8 +119,8 @@ func newChecker[S any](m Model[S], opts Options) (*checker[S], error) {
 
 // key encodes s as the seen-set identifies it (its view, of its orbit's
 // representative under the symmetry) and returns the encoding and its
-// fingerprint.
-func (c *checker[S]) key(buf []byte, s S) ([]byte, uint64) {
+// fingerprint: fp, and hi, the high word of a 128-bit one (0 for 64 bits).
+func (c *checker[S]) key(buf []byte, s S) (out []byte, fp, hi uint64) {
 	if c.sym != nil {
 		s = c.sym.Canonical(s)
 	}
@@ -126,7 +129,10 @@ func (c *checker[S]) key(buf []byte, s S) ([]byte, uint64) {
 	} else {
 		buf = c.m.Encode(buf[:0], s)
 	}
-	return buf, fingerprint(buf)
+	if c.set.wide {
+		hi = fingerprintHi(buf)
+	}
+	return buf, fingerprint(buf), hi
 }
 
 // inModel reports whether the step from -> to lies inside the state and
@@ -263,7 +269,8 @@ func (c *checker[S]) result(start time.Time) *Result[S] {
 		Workers:   c.opts.Workers,
 		SetBytes:  c.set.bytes(),
 	}
-	res.Collision = CollisionProbability(res.Distinct, res.Generated)
+	res.FingerprintBits = c.opts.FingerprintBits
+	res.Collision = CollisionProbabilityBits(res.Distinct, res.Generated, c.opts.FingerprintBits)
 	switch {
 	case c.found != nil:
 		f := c.found
@@ -307,9 +314,9 @@ func (c *checker[S]) initial() *blocks[S] {
 			c.checkState(s, finding[S]{length: 1, at: noParent, to: s, distinct: c.distinct.Load(), generated: c.generated.Load()})
 			return
 		}
-		var fp uint64
-		buf, fp = c.key(buf, s)
-		r, isNew, err := c.set.insert(fp, noParent, 0)
+		var fp, hi uint64
+		buf, fp, hi = c.key(buf, s)
+		r, isNew, err := c.set.insert(fp, hi, noParent, 0)
 		if err != nil {
 			c.halt("", err)
 			return
@@ -383,7 +390,7 @@ func (c *checker[S]) expandLevel(cur *blocks[S], level int) *blocks[S] {
 // pending is a successor waiting for its batch to be inserted.
 type pending[S any] struct {
 	s      S
-	fp     uint64
+	fp, hi uint64 // the fingerprint (hi: 128-bit only)
 	parent ref
 	gen    int64 // the generated count once it was generated (ordered mode)
 }
@@ -426,10 +433,10 @@ func (x *expansion[S]) emit(action string, t S) {
 	x.generated++
 	_, gen := x.counts()
 	if c.inModel(action, x.from.s, t) {
-		var fp uint64
-		x.buf, fp = c.key(x.buf, t)
+		var fp, hi uint64
+		x.buf, fp, hi = c.key(x.buf, t)
 		c.set.touch(fp)
-		x.batch = append(x.batch, pending[S]{t, fp, x.from.r, gen})
+		x.batch = append(x.batch, pending[S]{t, fp, hi, x.from.r, gen})
 	} else {
 		// TLC checks the invariants of a state outside the constraint
 		// (it is unseen), but neither stores nor explores it.
@@ -466,12 +473,12 @@ func (x *expansion[S]) flush() {
 			break
 		}
 		if c.noInsert.Load() {
-			if !c.sawNew.Load() && !c.set.contains(p.fp) {
+			if !c.sawNew.Load() && !c.set.contains(p.fp, p.hi) {
 				c.sawNew.Store(true)
 			}
 			continue
 		}
-		r, isNew, err := c.set.insert(p.fp, p.parent, x.w)
+		r, isNew, err := c.set.insert(p.fp, p.hi, p.parent, x.w)
 		if err != nil {
 			c.halt("", err)
 			break

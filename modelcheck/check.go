@@ -88,6 +88,12 @@ type Options struct {
 	UseConstraint bool
 	// UseView identifies states by the model's view (Viewed).
 	UseView bool
+	// FingerprintBits is 64 (the default, as 0) or 128: the width of the
+	// fingerprints that identify states. 128 bits cost about twice the
+	// seen-set's memory and a second hash per successor, and make a
+	// collision negligible at any size a machine can hold (see
+	// Result.Collision).
+	FingerprintBits int
 	// UseSymmetry identifies states by the model's symmetry (Symmetric).
 	// Liveness is not checked under a symmetry or a view (TLC warns that
 	// it may miss violations there); asking for both is an error.
@@ -152,8 +158,10 @@ type Result[S any] struct {
 	// parent log) at the end of the run.
 	SetBytes int64
 	// Collision is TLC's optimistic estimate of the probability that a
-	// fingerprint collision hid a state.
+	// fingerprint collision hid a state, for the fingerprints' width.
 	Collision float64
+	// FingerprintBits is the fingerprints' width, 64 or 128.
+	FingerprintBits int
 }
 
 // StatesPerSecond is distinct states per second of wall time.
@@ -214,6 +222,9 @@ func pick(kind string, all, selected []string) ([]int, error) {
 func (o *Options) fill() {
 	if o.Workers <= 0 {
 		o.Workers = runtime.GOMAXPROCS(0)
+	}
+	if o.FingerprintBits == 0 {
+		o.FingerprintBits = 64
 	}
 	if o.ProgressEvery <= 0 {
 		o.ProgressEvery = 5 * time.Second

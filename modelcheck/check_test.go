@@ -63,13 +63,22 @@ func check(t *testing.T, m modelcheck.Model[point], opts modelcheck.Options) *mo
 func TestExactCounts(t *testing.T) {
 	for _, size := range []int{1, 2, 16, 256} {
 		for _, workers := range []int{1, 2, 8} {
-			res := check(t, &grid{size: size}, modelcheck.Options{Workers: workers})
-			require.Equal(t, modelcheck.OK, res.Outcome)
-			require.EqualValues(t, size*size, res.Distinct, "size %d workers %d", size, workers)
-			require.EqualValues(t, 1+2*size*(size-1), res.Generated)
-			require.Equal(t, 2*size-1, res.Depth)
+			for _, bits := range []int{0, 128} {
+				res := check(t, &grid{size: size}, modelcheck.Options{Workers: workers, FingerprintBits: bits})
+				require.Equal(t, modelcheck.OK, res.Outcome)
+				require.EqualValues(t, size*size, res.Distinct, "size %d workers %d", size, workers)
+				require.EqualValues(t, 1+2*size*(size-1), res.Generated)
+				require.Equal(t, 2*size-1, res.Depth)
+				require.Equal(t, max(bits, 64), res.FingerprintBits)
+				require.InDelta(t, modelcheck.CollisionProbabilityBits(res.Distinct, res.Generated, max(bits, 64)), res.Collision, 1e-300)
+			}
 		}
 	}
+	// A 128-bit counterexample is rebuilt as a 64-bit one is.
+	res := check(t, &grid{size: 64, bad: func(x, y int) bool { return x+y == 10 && x >= 3 }}, modelcheck.Options{FingerprintBits: 128})
+	require.Len(t, res.Trace, 11)
+	_, err := modelcheck.Check[point](context.Background(), &grid{size: 2}, modelcheck.Options{FingerprintBits: 96})
+	require.ErrorContains(t, err, "96 bits")
 }
 
 // Self-loops count as generated states, as in TLC.
@@ -418,6 +427,10 @@ func TestWriteTraceShowsChangedVariables(t *testing.T) {
 
 func TestCollisionProbability(t *testing.T) {
 	require.Zero(t, modelcheck.CollisionProbability(100, 100))
+	// 203 million states at about 9 successors each: 64 bits are not
+	// enough to trust a pass, 128 are.
+	require.Greater(t, modelcheck.CollisionProbability(203e6, 1.8e9), 1e-2)
+	require.Less(t, modelcheck.CollisionProbabilityBits(203e6, 1.8e9, 128), 1e-20)
 	require.InDelta(t, 288.0*858/18446744073709551616.0, modelcheck.CollisionProbability(288, 1146), 1e-30)
 }
 

@@ -43,7 +43,7 @@ type lgraph[S any] struct {
 func (c *checker[S]) buildGraph(ctx context.Context) (*lgraph[S], error) {
 	g := &lgraph[S]{}
 	c.distinct.Store(0)
-	ids := map[uint64]int32{}
+	ids := map[[2]uint64]int32{}
 	keyIndex := map[string]int32{}
 	var buf []byte
 	var keyErr error
@@ -67,13 +67,13 @@ func (c *checker[S]) buildGraph(ctx context.Context) (*lgraph[S], error) {
 		return i
 	}
 	add := func(s S, parent int32) int32 {
-		buf = c.m.Encode(buf[:0], s)
-		fp := fingerprint(buf)
-		if id, ok := ids[fp]; ok {
+		var fp, hi uint64
+		buf, fp, hi = c.key(buf, s)
+		if id, ok := ids[[2]uint64{fp, hi}]; ok {
 			return id
 		}
 		id := int32(len(g.states))
-		ids[fp] = id
+		ids[[2]uint64{fp, hi}] = id
 		g.states = append(g.states, s)
 		g.parent = append(g.parent, parent)
 		return id

@@ -11,10 +11,10 @@ import (
 // step choosing the successor whose fingerprint is the next one on the
 // chain. Only fingerprints were stored; the states are recomputed.
 func (c *checker[S]) rebuild(r ref) []Step[S] {
-	var fps []uint64
+	var fps [][2]uint64
 	for r != noParent {
-		fp, parent := c.set.entry(r)
-		fps = append(fps, fp)
+		fp, hi, parent := c.set.entry(r)
+		fps = append(fps, [2]uint64{fp, hi})
 		r = parent
 	}
 	for i, j := 0, len(fps)-1; i < j; i, j = i+1, j-1 {
@@ -30,8 +30,8 @@ func (c *checker[S]) rebuild(r ref) []Step[S] {
 		if found {
 			return
 		}
-		var fp uint64
-		if buf, fp = c.key(buf, s); fp == fps[0] {
+		var fp, hi uint64
+		if buf, fp, hi = c.key(buf, s); [2]uint64{fp, hi} == fps[0] {
 			cur, found = s, true
 		}
 	})
@@ -47,8 +47,8 @@ func (c *checker[S]) rebuild(r ref) []Step[S] {
 			if found {
 				return
 			}
-			var fp uint64
-			if buf, fp = c.key(buf, t); fp == want && c.inModel(a, cur, t) {
+			var fp, hi uint64
+			if buf, fp, hi = c.key(buf, t); [2]uint64{fp, hi} == want && c.inModel(a, cur, t) {
 				next, action, found = t, a, true
 			}
 		})

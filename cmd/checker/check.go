@@ -33,6 +33,7 @@ type checkFlags struct {
 	depth     int
 	walks     int64
 	seed      uint64
+	fpBits    int
 }
 
 // job is a model ready to run, with its display name and options; run
@@ -71,6 +72,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.Uint64Var(&f.seed, "seed", 1, "--simulate: seed; the same seed finds the same walk")
 	fs.BoolVar(&f.cont, "continue", false, "keep exploring after a violation, as TLC -continue (whole state space; the shortest violation is reported)")
 	fs.BoolVar(&f.liveness, "liveness", true, "check the model's liveness properties (as the cfg's PROPERTIES select)")
+	fs.IntVar(&f.fpBits, "fp", 64, "fingerprint width in bits, 64 or 128 (128: about twice the seen-set's memory; use it from about 10^8 states on)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: checker check [--model NAME | --config FILE.cfg] [flags]")
 		fs.PrintDefaults()
@@ -80,6 +82,10 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	if f.workers < 0 || f.maxStates < 0 || f.maxDepth < 0 || f.timeout < 0 || f.progress < 0 || f.depth < 1 || f.walks < 0 {
 		fmt.Fprintln(stderr, "checker check: --workers, --max-states, --max-depth, --timeout, --progress and --walks must not be negative, --depth must be positive")
+		return exitUsage
+	}
+	if f.fpBits != 64 && f.fpBits != 128 {
+		fmt.Fprintf(stderr, "checker check: --fp must be 64 or 128, not %d\n", f.fpBits)
 		return exitUsage
 	}
 	if f.simulate && f.walks == 0 && f.timeout == 0 {
@@ -112,6 +118,8 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		MaxDepth:  f.maxDepth,
 		Timeout:   f.timeout,
 		Continue:  f.cont,
+
+		FingerprintBits: f.fpBits,
 	}
 	out := output{stdout: stdout, stderr: stderr, json: f.json, name: j.name, html: f.html}
 	if f.simulate {
@@ -149,6 +157,9 @@ func runModel[S any](ctx context.Context, m modelcheck.Model[S], opts modelcheck
 		}
 	} else {
 		writeText(out.stdout, m, res)
+	}
+	if res.FingerprintBits == 64 && res.Collision > 1e-6 {
+		fmt.Fprintf(out.stderr, "Warning: the fingerprint collision estimate is %.1E; --fp 128 makes it negligible.\n", res.Collision)
 	}
 	if out.html != "" && len(res.Trace) > 0 {
 		if err := writeHTML(out.html, out.name, m, res); err != nil {

@@ -67,6 +67,17 @@ func TestIncompleteExitsThree(t *testing.T) {
 	require.Contains(t, r.Reason, "state limit")
 }
 
+// --fp 128 counts the same states and prints the 128-bit estimate.
+func TestWideFingerprints(t *testing.T) {
+	code, out, _ := runCLI(t, "check", "--model", "twophase", "--fp", "128", "--json")
+	require.Equal(t, exitOK, code)
+	var r jsonResult
+	require.NoError(t, json.Unmarshal([]byte(out), &r))
+	require.EqualValues(t, 288, r.Distinct)
+	require.EqualValues(t, 1146, r.Generated)
+	require.InDelta(t, 288.0*858/(18446744073709551616.0*18446744073709551616.0), r.Collision, 1e-45)
+}
+
 func TestUsageErrorsExitTwo(t *testing.T) {
 	for _, args := range [][]string{
 		{},
@@ -79,6 +90,7 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 		{"check", "extra"},
 		{"check", "--config", "does-not-exist.cfg"},
 		{"check", "--config", "x.cfg", "--model", "twophase"},
+		{"check", "--fp", "96"},
 		{"verify", "--models", "does-not-exist.json"},
 	} {
 		code, _, errOut := runCLI(t, args...)
