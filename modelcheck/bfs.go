@@ -7,7 +7,16 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 )
+
+// sizeText formats a byte count in MiB or GiB.
+func sizeText(b int64) string {
+	if b >= 1<<30 {
+		return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30))
+	}
+	return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))
+}
 
 // entry is a state waiting to be expanded, with its ref in the seen-set log.
 type entry[S any] struct {
@@ -60,6 +69,10 @@ type checker[S any] struct {
 	liveness atomic.Bool // the liveness phase has begun (for progress reports)
 	noInsert atomic.Bool // finish the level looking only for shorter problems
 	sawNew   atomic.Bool // in noInsert mode: a state outside the set was met
+
+	// The level being expanded: its size and the distinct count when it
+	// began, for the memory budget's estimate of the queues.
+	curLen, levelStart int64
 
 	mu     sync.Mutex
 	found  *finding[S]
@@ -224,6 +237,7 @@ func (c *checker[S]) run(ctx context.Context) (*Result[S], error) {
 			// limit hid anything.
 			c.noInsert.Store(true)
 		}
+		c.curLen, c.levelStart = int64(cur.len()), c.distinct.Load()
 		next := c.expandLevel(cur, level)
 		c.set.reclaim()
 		if c.noInsert.Load() {
@@ -540,6 +554,13 @@ func (c *checker[S]) worker(w int, cur *blocks[S], starts []int, pos *atomic.Int
 		c.queue.Add(d - int64(hi-lo))
 		if maxStates > 0 && total >= maxStates {
 			c.halt(fmt.Sprintf("state limit %d reached", maxStates), nil)
+		}
+		if b := c.opts.MemoryBudget; b > 0 {
+			set := c.set.mem.Load()
+			queue := (c.curLen + total - c.levelStart) * int64(unsafe.Sizeof(entry[S]{}))
+			if set+queue > b {
+				c.halt(fmt.Sprintf("memory budget of %s reached (seen-set %s, queue %s)", sizeText(b), sizeText(set), sizeText(queue)), nil)
+			}
 		}
 	}
 	x.publish()

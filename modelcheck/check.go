@@ -88,6 +88,13 @@ type Options struct {
 	UseConstraint bool
 	// UseView identifies states by the model's view (Viewed).
 	UseView bool
+	// MemoryBudget bounds, in bytes, the memory the search holds: the
+	// seen-set, the queue of states to expand and, for liveness, the state
+	// graph. A run that would pass it stops Incomplete, with its figures,
+	// instead of being killed by the kernel; 0 means no budget. The budget
+	// is checked after every chunk of states, so it may be passed by one
+	// table's growth (a 256th of the seen-set) before the run stops.
+	MemoryBudget int64
 	// FingerprintBits is 64 (the default, as 0) or 128: the width of the
 	// fingerprints that identify states. 128 bits cost about twice the
 	// seen-set's memory and a second hash per successor, and make a

@@ -548,3 +548,20 @@ func TestSimulateBoundsAndDeadlock(t *testing.T) {
 	require.Equal(t, "action", res.Kind)
 	require.Equal(t, "Reset", res.Trace[len(res.Trace)-1].Action)
 }
+
+// A run that would pass its memory budget stops Incomplete with its
+// figures, well before the whole space, and holds about the budget.
+func TestMemoryBudget(t *testing.T) {
+	const budget = 4 << 20
+	g := &grid{size: 1024} // 1,048,576 states, about 30 MiB of seen-set
+	for _, workers := range []int{1, 4} {
+		res := check(t, g, modelcheck.Options{Workers: workers, MemoryBudget: budget})
+		require.Equal(t, modelcheck.Incomplete, res.Outcome)
+		require.Contains(t, res.Reason, "memory budget of 4.0 MiB reached")
+		require.Positive(t, res.Distinct)
+		require.Less(t, res.Distinct, int64(1024*1024/4))
+		require.Less(t, res.SetBytes, int64(2*budget))
+	}
+	res := check(t, g, modelcheck.Options{MemoryBudget: 1 << 30})
+	require.Equal(t, modelcheck.OK, res.Outcome)
+}

@@ -50,6 +50,9 @@ type fpSet struct {
 	// wide sets 128-bit fingerprints: each slot has a second word, in
 	// table.hi, and so does each log entry.
 	wide bool
+	// mem is the memory held by tables (retired ones too, until reclaim)
+	// and logs, kept as they grow, for the memory budget.
+	mem atomic.Int64
 }
 
 // stateLog is one worker's log: fingerprint and parent ref of each state it
@@ -128,6 +131,7 @@ func (s *fpSet) insert(fp, hi uint64, parent ref, w int) (ref, bool, error) {
 	t := sh.tab.Load()
 	if t == nil {
 		t = newTable(minSlots, s.wide)
+		s.mem.Add(t.bytes())
 		sh.tab.Store(t)
 	}
 	slots := t.slots
@@ -165,9 +169,12 @@ func (s *fpSet) insert(fp, hi uint64, parent ref, w int) (ref, bool, error) {
 		}
 		lg.fps = append(lg.fps, make([]uint64, 0, capacity))
 		lg.parents = append(lg.parents, make([]uint32, 0, capacity))
+		logBytes := 12 * capacity
 		if s.wide {
 			lg.his = append(lg.his, make([]uint64, 0, capacity))
+			logBytes += 8 * capacity
 		}
+		s.mem.Add(int64(logBytes))
 	}
 	lg.fps[c] = append(lg.fps[c], fp)
 	lg.parents[c] = append(lg.parents[c], parent)
@@ -204,15 +211,20 @@ func (s *fpSet) grow(sh *fpShard, old *table) {
 		t.slots[i] = v
 	}
 	sh.tab.Store(t)
+	s.mem.Add(t.bytes())
 	s.retMu.Lock()
 	s.retired = append(s.retired, old)
 	s.retMu.Unlock()
 }
 
+// bytes is the memory a table holds.
+func (t *table) bytes() int64 { return int64(len(t.slots)+len(t.hi)) * 8 }
+
 // reclaim frees retired tables. It must run while no goroutine can touch.
 func (s *fpSet) reclaim() {
 	s.retMu.Lock()
 	for _, t := range s.retired {
+		s.mem.Add(-t.bytes())
 		freeSlots(t.slots, t.mapped)
 	}
 	s.retired = nil
@@ -283,6 +295,7 @@ func (s *fpSet) release() {
 		sh := &s.shards[i]
 		sh.mu.Lock()
 		if t := sh.tab.Swap(nil); t != nil {
+			s.mem.Add(-t.bytes())
 			freeSlots(t.slots, t.mapped)
 		}
 		sh.mu.Unlock()

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"time"
+	"unsafe"
 )
 
 // The liveness search runs after a complete, violation-free safety search.
@@ -89,8 +90,14 @@ func (c *checker[S]) buildGraph(ctx context.Context) (*lgraph[S], error) {
 	g.p = make([][]bool, len(c.lives))
 	g.q = make([][]bool, len(c.lives))
 	for v := int32(0); int(v) < len(g.states); v++ {
-		if v&1023 == 0 && ctx.Err() != nil {
-			return nil, nil
+		if v&1023 == 0 {
+			if ctx.Err() != nil {
+				return nil, nil
+			}
+			if b := c.opts.MemoryBudget; b > 0 && g.bytes(len(ids))+c.set.mem.Load() > b {
+				c.reason = fmt.Sprintf("memory budget of %s reached during the liveness check (state graph of %d states)", sizeText(b), len(g.states))
+				return nil, nil
+			}
 		}
 		s := g.states[v]
 		c.m.Next(s, func(action string, t S) {
@@ -121,6 +128,14 @@ func (c *checker[S]) buildGraph(ctx context.Context) (*lgraph[S], error) {
 	return g, keyErr
 }
 
+// bytes estimates the memory g holds, with an id map of n entries.
+func (g *lgraph[S]) bytes(n int) int64 {
+	var s S
+	b := int64(cap(g.states))*int64(unsafe.Sizeof(s)) + int64(cap(g.parent)+cap(g.edgeStart)+cap(g.targets)+cap(g.takenStart)+cap(g.taken)+cap(g.enabledStart)+cap(g.enabled))*4
+	b += int64(cap(g.actions)) * int64(unsafe.Sizeof(""))
+	return b + int64(n)*48 // a map entry of [2]uint64 -> int32, with its share of buckets
+}
+
 // checkLiveness checks every selected liveness property; on a violation
 // it fills res with the lasso.
 func (c *checker[S]) checkLiveness(ctx context.Context, start time.Time, res *Result[S]) error {
@@ -130,6 +145,9 @@ func (c *checker[S]) checkLiveness(ctx context.Context, start time.Time, res *Re
 	}
 	if g == nil {
 		res.Outcome, res.Reason = Incomplete, "cancelled during the liveness check"
+		if c.reason != "" {
+			res.Reason = c.reason
+		}
 		return nil
 	}
 	names := c.live.LivenessProperties()

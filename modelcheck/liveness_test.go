@@ -229,3 +229,16 @@ func TestLivenessUnderSymmetryIsRefused(t *testing.T) {
 	_, err = modelcheck.Check[int](context.Background(), &ring{n: 3, goal: 1}, modelcheck.Options{UseSymmetry: true, Liveness: []string{}})
 	require.ErrorContains(t, err, "Canonical")
 }
+
+// The liveness graph counts against the memory budget too: a ring whose
+// search fits in 3 MiB but whose graph does not stops Incomplete.
+func TestMemoryBudgetInLiveness(t *testing.T) {
+	r := &ring{n: 50000, goal: 7, fair: "WF"}
+	res, err := modelcheck.Check[int](context.Background(), r, modelcheck.Options{MemoryBudget: 3 << 20})
+	require.NoError(t, err)
+	require.Equal(t, modelcheck.Incomplete, res.Outcome)
+	require.Contains(t, res.Reason, "during the liveness check")
+	res, err = modelcheck.Check[int](context.Background(), r, modelcheck.Options{MemoryBudget: 64 << 20})
+	require.NoError(t, err)
+	require.Equal(t, modelcheck.OK, res.Outcome)
+}

@@ -34,6 +34,7 @@ type checkFlags struct {
 	walks     int64
 	seed      uint64
 	fpBits    int
+	memory    string
 }
 
 // job is a model ready to run, with its display name and options; run
@@ -72,6 +73,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.Uint64Var(&f.seed, "seed", 1, "--simulate: seed; the same seed finds the same walk")
 	fs.BoolVar(&f.cont, "continue", false, "keep exploring after a violation, as TLC -continue (whole state space; the shortest violation is reported)")
 	fs.BoolVar(&f.liveness, "liveness", true, "check the model's liveness properties (as the cfg's PROPERTIES select)")
+	fs.StringVar(&f.memory, "memory", "", "memory budget, e.g. 512MiB or 4GiB: a run that would pass it ends incomplete with its figures (default 3/4 of the machine's memory; 0: none)")
 	fs.IntVar(&f.fpBits, "fp", 64, "fingerprint width in bits, 64 or 128 (128: about twice the seen-set's memory; use it from about 10^8 states on)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: checker check [--model NAME | --config FILE.cfg] [flags]")
@@ -88,14 +90,16 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "checker check: --fp must be 64 or 128, not %d\n", f.fpBits)
 		return exitUsage
 	}
+	budget, err := memoryBudget(f.memory)
+	if err != nil {
+		fmt.Fprintf(stderr, "checker check: %v\n", err)
+		return exitUsage
+	}
 	if f.simulate && f.walks == 0 && f.timeout == 0 {
 		fmt.Fprintln(stderr, "checker check: --simulate needs --walks N or --timeout D")
 		return exitUsage
 	}
-	var (
-		j   job
-		err error
-	)
+	var j job
 	switch {
 	case f.config != "" && f.model != "" && f.model != "drain":
 		err = fmt.Errorf("--config reads a protocol model; it cannot be combined with --model %s", f.model)
@@ -120,6 +124,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		Continue:  f.cont,
 
 		FingerprintBits: f.fpBits,
+		MemoryBudget:    budget,
 	}
 	out := output{stdout: stdout, stderr: stderr, json: f.json, name: j.name, html: f.html}
 	if f.simulate {

@@ -78,6 +78,25 @@ func TestWideFingerprints(t *testing.T) {
 	require.InDelta(t, 288.0*858/(18446744073709551616.0*18446744073709551616.0), r.Collision, 1e-45)
 }
 
+// A small --memory budget ends the run incomplete (exit 3) with its
+// figures; sizes parse in binary units.
+func TestMemoryBudgetFlag(t *testing.T) {
+	code, out, _ := runCLI(t, "check", "--model", "twophase", "--rms", "9", "--memory", "1MiB", "--json", "--progress", "0")
+	require.Equal(t, exitIncomplete, code)
+	var r jsonResult
+	require.NoError(t, json.Unmarshal([]byte(out), &r))
+	require.Contains(t, r.Reason, "memory budget of 1.0 MiB reached")
+	require.Positive(t, r.Distinct)
+	for in, want := range map[string]int64{"0": 0, "512MiB": 512 << 20, "1.5G": 3 << 29, "2048": 2048, "4 GiB": 4 << 30} {
+		got, err := memoryBudget(in)
+		require.NoError(t, err, in)
+		require.Equal(t, want, got, in)
+	}
+	def, err := memoryBudget("")
+	require.NoError(t, err)
+	require.Positive(t, def)
+}
+
 func TestUsageErrorsExitTwo(t *testing.T) {
 	for _, args := range [][]string{
 		{},
@@ -91,6 +110,8 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 		{"check", "--config", "does-not-exist.cfg"},
 		{"check", "--config", "x.cfg", "--model", "twophase"},
 		{"check", "--fp", "96"},
+		{"check", "--memory", "lots"},
+		{"check", "--memory", "-1GiB"},
 		{"verify", "--models", "does-not-exist.json"},
 	} {
 		code, _, errOut := runCLI(t, args...)
