@@ -230,8 +230,31 @@ func (c *checker[S]) run(ctx context.Context) (*Result[S], error) {
 		go c.progressLoop(start, done, &wg)
 	}
 
-	cur := c.initial()
-	for level := 1; cur.len() > 0 && !c.stop.Load(); level++ {
+	var (
+		cur     *blocks[S]
+		level   = 1
+		resumed int
+		lastCk  = time.Now()
+	)
+	if c.opts.Recover != "" {
+		var err error
+		if level, cur, err = c.readCheckpoint(c.opts.Recover); err != nil {
+			close(done)
+			wg.Wait()
+			return nil, err
+		}
+		resumed = level
+	} else {
+		cur = c.initial()
+	}
+	for ; cur.len() > 0 && !c.stop.Load(); level++ {
+		if c.checkpointDue(lastCk) {
+			if err := c.writeCheckpoint(level, cur); err != nil {
+				c.halt("", fmt.Errorf("modelcheck: checkpoint %s: %w", describeCheckpoint(c.opts.CheckpointDir), err))
+				break
+			}
+			lastCk = time.Now()
+		}
 		if c.opts.MaxDepth > 0 && level >= c.opts.MaxDepth {
 			// Expand the last allowed level only to learn whether the
 			// limit hid anything.
@@ -257,6 +280,7 @@ func (c *checker[S]) run(ctx context.Context) (*Result[S], error) {
 		return nil, c.err
 	}
 	res := c.result(start)
+	res.ResumedAt = resumed
 	c.set.release()
 	if c.found == nil && c.reason == "" && c.live != nil && len(c.lives) > 0 {
 		c.liveness.Store(true)

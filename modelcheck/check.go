@@ -88,6 +88,22 @@ type Options struct {
 	UseConstraint bool
 	// UseView identifies states by the model's view (Viewed).
 	UseView bool
+	// CheckpointDir, if set, is a folder where the search saves itself at
+	// the end of a level, at most every CheckpointEvery (0 means 10
+	// minutes), so that a run killed half-way can be resumed with
+	// Recover. No checkpoint is written once a problem has been found.
+	CheckpointDir   string
+	CheckpointEvery time.Duration
+	// Recover, if set, is a CheckpointDir to resume from: the run goes on
+	// from the saved level and ends with the figures of an uninterrupted
+	// run. The model and the options that shape the search (properties,
+	// constraints, view, symmetry, fingerprints, depth limit) must be the
+	// same; the number of workers may differ.
+	Recover string
+	// CheckpointID names the model in a checkpoint (the CLI gives the
+	// model's name and constants, or the cfg's path), so that a checkpoint
+	// of another model with the same first states is refused.
+	CheckpointID string
 	// MemoryBudget bounds, in bytes, the memory the search holds: the
 	// seen-set, the queue of states to expand and, for liveness, the state
 	// graph. A run that would pass it stops Incomplete, with its figures,
@@ -169,6 +185,9 @@ type Result[S any] struct {
 	Collision float64
 	// FingerprintBits is the fingerprints' width, 64 or 128.
 	FingerprintBits int
+	// ResumedAt is the depth whose states a recovered run (Options.Recover)
+	// began with; 0 for a run from the initial states.
+	ResumedAt int
 }
 
 // StatesPerSecond is distinct states per second of wall time.
@@ -232,6 +251,9 @@ func (o *Options) fill() {
 	}
 	if o.FingerprintBits == 0 {
 		o.FingerprintBits = 64
+	}
+	if o.CheckpointEvery <= 0 {
+		o.CheckpointEvery = 10 * time.Minute
 	}
 	if o.ProgressEvery <= 0 {
 		o.ProgressEvery = 5 * time.Second

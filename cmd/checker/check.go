@@ -35,6 +35,9 @@ type checkFlags struct {
 	seed      uint64
 	fpBits    int
 	memory    string
+	ckDir     string
+	ckEvery   time.Duration
+	recover   string
 }
 
 // job is a model ready to run, with its display name and options; run
@@ -74,6 +77,9 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.BoolVar(&f.cont, "continue", false, "keep exploring after a violation, as TLC -continue (whole state space; the shortest violation is reported)")
 	fs.BoolVar(&f.liveness, "liveness", true, "check the model's liveness properties (as the cfg's PROPERTIES select)")
 	fs.StringVar(&f.memory, "memory", "", "memory budget, e.g. 512MiB or 4GiB: a run that would pass it ends incomplete with its figures (default 3/4 of the machine's memory; 0: none)")
+	fs.StringVar(&f.ckDir, "checkpoint", "", "save the search in this folder at the end of a level, every --checkpoint-every, to resume it with --recover")
+	fs.DurationVar(&f.ckEvery, "checkpoint-every", 10*time.Minute, "--checkpoint: the least time between checkpoints")
+	fs.StringVar(&f.recover, "recover", "", "resume the search saved in this --checkpoint folder (same model and properties), as TLC -recover")
 	fs.IntVar(&f.fpBits, "fp", 64, "fingerprint width in bits, 64 or 128 (128: about twice the seen-set's memory; use it from about 10^8 states on)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: checker check [--model NAME | --config FILE.cfg] [flags]")
@@ -82,8 +88,8 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
 	}
-	if f.workers < 0 || f.maxStates < 0 || f.maxDepth < 0 || f.timeout < 0 || f.progress < 0 || f.depth < 1 || f.walks < 0 {
-		fmt.Fprintln(stderr, "checker check: --workers, --max-states, --max-depth, --timeout, --progress and --walks must not be negative, --depth must be positive")
+	if f.workers < 0 || f.ckEvery <= 0 || f.maxStates < 0 || f.maxDepth < 0 || f.timeout < 0 || f.progress < 0 || f.depth < 1 || f.walks < 0 {
+		fmt.Fprintln(stderr, "checker check: --workers, --max-states, --max-depth, --timeout, --progress and --walks must not be negative, --depth and --checkpoint-every must be positive")
 		return exitUsage
 	}
 	if f.fpBits != 64 && f.fpBits != 128 {
@@ -125,7 +131,11 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 
 		FingerprintBits: f.fpBits,
 		MemoryBudget:    budget,
+		CheckpointDir:   f.ckDir,
+		CheckpointEvery: f.ckEvery,
+		Recover:         f.recover,
 	}
+	opts.CheckpointID = j.name
 	out := output{stdout: stdout, stderr: stderr, json: f.json, name: j.name, html: f.html}
 	if f.simulate {
 		return j.sim(ctx, modelcheck.SimOptions{Seed: f.seed, Depth: f.depth, Walks: f.walks, Timeout: f.timeout, Workers: f.workers}, out)
@@ -162,6 +172,9 @@ func runModel[S any](ctx context.Context, m modelcheck.Model[S], opts modelcheck
 		}
 	} else {
 		writeText(out.stdout, m, res)
+	}
+	if res.ResumedAt > 0 {
+		fmt.Fprintf(out.stderr, "Resumed from the checkpoint in %s at depth %d.\n", opts.Recover, res.ResumedAt)
 	}
 	if res.FingerprintBits == 64 && res.Collision > 1e-6 {
 		fmt.Fprintf(out.stderr, "Warning: the fingerprint collision estimate is %.1E; --fp 128 makes it negligible.\n", res.Collision)

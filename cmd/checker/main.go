@@ -72,10 +72,23 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // code at once: 0 when help was asked for, 2 for a bad flag or a stray
 // argument (fs has already said which).
 func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) (code int, ok bool) {
-	if err := fs.Parse(args); err != nil {
+	// A bad flag gets one line (and a pointer to -h), not the whole list.
+	usage := fs.Usage
+	fs.Usage = func() {}
+	fs.SetOutput(io.Discard)
+	err := fs.Parse(args)
+	fs.SetOutput(stderr)
+	fs.Usage = usage
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			if usage != nil {
+				usage()
+			} else {
+				fs.PrintDefaults()
+			}
 			return exitOK, false
 		}
+		fmt.Fprintf(stderr, "%s: %v (see %s -h)\n", fs.Name(), err, fs.Name())
 		return exitUsage, false
 	}
 	if fs.NArg() > 0 {

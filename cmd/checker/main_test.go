@@ -97,6 +97,24 @@ func TestMemoryBudgetFlag(t *testing.T) {
 	require.Positive(t, def)
 }
 
+// --checkpoint then --recover: the resumed run ends with the same figures.
+func TestCheckpointFlags(t *testing.T) {
+	dir := t.TempDir()
+	code, out, _ := runCLI(t, "check", "--model", "twophase", "--rms", "4", "--checkpoint", dir, "--checkpoint-every", "1ns", "--json")
+	require.Equal(t, exitOK, code)
+	var first, again jsonResult
+	require.NoError(t, json.Unmarshal([]byte(out), &first))
+	code, out, errOut := runCLI(t, "check", "--model", "twophase", "--rms", "4", "--recover", dir, "--json")
+	require.Equal(t, exitOK, code, errOut)
+	require.NoError(t, json.Unmarshal([]byte(out), &again))
+	require.Equal(t, first.Distinct, again.Distinct)
+	require.Equal(t, first.Generated, again.Generated)
+	require.Equal(t, first.Depth, again.Depth)
+	code, _, errOut = runCLI(t, "check", "--model", "twophase", "--rms", "5", "--recover", dir)
+	require.Equal(t, exitUsage, code)
+	require.Contains(t, errOut, "unusable checkpoint")
+}
+
 func TestUsageErrorsExitTwo(t *testing.T) {
 	for _, args := range [][]string{
 		{},
@@ -111,6 +129,8 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 		{"check", "--config", "x.cfg", "--model", "twophase"},
 		{"check", "--fp", "96"},
 		{"check", "--memory", "lots"},
+		{"check", "--recover", "no-such-folder"},
+		{"check", "--checkpoint-every", "0s"},
 		{"check", "--memory", "-1GiB"},
 		{"verify", "--models", "does-not-exist.json"},
 	} {
