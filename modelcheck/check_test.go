@@ -553,13 +553,13 @@ func TestSimulateBoundsAndDeadlock(t *testing.T) {
 // figures, well before the whole space, and holds about the budget.
 func TestMemoryBudget(t *testing.T) {
 	const budget = 4 << 20
-	g := &grid{size: 1024} // 1,048,576 states, about 30 MiB of seen-set
+	g := &grid{size: 700} // 490,000 states, about 15 MiB of seen-set
 	for _, workers := range []int{1, 4} {
 		res := check(t, g, modelcheck.Options{Workers: workers, MemoryBudget: budget})
 		require.Equal(t, modelcheck.Incomplete, res.Outcome)
 		require.Contains(t, res.Reason, "memory budget of 4.0 MiB reached")
 		require.Positive(t, res.Distinct)
-		require.Less(t, res.Distinct, int64(1024*1024/4))
+		require.Less(t, res.Distinct, int64(700*700/2))
 		require.Less(t, res.SetBytes, int64(2*budget))
 	}
 	res := check(t, &grid{size: 300}, modelcheck.Options{MemoryBudget: 1 << 30})
