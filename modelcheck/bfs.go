@@ -183,15 +183,23 @@ func (c *checker[S]) halt(reason string, err error) {
 	c.stop.Store(true)
 }
 
-// checkState evaluates the selected invariants on a new state; f is the
-// finding to report if one fails (kind and name are filled in here).
-func (c *checker[S]) checkState(s S, f finding[S]) bool {
+// failing returns the first selected invariant that s breaks, or -1.
+func (c *checker[S]) failing(s S) int {
 	for _, i := range c.inv {
 		if !c.m.Holds(i, s) {
-			f.kind, f.name = "invariant", c.names[i]
-			c.report(&f)
-			return false
+			return i
 		}
+	}
+	return -1
+}
+
+// checkState evaluates the selected invariants on a state; f is the
+// finding to report if one fails (kind and name are filled in here).
+func (c *checker[S]) checkState(s S, f finding[S]) bool {
+	if i := c.failing(s); i >= 0 {
+		f.kind, f.name = "invariant", c.names[i]
+		c.report(&f)
+		return false
 	}
 	return true
 }
@@ -469,8 +477,11 @@ func (x *expansion[S]) emit(action string, t S) {
 	}
 	x.succ++
 	x.generated++
-	_, gen := x.counts()
-	if c.inModel(action, x.from.s, t) {
+	var gen int64 // the generated count with this successor (ordered mode)
+	if c.ordered {
+		gen = c.generated.Load() + x.generated
+	}
+	if (c.cons == nil && c.acons == nil) || c.inModel(action, x.from.s, t) {
 		var fp, hi uint64
 		x.buf, fp, hi = c.key(x.buf, t)
 		c.set.touch(fp)
@@ -523,9 +534,13 @@ func (x *expansion[S]) flush() {
 		}
 		if isNew {
 			x.distinct++
-			c.deepen(x.level + 1)
-			distinct, _ := x.counts()
-			c.checkState(p.s, finding[S]{length: x.level + 1, at: r, distinct: distinct, generated: p.gen})
+			if x.distinct == 1 {
+				c.deepen(x.level + 1)
+			}
+			if i := c.failing(p.s); i >= 0 {
+				distinct, _ := x.counts()
+				c.report(&finding[S]{kind: "invariant", name: c.names[i], length: x.level + 1, at: r, distinct: distinct, generated: p.gen})
+			}
 			x.out.add(entry[S]{p.s, r})
 		}
 	}
