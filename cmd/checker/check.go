@@ -80,7 +80,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.StringVar(&f.ckDir, "checkpoint", "", "save the search in this folder at the end of a level, every --checkpoint-every, to resume it with --recover")
 	fs.DurationVar(&f.ckEvery, "checkpoint-every", 10*time.Minute, "--checkpoint: the least time between checkpoints")
 	fs.StringVar(&f.recover, "recover", "", "resume the search saved in this --checkpoint folder (same model and properties), as TLC -recover")
-	fs.IntVar(&f.fpBits, "fp", 64, "fingerprint width in bits, 64 or 128 (128: about twice the seen-set's memory; use it from about 10^8 states on)")
+	fs.IntVar(&f.fpBits, "fp", 64, "fingerprint width in bits, 64 or 128 (128: about twice the seen-set's memory; use it from about 10^7 states on)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: checker check [--model NAME | --config FILE.cfg] [flags]")
 		fs.PrintDefaults()
