@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"sync"
 	"time"
 	"unsafe"
 )
@@ -67,9 +68,7 @@ func (c *checker[S]) buildGraph(ctx context.Context) (*lgraph[S], error) {
 		}
 		return i
 	}
-	add := func(s S, parent int32) int32 {
-		var fp, hi uint64
-		buf, fp, hi = c.key(buf, s)
+	add := func(s S, fp, hi uint64, parent int32) int32 {
 		if id, ok := ids[[2]uint64{fp, hi}]; ok {
 			return id
 		}
@@ -81,7 +80,9 @@ func (c *checker[S]) buildGraph(ctx context.Context) (*lgraph[S], error) {
 	}
 	c.m.Init(func(s S) {
 		if c.cons == nil || c.cons.Constraint(s) {
-			add(s, -1)
+			var fp, hi uint64
+			buf, fp, hi = c.key(buf, s)
+			add(s, fp, hi, -1)
 		}
 	})
 	g.edgeStart = append(g.edgeStart, 0)
@@ -89,43 +90,114 @@ func (c *checker[S]) buildGraph(ctx context.Context) (*lgraph[S], error) {
 	g.enabledStart = append(g.enabledStart, 0)
 	g.p = make([][]bool, len(c.lives))
 	g.q = make([][]bool, len(c.lives))
-	for v := int32(0); int(v) < len(g.states); v++ {
-		if v&1023 == 0 {
-			if ctx.Err() != nil {
-				return nil, nil
-			}
-			if b := c.opts.MemoryBudget; b > 0 && g.bytes(len(ids))+c.set.mem.Load() > b {
-				c.reason = fmt.Sprintf("memory budget of %s reached during the liveness check (state graph of %d states)", sizeText(b), len(g.states))
-				return nil, nil
-			}
+	// The nodes are expanded in windows: the workers expand a window's
+	// nodes (successors, fingerprints, fairness, P and Q: the costly part)
+	// into per-node results, then the results are added to the graph in
+	// node order, so the graph is the same whatever the workers.
+	var exp []nodeExpansion[S]
+	for v := int32(0); int(v) < len(g.states); {
+		if ctx.Err() != nil {
+			return nil, nil
 		}
-		s := g.states[v]
-		c.m.Next(s, func(action string, t S) {
-			if !c.inModel(action, s, t) {
-				return
+		if b := c.opts.MemoryBudget; b > 0 && g.bytes(len(ids))+c.set.mem.Load() > b {
+			c.reason = fmt.Sprintf("memory budget of %s reached during the liveness check (state graph of %d states)", sizeText(b), len(g.states))
+			return nil, nil
+		}
+		hi := min(int32(len(g.states)), v+graphWindow)
+		exp = c.expandNodes(g.states[v:hi], exp)
+		for k := range exp[:hi-v] {
+			x := &exp[k]
+			for _, e := range x.edges {
+				g.targets = append(g.targets, add(e.to, e.fp, e.hi, v))
+				g.actions = append(g.actions, e.action)
+				for _, k := range e.taken {
+					g.taken = append(g.taken, key(k, false, false))
+				}
+				g.takenStart = append(g.takenStart, int32(len(g.taken)))
 			}
-			w := add(t, v)
-			g.targets = append(g.targets, w)
-			g.actions = append(g.actions, action)
-			c.live.FairTaken(action, s, t, func(k string) {
-				g.taken = append(g.taken, key(k, false, false))
-			})
-			g.takenStart = append(g.takenStart, int32(len(g.taken)))
-		})
-		g.edgeStart = append(g.edgeStart, int32(len(g.targets)))
-		c.live.FairEnabled(s, func(k string, strong bool) {
-			g.enabled = append(g.enabled, key(k, strong, true))
-		})
-		g.enabledStart = append(g.enabledStart, int32(len(g.enabled)))
-		for j, i := range c.lives {
-			p, q := c.live.LeadsTo(i, s)
-			g.p[j] = append(g.p[j], p)
-			g.q[j] = append(g.q[j], q)
+			g.edgeStart = append(g.edgeStart, int32(len(g.targets)))
+			for _, en := range x.enabled {
+				g.enabled = append(g.enabled, key(en.key, en.strong, true))
+			}
+			g.enabledStart = append(g.enabledStart, int32(len(g.enabled)))
+			for j := range c.lives {
+				g.p[j] = append(g.p[j], x.p[j])
+				g.q[j] = append(g.q[j], x.q[j])
+			}
+			v++
 		}
 		c.distinct.Store(int64(len(g.states)))
-		c.queue.Store(int64(len(g.states)) - int64(v) - 1)
+		c.queue.Store(int64(len(g.states)) - int64(v))
 	}
 	return g, keyErr
+}
+
+// graphWindow is how many nodes the workers expand at a time.
+const graphWindow = 4096
+
+// nodeExpansion is what a worker computes for one node of the graph.
+type nodeExpansion[S any] struct {
+	edges   []edgeExpansion[S]
+	enabled []enabledKey
+	p, q    []bool
+}
+
+type edgeExpansion[S any] struct {
+	to     S
+	fp, hi uint64
+	action string
+	taken  []string
+}
+
+type enabledKey struct {
+	key    string
+	strong bool
+}
+
+// expandNodes expands states on the workers into exp[i] for states[i],
+// reusing exp's memory, and returns exp.
+func (c *checker[S]) expandNodes(states []S, exp []nodeExpansion[S]) []nodeExpansion[S] {
+	if len(exp) < len(states) {
+		exp = append(exp, make([]nodeExpansion[S], len(states)-len(exp))...)
+	}
+	workers := max(1, min(c.opts.Workers, (len(states)+255)/256))
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		lo, hi := len(states)*w/workers, len(states)*(w+1)/workers
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var buf []byte
+			for i := lo; i < hi; i++ {
+				s, x := states[i], &exp[i]
+				x.edges, x.enabled, x.p, x.q = x.edges[:0], x.enabled[:0], x.p[:0], x.q[:0]
+				c.m.Next(s, func(action string, t S) {
+					if !c.inModel(action, s, t) {
+						return
+					}
+					var fp, fhi uint64
+					buf, fp, fhi = c.key(buf, t)
+					if len(x.edges) < cap(x.edges) { // reuse the edge and its taken list
+						x.edges = x.edges[:len(x.edges)+1]
+					} else {
+						x.edges = append(x.edges, edgeExpansion[S]{})
+					}
+					e := &x.edges[len(x.edges)-1]
+					e.to, e.fp, e.hi, e.action, e.taken = t, fp, fhi, action, e.taken[:0]
+					c.live.FairTaken(action, s, t, func(k string) { e.taken = append(e.taken, k) })
+				})
+				c.live.FairEnabled(s, func(k string, strong bool) {
+					x.enabled = append(x.enabled, enabledKey{k, strong})
+				})
+				for _, j := range c.lives {
+					p, q := c.live.LeadsTo(j, s)
+					x.p, x.q = append(x.p, p), append(x.q, q)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return exp
 }
 
 // bytes estimates the memory g holds, with an id map of n entries.

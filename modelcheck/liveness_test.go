@@ -256,3 +256,22 @@ func TestMemoryBudgetInLiveness(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, modelcheck.Violated, res.Outcome) // nothing makes the fan pick 7
 }
+
+// The liveness graph is built on every worker, and is the same graph
+// whatever their number: the same lasso, figures and loop.
+func TestLivenessGraphIndependentOfWorkers(t *testing.T) {
+	var first *modelcheck.Result[int]
+	for _, workers := range []int{1, 2, 5} {
+		res, err := modelcheck.Check[int](context.Background(), &fan{ring{n: 20000, goal: 7, fair: "WF"}}, modelcheck.Options{Workers: workers})
+		require.NoError(t, err)
+		require.Equal(t, modelcheck.Violated, res.Outcome)
+		if first == nil {
+			first = res
+			continue
+		}
+		require.Equal(t, first.Trace, res.Trace, "workers %d", workers)
+		require.Equal(t, first.LoopStart, res.LoopStart)
+		require.Equal(t, first.Distinct, res.Distinct)
+		require.Equal(t, first.Generated, res.Generated)
+	}
+}
