@@ -613,12 +613,7 @@ func (g *lgraph[S]) unfair(nodes, edges []int32) (int32, bool) {
 
 // takes reports whether edge e takes instance k.
 func (g *lgraph[S]) takes(e, k int32) bool {
-	for _, x := range g.taken[g.takenStart[e]:g.takenStart[e+1]] {
-		if x == k {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(g.taken[g.takenStart[e]:g.takenStart[e+1]], k)
 }
 
 // pathIn returns a shortest path from src inside in that ends at a state
@@ -664,13 +659,9 @@ func (g *lgraph[S]) pathIn(src int32, in map[int32]bool, goalState func(int32) b
 	return nil, nil
 }
 
+// enabledIn reports whether instance k is enabled in node v.
 func (g *lgraph[S]) enabledIn(v, k int32) bool {
-	for _, x := range g.enabled[g.enabledStart[v]:g.enabledStart[v+1]] {
-		if x == k {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(g.enabled[g.enabledStart[v]:g.enabledStart[v+1]], k)
 }
 
 // lassoTrace turns a lasso into steps, naming each step's action, and

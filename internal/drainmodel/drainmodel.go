@@ -171,37 +171,32 @@ func load(path string, liveness bool) (*Model, modelcheck.Options, error) {
 	}
 	m := &Model{Model: sm}
 	opts := modelcheck.Options{Invariants: []string{}, ActionProperties: []string{}, Liveness: []string{}, CheckDeadlock: true}
-	defined := func(kind string, n tlacfg.Named, names []string) error {
-		slices.Sort(names)
-		return at(n.Line, "%s %s is not defined (tla/MCDrainRegistrationReduced.tla defines %s)", kind, n.Name, strings.Join(names, ", "))
-	}
 	for _, n := range cfg.Constraints {
-		c, ok := spec.MCConstraints[n.Name]
-		if !ok {
-			return fail(defined("CONSTRAINT", n, slices.Collect(maps.Keys(spec.MCConstraints))))
+		c, err := definition(path, "CONSTRAINT", n, spec.MCConstraints)
+		if err != nil {
+			return fail(err)
 		}
 		m.constraints = append(m.constraints, c)
 		opts.UseConstraint = true
 	}
 	for _, n := range cfg.ActionConstraints {
-		c, ok := spec.MCActionConstraints[n.Name]
-		if !ok {
-			return fail(defined("ACTION_CONSTRAINT", n, slices.Collect(maps.Keys(spec.MCActionConstraints))))
+		c, err := definition(path, "ACTION_CONSTRAINT", n, spec.MCActionConstraints)
+		if err != nil {
+			return fail(err)
 		}
 		m.actionConstraints = append(m.actionConstraints, c)
 		opts.UseConstraint = true
 	}
 	if n := cfg.View; n.Name != "" {
-		v, ok := spec.MCViews[n.Name]
-		if !ok {
-			return fail(defined("VIEW", n, slices.Collect(maps.Keys(spec.MCViews))))
+		if m.view, err = definition(path, "VIEW", n, spec.MCViews); err != nil {
+			return fail(err)
 		}
-		m.view, opts.UseView = v, true
+		opts.UseView = true
 	}
 	if n := cfg.Symmetry; n.Name != "" {
-		set, ok := spec.MCSymmetries[n.Name]
-		if !ok {
-			return fail(defined("SYMMETRY", n, slices.Collect(maps.Keys(spec.MCSymmetries))))
+		set, err := definition(path, "SYMMETRY", n, spec.MCSymmetries)
+		if err != nil {
+			return fail(err)
 		}
 		if m.symmetry, err = sm.SymmetryMask(set(sm.Config())); err != nil {
 			return fail(at(n.Line, "SYMMETRY %s: %v", n.Name, err))
@@ -237,6 +232,17 @@ func load(path string, liveness bool) (*Model, modelcheck.Options, error) {
 		}
 	}
 	return m, opts, nil
+}
+
+// definition looks up the definition of MCDrainRegistrationReduced.tla
+// that a cfg line names under keyword kind.
+func definition[T any](path, kind string, n tlacfg.Named, defs map[string]T) (T, error) {
+	d, ok := defs[n.Name]
+	if !ok {
+		names := slices.Sorted(maps.Keys(defs))
+		return d, &tlacfg.Error{File: path, Line: n.Line, Msg: fmt.Sprintf("%s %s is not defined (tla/MCDrainRegistrationReduced.tla defines %s)", kind, n.Name, strings.Join(names, ", "))}
+	}
+	return d, nil
 }
 
 // livenessNames lists the model's liveness properties, if it has any.

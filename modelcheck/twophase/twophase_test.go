@@ -12,26 +12,32 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// TLC's figures for TwoPhase.cfg (tlaplus/Examples), 3 and 5 RMs, as TLC
-// 2026.04 (rev cc6b616cf) reports them.
+// TLC's figures for TwoPhase (tla/twophase/MCTwoPhase{3,5}[Sym].cfg, the
+// spec of tlaplus/Examples), 3 and 5 RMs, without and with SYMMETRY
+// Permutations(RM), as TLC (rev cc6b616) reports them; with the symmetry,
+// the orbits of the reachable states and the successors of one state per
+// orbit.
 func TestTLCParity(t *testing.T) {
 	for _, tc := range []struct {
 		rms                 int
+		symmetry            bool
 		distinct, generated int64
 		depth               int
 	}{
-		{3, 288, 1146, 11},
-		{5, 8832, 58146, 17},
+		{3, false, 288, 1146, 11},
+		{5, false, 8832, 58146, 17},
+		{3, true, 80, 318, 11},
+		{5, true, 314, 2048, 17},
 	} {
 		for _, workers := range []int{1, 2, 7} {
 			m, err := twophase.New(tc.rms, false)
 			require.NoError(t, err)
-			res, err := modelcheck.Check[twophase.State](context.Background(), m, modelcheck.Options{Workers: workers, CheckDeadlock: false})
+			res, err := modelcheck.Check[twophase.State](context.Background(), m, modelcheck.Options{Workers: workers, UseSymmetry: tc.symmetry})
 			require.NoError(t, err)
 			require.Equal(t, modelcheck.OK, res.Outcome, "rms=%d workers=%d", tc.rms, workers)
-			require.Equal(t, tc.distinct, res.Distinct, "rms=%d workers=%d", tc.rms, workers)
-			require.Equal(t, tc.generated, res.Generated, "rms=%d workers=%d", tc.rms, workers)
-			require.Equal(t, tc.depth, res.Depth, "rms=%d workers=%d", tc.rms, workers)
+			require.Equal(t, tc.distinct, res.Distinct, "rms=%d symmetry=%v workers=%d", tc.rms, tc.symmetry, workers)
+			require.Equal(t, tc.generated, res.Generated, "rms=%d symmetry=%v workers=%d", tc.rms, tc.symmetry, workers)
+			require.Equal(t, tc.depth, res.Depth, "rms=%d symmetry=%v workers=%d", tc.rms, tc.symmetry, workers)
 		}
 	}
 }
@@ -66,32 +72,6 @@ func TestNewRejectsBadSize(t *testing.T) {
 	require.Error(t, err)
 	_, err = twophase.New(twophase.MaxRMs+1, false)
 	require.Error(t, err)
-}
-
-// TLC's figures for tla/twophase/MCTwoPhase{3,5}Sym.cfg (SYMMETRY
-// Permutations(RM)), TLC 2026.12.01 (rev cc6b616), -workers 1: the
-// orbits of the reachable states, and the successors of one state per
-// orbit.
-func TestTLCParitySymmetry(t *testing.T) {
-	for _, tc := range []struct {
-		rms                 int
-		distinct, generated int64
-		depth               int
-	}{
-		{3, 80, 318, 11},
-		{5, 314, 2048, 17},
-	} {
-		for _, workers := range []int{1, 2, 7} {
-			m, err := twophase.New(tc.rms, false)
-			require.NoError(t, err)
-			res, err := modelcheck.Check[twophase.State](context.Background(), m, modelcheck.Options{Workers: workers, UseSymmetry: true})
-			require.NoError(t, err)
-			require.Equal(t, modelcheck.OK, res.Outcome)
-			require.Equal(t, tc.distinct, res.Distinct, "rms=%d workers=%d", tc.rms, workers)
-			require.Equal(t, tc.generated, res.Generated, "rms=%d workers=%d", tc.rms, workers)
-			require.Equal(t, tc.depth, res.Depth, "rms=%d workers=%d", tc.rms, workers)
-		}
-	}
 }
 
 // Canonical is constant on orbits and stays in them: for every reachable
