@@ -349,9 +349,6 @@ func (g *lgraph[S]) stem(x int32, prev, via []int32) *lasso {
 	return &lasso{nodes: nodes, edges: edges, loop: len(nodes) - 1}
 }
 
-// out returns v's successors.
-func (g *lgraph[S]) out(v int32) []int32 { return g.targets[g.edgeStart[v]:g.edgeStart[v+1]] }
-
 // fairComponents calls found for every fair SCC of the subgraph allowed
 // selects (Emerson–Lei refinement).
 func (g *lgraph[S]) fairComponents(allowed []bool, found func([]int32)) {
