@@ -128,6 +128,7 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 		{"check", "--config", "does-not-exist.cfg"},
 		{"check", "--config", "x.cfg", "--model", "twophase"},
 		{"check", "--fp", "96"},
+		{"check", "--config", "../../tla/MCDrainRegistrationConstraint.cfg", "--simulate", "--walks", "1"},
 		{"check", "--memory", "lots"},
 		{"check", "--recover", "no-such-folder"},
 		{"check", "--checkpoint-every", "0s"},
