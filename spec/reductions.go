@@ -22,10 +22,8 @@ var MCActionConstraints = map[string]func(from, to State) bool{
 // MCViews are the views of MCDrainRegistrationReduced: each appends the
 // encoding of s's view to dst.
 var MCViews = map[string]func(m *Model, dst []byte, s State) []byte{
-	// WithoutWork == <<epoch, liveness, admissionClosed, pc, count,
-	// subscribed, schemaRef, removed, registrations, coordEpoch,
-	// coordLiveness, coordCount, drainedEpoch, cache, net>>: every
-	// variable but work.
+	// WithoutWork == <<epoch, version, liveness, ..., legacyEpoch, cache,
+	// net>>: every variable but work.
 	"WithoutWork": func(m *Model, dst []byte, s State) []byte {
 		s.Work = 0
 		return m.Encode(dst, s)

@@ -21,7 +21,9 @@ NetAtMostOne == Cardinality(net) <= 1
 NoCrashRestartStep == epoch' = epoch \/ drainedEpoch = epoch
 
 \* VIEW: every variable but the maintainers' work.
-WithoutWork == <<epoch, liveness, admissionClosed, pc, count, subscribed,
-                 schemaRef, removed, registrations, coordEpoch,
-                 coordLiveness, coordCount, drainedEpoch, cache, net>>
+WithoutWork == <<epoch, version, liveness, closing, gateClosed, admissionClosed,
+                 pc, brk, count, subscribed, schemaRef, removed, sample,
+                 lastReport, registrations, regs, coordEpoch, coordVersion,
+                 coordLiveness, coordCount, drainedEpoch, legacyEpoch, cache,
+                 net>>
 =============================================================================

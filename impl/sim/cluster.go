@@ -18,8 +18,11 @@ import (
 // Target is the drained node's ID.
 const Target node.ID = "T"
 
-// cluster is the one upstream cluster of the drained node's broker.
-const cluster eventservice.ClusterID = "c1"
+// UpstreamCluster returns the ID of upstream cluster i (0-based): c1, c2,
+// …. T's event service has one broker per upstream cluster.
+func UpstreamCluster(i int) eventservice.ClusterID {
+	return eventservice.ClusterID(fmt.Sprintf("c%d", i+1))
+}
 
 // Kind is a message kind (the model's Kinds).
 type Kind int8
@@ -74,6 +77,10 @@ type ClusterConfig struct {
 	// register with T (IDs d1, d2, …); TableTriggers of them (the last
 	// ones) are table triggers.
 	Dispatchers, TableTriggers int
+	// Clusters is the number of upstream clusters (c1, c2, …; 1 if 0),
+	// each with its own broker in T's event service and its own stores;
+	// dispatcher d belongs to cluster d mod Clusters ([Cluster.ClusterOf]).
+	Clusters int
 	// SetBus gives the bus the model's set semantics: sending a message
 	// equal to one in flight does nothing.
 	SetBus bool
@@ -101,8 +108,8 @@ type process struct {
 	node     *node.Node
 	live     *node.LivenessStore
 	svc      *eventservice.Service
-	es       *store.MemEventStore
-	ss       *store.MemSchemaStore
+	es       []*store.MemEventStore  // per upstream cluster
+	ss       []*store.MemSchemaStore // per upstream cluster
 	cancel   context.CancelFunc
 	done     chan struct{}
 	pending  *pendingOp
@@ -143,6 +150,12 @@ func NewCluster(cfg ClusterConfig) (*Cluster, error) {
 	if cfg.Dispatchers <= 0 || cfg.TableTriggers < 0 || cfg.TableTriggers > cfg.Dispatchers {
 		return nil, fmt.Errorf("sim: bad dispatcher counts %d/%d", cfg.Dispatchers, cfg.TableTriggers)
 	}
+	if cfg.Clusters < 0 {
+		return nil, fmt.Errorf("sim: negative number of clusters %d", cfg.Clusters)
+	}
+	if cfg.Clusters == 0 {
+		cfg.Clusters = 1
+	}
 	co, err := coordinator.New(coordinator.Config{Transport: cfg.Transport, ResendInterval: cfg.ResendInterval,
 		QueryInterval: cfg.QueryInterval, UnknownAfter: cfg.UnknownAfter})
 	if err != nil {
@@ -161,12 +174,19 @@ func NewCluster(cfg ClusterConfig) (*Cluster, error) {
 // start starts T's next process.
 func (c *Cluster) start() error {
 	c.epoch++
-	p := &process{live: new(node.LivenessStore), es: store.NewMemEventStore(), ss: store.NewMemSchemaStore(),
-		done: make(chan struct{})}
+	p := &process{live: new(node.LivenessStore), done: make(chan struct{})}
+	byID := map[eventservice.ClusterID]int{}
+	for i := range c.cfg.Clusters {
+		p.es = append(p.es, store.NewMemEventStore())
+		p.ss = append(p.ss, store.NewMemSchemaStore())
+		byID[UpstreamCluster(i)] = i
+	}
 	svc, err := eventservice.New(eventservice.Config{
-		NewStores: func(eventservice.ClusterID) (store.EventStore, store.SchemaStore) { return p.es, p.ss },
-		Stopping:  func() bool { return !p.observer.Load() && p.live.Load() == node.Stopping },
-		Now:       func() time.Time { return time.Unix(0, 0) },
+		NewStores: func(id eventservice.ClusterID) (store.EventStore, store.SchemaStore) {
+			return p.es[byID[id]], p.ss[byID[id]]
+		},
+		Stopping: func() bool { return !p.observer.Load() && p.live.Load() == node.Stopping },
+		Now:      func() time.Time { return time.Unix(0, 0) },
 	})
 	if err != nil {
 		return err
@@ -179,9 +199,10 @@ func (c *Cluster) start() error {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	p.cancel = cancel
+	wait := svc.Start(ctx)
 	go func() {
 		defer close(p.done)
-		_ = svc.Run(ctx)
+		_ = wait()
 	}()
 	c.proc = p
 	clear(c.registered)
@@ -227,10 +248,21 @@ func Dispatcher(d int) eventservice.DispatcherID {
 
 func (c *Cluster) isTT(d int) bool { return d >= c.cfg.Dispatchers-c.cfg.TableTriggers }
 
+// ClusterOf returns the upstream cluster (0-based) dispatcher d belongs
+// to: the broker of T's event service it registers with.
+func (c *Cluster) ClusterOf(d int) int { return d % c.cfg.Clusters }
+
+// stores returns the stores of dispatcher d's cluster in T's current
+// process.
+func (c *Cluster) stores(d int) (*store.MemEventStore, *store.MemSchemaStore) {
+	i := c.ClusterOf(d)
+	return c.proc.es[i], c.proc.ss[i]
+}
+
 func table(d int) store.TableID { return store.TableID(d + 1) }
 
 func (c *Cluster) request(a eventservice.Action, d int) eventservice.Request {
-	return eventservice.Request{Action: a, Cluster: cluster, Changefeed: "cf", Dispatcher: Dispatcher(d),
+	return eventservice.Request{Action: a, Cluster: UpstreamCluster(c.ClusterOf(d)), Changefeed: "cf", Dispatcher: Dispatcher(d),
 		TableTrigger: c.isTT(d), Table: table(d)}
 }
 
@@ -254,12 +286,14 @@ func (c *Cluster) Registered(d int) bool { return c.registered[d] }
 // between steps (the event service's loop is serial).
 var ErrBusy = errors.New("sim: event service busy")
 
-// CollectorRegister sends REGISTER(d) (TLA+ CollectorRegister). A table
+// CollectorRegister sends REGISTER(d) to d's cluster and the event
+// service takes it (TLA+ CollectorSendRegister, ServiceRecvRegister, then
+// BrokerAdmit, and BrokerReleaseOld for a repeated registration). A table
 // trigger, a repeated registration or a refused one completes at once.
 // An ordinary registration is held inside SchemaStore.RegisterTable after
 // its subscription (TLA+ BrokerSubscribe) unless refuse makes the event
-// store refuse it (TLA+ BrokerSubscribeRefused); BrokerRegisterTable or
-// BrokerRegisterTableFails finishes it.
+// store refuse it (TLA+ BrokerSubscribeRefused, BrokerRollback);
+// BrokerRegisterTable or BrokerRegisterTableFails finishes it.
 func (c *Cluster) CollectorRegister(d int, refuse bool) error {
 	if c.Busy() {
 		return ErrBusy
@@ -274,12 +308,13 @@ func (c *Cluster) CollectorRegister(d int, refuse bool) error {
 		}
 		return err
 	}
+	es, ss := c.stores(d)
 	if refuse {
-		p.es.Refuse(func(store.DispatcherID, store.Subscription) bool { return true })
-		defer p.es.Refuse(nil)
+		es.Refuse(func(store.DispatcherID, store.Subscription) bool { return true })
+		defer es.Refuse(nil)
 	}
-	gate := p.ss.BlockRegisterTable()
-	defer p.ss.Unblock()
+	gate := ss.BlockRegisterTable()
+	defer ss.Unblock()
 	op := &pendingOp{d: d, gate: gate, result: make(chan error, 1)}
 	go func() { op.result <- p.svc.Do(context.Background(), req) }()
 	select {
@@ -314,9 +349,13 @@ func (c *Cluster) BrokerRegisterTable() error {
 }
 
 // BrokerRegisterTableFails makes the held registration's RegisterTable
-// fail (TLA+ BrokerRegisterTableFails, seed 004).
+// fail (TLA+ BrokerRegisterTableFails, BrokerUnsubscribe, BrokerRollback;
+// F-R1).
 func (c *Cluster) BrokerRegisterTableFails() error {
-	c.proc.ss.FailOnce(nil)
+	if op := c.proc.pending; op != nil {
+		_, ss := c.stores(op.d)
+		ss.FailOnce(nil)
+	}
 	_, err := c.finish(false)
 	if err == nil {
 		return errors.New("sim: RegisterTable failure not reported")
@@ -334,11 +373,12 @@ func (c *Cluster) CollectorRemove(d int) error {
 	p := c.proc
 	req := c.request(eventservice.Remove, d)
 	c.registered[d] = false
-	if c.isTT(d) || !p.es.Subscribed(Dispatcher(d)) {
+	es, _ := c.stores(d)
+	if c.isTT(d) || !es.Subscribed(Dispatcher(d)) {
 		return p.svc.Do(context.Background(), req)
 	}
-	gate := p.es.BlockUnregister()
-	defer p.es.Unblock()
+	gate := es.BlockUnregister()
+	defer es.Unblock()
 	op := &pendingOp{d: d, remove: true, gate: gate, result: make(chan error, 1)}
 	go func() { op.result <- p.svc.Do(context.Background(), req) }()
 	select {
@@ -433,8 +473,10 @@ func (c *Cluster) BrokenStreams() int {
 	if op := c.proc.pending; op != nil {
 		ids[Dispatcher(op.d)] = true
 	}
-	for _, id := range c.proc.es.Subscribers() {
-		ids[id] = true
+	for _, es := range c.proc.es {
+		for _, id := range es.Subscribers() {
+			ids[id] = true
+		}
 	}
 	return len(ids)
 }
@@ -515,6 +557,29 @@ type Observation struct {
 	SchemaRef       []bool
 }
 
+// BrokerCounts returns the dispatcher count of each upstream cluster's
+// broker in T's event service (0 for a cluster with no broker yet), as
+// the request loop sees them between two requests. It reports false while
+// a registration or removal is held between steps: the loop is busy.
+func (c *Cluster) BrokerCounts() ([]int64, bool) {
+	if c.Busy() {
+		return nil, false
+	}
+	snap, err := c.proc.svc.Snapshot(context.Background())
+	if err != nil {
+		return nil, false
+	}
+	out := make([]int64, c.cfg.Clusters)
+	for _, b := range snap.Brokers {
+		for i := range out {
+			if b.Cluster == UpstreamCluster(i) {
+				out[i] = b.Count
+			}
+		}
+	}
+	return out, true
+}
+
 // Observe reads T's observable state.
 func (c *Cluster) Observe() Observation {
 	p := c.proc
@@ -524,8 +589,9 @@ func (c *Cluster) Observe() Observation {
 	o := Observation{Epoch: c.epoch, Liveness: p.live.Load(), AdmissionClosed: closed, Count: count,
 		Subscribed: make([]bool, c.cfg.Dispatchers), SchemaRef: make([]bool, c.cfg.Dispatchers)}
 	for d := range o.Subscribed {
-		o.Subscribed[d] = p.es.Subscribed(Dispatcher(d))
-		o.SchemaRef[d] = p.ss.Refs(table(d)) > 0
+		es, ss := c.stores(d)
+		o.Subscribed[d] = es.Subscribed(Dispatcher(d))
+		o.SchemaRef[d] = ss.Refs(table(d)) > 0
 	}
 	return o
 }

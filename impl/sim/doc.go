@@ -11,8 +11,10 @@
 // reported complete.
 //
 // It mirrors tla/DrainRegistration.tla (package spec) as a whole: the
-// step methods of [Cluster] are named after the model's actions
-// (CollectorRegister, BrokerSubscribe/BrokerSubscribeRefused inside it,
+// step methods of [Cluster] are named after the model's actions, some of
+// which run several of the model's steps in one call
+// (CollectorRegister: CollectorSendRegister, ServiceRecvRegister,
+// BrokerAdmit, BrokerSubscribe or BrokerSubscribeRefused inside it;
 // BrokerRegisterTable, BrokerRegisterTableFails, CollectorRemove,
 // BrokerRemoveFinish, NodeSendHeartbeat, NodeRecvCommand,
 // ServiceSendReport, Restart for NodeCrashRestart and UpgradeRestart,
@@ -21,6 +23,9 @@
 // with the coordinator's and the LogCoordinator's state gives the model's
 // variables, so a test can run the model beside the cluster and compare
 // them after every step (the rapid test in this package does).
+//
+// T's event service may serve several upstream clusters
+// (ClusterConfig.Clusters), one broker each, as the model's Brokers.
 //
 // A registration is held between its store steps by the stores' gates
 // (its count raised, its subscription taken, RegisterTable not yet
