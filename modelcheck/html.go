@@ -4,31 +4,62 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"slices"
 )
 
 // htmlTrace is the page WriteTraceHTML renders.
 var htmlTrace = template.Must(template.New("trace").Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{{.Title}}</title>
 <style>
-body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}
-h1{font-size:1.3em} p.sum{color:#555}
-table{border-collapse:collapse;font-family:ui-monospace,monospace;font-size:12px}
-th,td{border:1px solid #ccc;padding:3px 6px;vertical-align:top;text-align:left}
-th{background:#f3f3f3;position:sticky;top:0}
-td.step{font-weight:600;min-width:16em;max-width:26em}
+body{font-family:system-ui,sans-serif;margin:1em 1.5em;color:#222}
+h1{font-size:1.3em;margin:.2em 0} p.sum{color:#555;margin:.3em 0}
+p.fail{margin:.3em 0;font-weight:600;color:#a11}
+p.loopnote{margin:.3em 0;font-weight:600;color:#a11}
+pre.def{background:#f6f8fa;border-left:4px solid #d33;padding:.4em .8em;margin:.4em 0;font-size:12px;max-height:10em;overflow:auto}
+button{font-size:12px;margin:.3em 0}
+table{border-collapse:separate;border-spacing:0;font-family:ui-monospace,monospace;font-size:12px}
+th,td{border-right:1px solid #ccc;border-bottom:1px solid #ccc;padding:3px 6px;vertical-align:top;text-align:left;background:#fff}
+th{background:#f3f3f3;position:sticky;top:0;z-index:2}
+th.focus{background:#fde2e2}
 td{white-space:nowrap}
-td.step,td.long{white-space:normal;min-width:16em}
+td.n,th.n{position:sticky;left:0;z-index:3;min-width:2.2em;max-width:2.2em}
+td.step,th.step{position:sticky;left:calc(2.2em + 13px);z-index:3;font-weight:600;min-width:20em;max-width:30em;white-space:normal;box-shadow:2px 0 3px rgba(0,0,0,.15)}
+th.n,th.step{z-index:4}
+td.long{white-space:normal;min-width:16em;max-width:40em}
 td.changed{background:#fff3b0}
 td.same{color:#999}
 tr.loop td.step{border-left:4px solid #d33}
 tr.last td{border-bottom:2px solid #d33}
+tr.last td.step{color:#a11}
+span.mark{color:#d33;font-weight:700}
+table.hide-const [data-const]{display:none}
 </style></head><body>
 <h1>{{.Title}}</h1>
 <p class="sum">{{.Summary}}</p>
-<table>
-<tr><th>#</th><th>step</th>{{range .Vars}}<th>{{.}}</th>{{end}}</tr>
-{{range .Rows}}<tr class="{{.Class}}"><td>{{.N}}</td><td class="step">{{.Label}}</td>{{range .Cells}}<td class="{{if .Changed}}changed{{else}}same{{end}}{{if .Long}} long{{end}}">{{.Value}}</td>{{end}}</tr>
-{{end}}</table>
+{{if .Fails}}<p class="fail" id="fails">{{.Fails}}</p>{{end}}
+{{if .Loop}}<p class="loopnote" id="loopnote">↻ Steps {{.Loop}}–{{len .Rows}} (marked ↻) repeat forever.</p>{{end}}
+{{if .Definition}}<pre class="def" id="definition">{{.Definition}}</pre>{{end}}
+{{if .Rows}}{{if .Constant}}<button id="toggle" onclick="var t=document.getElementById('trace');t.classList.toggle('hide-const');this.textContent=t.classList.contains('hide-const')?'show the {{.Constant}} unchanged columns':'hide the {{.Constant}} unchanged columns'">show the {{.Constant}} unchanged columns</button>{{end}}
+<div id="scroller">
+<table id="trace" class="hide-const">
+<tr><th class="n">#</th><th class="step">step</th>{{range .Cols}}<th{{if .Focus}} class="focus" title="read by the violated property"{{end}}{{if .Const}} data-const{{end}}>{{.Name}}</th>{{end}}</tr>
+{{range .Rows}}<tr class="{{.Class}}"><td class="n">{{.N}}</td><td class="step">{{if .LoopStart}}<span class="mark">↻ </span>{{end}}{{.Label}}</td>{{range .Cells}}<td class="{{if .Changed}}changed{{else}}same{{end}}{{if .Long}} long{{end}}"{{if .Const}} data-const{{end}}>{{.Value}}</td>{{end}}</tr>
+{{end}}</table></div>
+<script>
+// The table scrolls in a box that fills the rest of the window, so that
+// the title, the failure and the definition stay in view; it opens at the
+// loop of a lasso, else at the last step (where the property fails).
+window.addEventListener('load', () => {
+  const box = document.getElementById('scroller')
+  box.style.overflow = 'auto'
+  box.style.maxHeight = Math.max(200, window.innerHeight - box.getBoundingClientRect().top - 8) + 'px'
+  const head = box.querySelector('tr').offsetHeight
+  const loop = box.querySelector('tr.loop')
+  const last = box.querySelector('tr.last')
+  if (loop) box.scrollTop = loop.offsetTop - head
+  else if (last) box.scrollTop = last.offsetTop + last.offsetHeight - box.clientHeight
+})
+</script>{{end}}
 {{if .Loop}}<p class="sum">The steps marked in red from step {{.Loop}} on repeat forever.</p>{{end}}
 </body></html>
 `))
@@ -37,57 +68,116 @@ type htmlCell struct {
 	Value   string
 	Changed bool
 	Long    bool // wraps at spaces; short values stay on one line
+	Const   bool // the column never changes
 }
 
 type htmlRow struct {
-	N     int
-	Label string
-	Class string
-	Cells []htmlCell
+	N         int
+	Label     string
+	Class     string
+	LoopStart bool
+	Cells     []htmlCell
+}
+
+type htmlCol struct {
+	Name         string
+	Focus, Const bool
+}
+
+// HTMLTrace is what WriteTraceHTMLWith shows besides the trace.
+type HTMLTrace struct {
+	// Title and Summary head the page.
+	Title, Summary string
+	// LoopStart >= 0 marks where a liveness lasso's loop begins.
+	LoopStart int
+	// Fails, if set, is said above the table: where the property fails.
+	Fails string
+	// Definition, if set, is shown above the table: the violated
+	// property's definition (TLA+ text, say).
+	Definition string
+	// Focus names the variables to show first (those the violated
+	// property reads), highlighted.
+	Focus []string
 }
 
 // WriteTraceHTML renders a trace as a self-contained HTML page: one row a
 // step, one column a variable, the cells a step changed highlighted. title
 // and summary head the page; loopStart >= 0 marks where a liveness lasso's
 // loop begins. Models that do not implement VarLister get one column with
-// the whole state.
+// the whole state. See WriteTraceHTMLWith for the property's definition and
+// the variables to show first.
 func WriteTraceHTML[S any](w io.Writer, m Model[S], trace []Step[S], loopStart int, title, summary string) error {
+	return WriteTraceHTMLWith(w, m, trace, HTMLTrace{Title: title, Summary: summary, LoopStart: loopStart})
+}
+
+// WriteTraceHTMLWith renders a trace as WriteTraceHTML does, with what h
+// adds: the step columns stay in view when the table scrolls sideways,
+// h.Focus's variables come first, h.Definition is shown above the table,
+// and the columns no step changes are collapsed behind a button.
+func WriteTraceHTMLWith[S any](w io.Writer, m Model[S], trace []Step[S], h HTMLTrace) error {
 	vl, hasVars := m.(VarLister[S])
-	var names []string
-	var rows []htmlRow
-	var prev [][2]string
+	states := make([][][2]string, len(trace))
 	for i, st := range trace {
-		vars := [][2]string{{"state", fmt.Sprintf("%+v", st.State)}}
+		states[i] = [][2]string{{"state", fmt.Sprintf("%+v", st.State)}}
 		if hasVars {
-			vars = vl.Vars(st.State)
+			states[i] = vl.Vars(st.State)
 		}
-		if names == nil {
-			for _, v := range vars {
-				names = append(names, v[0])
+	}
+	// Column order: the focus variables, then those some step changes,
+	// then the constant ones, each group in the model's order.
+	var cols []htmlCol
+	var order []int
+	if len(states) > 0 {
+		n := len(states[0])
+		focus := func(j int) bool { return slices.Contains(h.Focus, states[0][j][0]) }
+		constant := func(j int) bool {
+			for _, s := range states[1:] {
+				if j >= len(s) || s[j] != states[0][j] {
+					return false
+				}
+			}
+			return len(states) > 1
+		}
+		for pass := 0; pass < 3; pass++ {
+			for j := 0; j < n; j++ {
+				f, c := focus(j), constant(j)
+				if pass == 0 && f || pass == 1 && !f && !c || pass == 2 && !f && c {
+					order = append(order, j)
+					cols = append(cols, htmlCol{Name: states[0][j][0], Focus: f, Const: c && !f})
+				}
 			}
 		}
-		row := htmlRow{N: i + 1, Label: st.Label}
-		if loopStart >= 0 && i >= loopStart {
+	}
+	var rows []htmlRow
+	for i, st := range trace {
+		row := htmlRow{N: i + 1, Label: st.Label, LoopStart: h.LoopStart >= 0 && i == h.LoopStart}
+		if h.LoopStart >= 0 && i >= h.LoopStart {
 			row.Class = "loop"
 		}
 		if i == len(trace)-1 {
 			row.Class += " last"
 		}
-		for j, v := range vars {
-			changed := prev == nil || j >= len(prev) || prev[j] != v
-			row.Cells = append(row.Cells, htmlCell{Value: v[1], Changed: changed, Long: len(v[1]) > 32})
+		for k, j := range order {
+			v := states[i][j]
+			changed := i == 0 || j >= len(states[i-1]) || states[i-1][j] != v
+			row.Cells = append(row.Cells, htmlCell{Value: v[1], Changed: changed, Long: len(v[1]) > 32, Const: cols[k].Const})
 		}
 		rows = append(rows, row)
-		prev = vars
+	}
+	constant := 0
+	for _, c := range cols {
+		if c.Const {
+			constant++
+		}
 	}
 	loop := 0
-	if loopStart >= 0 {
-		loop = loopStart + 1
+	if h.LoopStart >= 0 {
+		loop = h.LoopStart + 1
 	}
 	return htmlTrace.Execute(w, struct {
-		Title, Summary string
-		Vars           []string
-		Rows           []htmlRow
-		Loop           int
-	}{title, summary, names, rows, loop})
+		Title, Summary, Fails, Definition string
+		Cols                              []htmlCol
+		Rows                              []htmlRow
+		Loop, Constant                    int
+	}{h.Title, h.Summary, h.Fails, h.Definition, cols, rows, loop, constant})
 }

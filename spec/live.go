@@ -3,131 +3,85 @@ package spec
 // This file holds the liveness property DrainCompletes and the fairness
 // of Spec (TLA+ Fairness), one instance per conjunct.
 
-// fixedFair lists the fairness conjuncts of Spec that take no parameter,
-// in Fairness's order, after the per-dispatcher and per-broker ones:
-// their key, whether they are strong, and the action whose steps satisfy
-// them (receives only when they take the message off the network).
-var fixedFair = []struct {
-	key    string
-	strong bool
-	act    action
+// fairness lists the conjuncts of Spec's Fairness, in its order: the
+// key, whether it is strong (SF), and the actions whose steps satisfy it
+// (receives only when they take the message off the network; the last
+// conjunct only for known answers). A step may satisfy several
+// conjuncts (a known answer taken satisfies two).
+var fairness = []struct {
+	key       string
+	strong    bool
+	acts      []action
+	knownOnly bool
 }{
-	{"WF ServiceStartClose", false, actServiceStartClose},
-	{"WF ServiceFinishClose", false, actServiceFinishClose},
-	{"WF MaintainerReportProgress", false, actMaintainerReportProgress},
-	{"WF CoordLearnVersion", false, actCoordLearnVersion},
-	{"SF NodeStartHeartbeat", true, actNodeStartHeartbeat},
-	{"SF ServiceStartReport", true, actServiceStartReport},
-	{"SF NodeSendHeartbeat", true, actNodeSendHeartbeat},
-	{"SF ServiceSendReport", true, actServiceSendReport},
-	{"SF CoordSendDraining", true, actCoordSendDraining},
-	{"SF CoordSendStopping", true, actCoordSendStopping},
-	{"SF CoordLegacyRestart", true, actCoordLegacyRestart},
-	{"SF LogCoordAnswer", true, actLogCoordAnswer},
-	{"SF NodeTakesCommand", true, actNodeRecvCommand},
-	{"SF CoordTakesHeartbeat", true, actCoordRecvHeartbeat},
-	{"SF CoordTakesResponse", true, actCoordRecvResponse},
-	{"SF CoordTakesAnswer", true, actCoordRecvAnswer},
-	{"SF CoordTakesKnownAnswer", true, actCoordRecvAnswer},
-	{"SF LogCoordTakesReport", true, actLogCoordRecvReport},
-	{"SF CoordCompleteDrain", true, actCoordCompleteDrain},
+	{"WF BrokerStepsAny", false, []action{actBrokerAdmit, actBrokerReleaseOld, actBrokerSubscribe, actBrokerSubscribeRefused,
+		actBrokerRegisterTable, actBrokerRegisterTableFails, actBrokerUnsubscribe, actBrokerRollback, actBrokerRemoveFinish}, false},
+	{"WF CollectorRemoves", false, []action{actCollectorRemove}, false},
+	{"WF ServiceCloses", false, []action{actServiceStartClose, actServiceCloseBroker, actServiceFinishClose}, false},
+	{"WF CoordSteps", false, []action{actCoordLearnVersion, actMaintainerReportProgress}, false},
+	{"SF ReportSteps", true, []action{actNodeStartHeartbeat, actServiceStartReport, actServiceReadBroker, actServiceSendReport}, false},
+	{"SF NodeSendHeartbeat", true, []action{actNodeSendHeartbeat}, false},
+	{"SF CoordSendsCommand", true, []action{actCoordSendDraining, actCoordSendStopping}, false},
+	{"SF CoordAnswersDrainNode", true, []action{actCoordCompleteDrain, actCoordLegacyRestart}, false},
+	{"SF LogCoordAnswer", true, []action{actLogCoordAnswer}, false},
+	{"SF NodeTakesCommand", true, []action{actNodeRecvCommand}, false},
+	{"SF CoordTakesObservation", true, []action{actCoordRecvHeartbeat, actCoordRecvResponse}, false},
+	{"SF CoordTakesAnswer", true, []action{actCoordRecvAnswer}, false},
+	{"SF CoordTakesKnownAnswer", true, []action{actCoordRecvAnswer}, true},
+	{"SF LogCoordTakesReport", true, []action{actLogCoordRecvReport}, false},
 }
 
-// fixedFairOf maps an action to its (first) index in fixedFair, or -1.
-var fixedFairOf = func() [numActions]int {
-	var idx [numActions]int
-	for i := range idx {
-		idx[i] = -1
-	}
-	for i := len(fixedFair) - 1; i >= 0; i-- {
-		idx[fixedFair[i].act] = i
-	}
-	return idx
-}()
-
-// fairKnownAnswer is the index of "SF CoordTakesKnownAnswer" in fixedFair.
-var fairKnownAnswer = func() int {
-	for i, f := range fixedFair {
-		if f.key == "SF CoordTakesKnownAnswer" {
-			return i
+// fairMasks maps an action to the fairness conjuncts its steps satisfy:
+// all, and those that only a known answer satisfies.
+var fairMasks, fairKnownMasks = func() (all, known [numActions]uint64) {
+	for i, f := range fairness {
+		for _, a := range f.acts {
+			if f.knownOnly {
+				known[a] |= 1 << i
+			} else {
+				all[a] |= 1 << i
+			}
 		}
 	}
-	panic("spec: no SF CoordTakesKnownAnswer")
+	return all, known
 }()
 
-// buildFairKeys lists the fairness instances: per dispatcher WF
-// BrokerSteps(d) and WF CollectorRemove(d), per broker WF
-// ServiceCloseBroker(b) and WF ServiceReadBroker(b), then fixedFair.
+// isReceive reports whether a is a receive action (fair only when it
+// takes the message off the network).
+func isReceive(a action) bool {
+	switch a {
+	case actNodeRecvCommand, actCoordRecvHeartbeat, actCoordRecvResponse, actCoordRecvAnswer, actLogCoordRecvReport:
+		return true
+	}
+	return false
+}
+
 func (m *Model) buildFairKeys() []string {
-	var keys []string
-	for _, d := range m.cfg.Dispatchers {
-		keys = append(keys, "WF BrokerSteps("+d+")")
-	}
-	for _, d := range m.cfg.Dispatchers {
-		keys = append(keys, "WF CollectorRemove("+d+")")
-	}
-	for _, b := range m.cfg.Brokers {
-		keys = append(keys, "WF ServiceCloseBroker("+b+")")
-	}
-	for _, b := range m.cfg.Brokers {
-		keys = append(keys, "WF ServiceReadBroker("+b+")")
-	}
-	for _, f := range fixedFair {
-		keys = append(keys, f.key)
+	keys := make([]string, len(fairness))
+	for i, f := range fairness {
+		keys[i] = f.key
 	}
 	return keys
 }
 
-// FairnessKeys lists the fairness instances of Spec, weak and strong.
+// FairnessKeys lists the fairness conjuncts of Spec, weak and strong.
 func (m *Model) FairnessKeys() []string { return append([]string(nil), m.fairKeys...) }
 
-// fairOf returns the fairness instances whose actions the step belongs
-// to, as a bitmask. Receives are fair only when they take the message off
-// the network (keep = FALSE); a known answer belongs to both
-// CoordTakesAnswer and CoordTakesKnownAnswer.
+// fairOf returns, as a bitmask, the fairness conjuncts whose actions the
+// step satisfies.
 func (m *Model) fairOf(st step) uint64 {
-	i := m.fairIndex(st)
-	if i < 0 {
+	if isReceive(st.act) && st.keep {
 		return 0
 	}
-	mask := uint64(1) << i
+	mask := fairMasks[st.act]
 	if st.act == actCoordRecvAnswer && m.msgs[st.msg].Epoch != None {
-		mask |= 1 << (2*m.nd + 2*m.nb + fairKnownAnswer)
+		mask |= fairKnownMasks[st.act]
 	}
 	return mask
 }
 
-// fairIndex returns the one fairness instance (the first, for answers)
-// whose action the step belongs to, or -1.
-func (m *Model) fairIndex(st step) int {
-	nd, nb := m.nd, m.nb
-	switch st.act {
-	case actBrokerAdmit, actBrokerReleaseOld, actBrokerSubscribe, actBrokerSubscribeRefused,
-		actBrokerRegisterTable, actBrokerRegisterTableFails, actBrokerUnsubscribe, actBrokerRollback,
-		actBrokerRemoveFinish:
-		return int(st.d)
-	case actCollectorRemove:
-		return nd + int(st.d)
-	case actServiceCloseBroker:
-		return 2*nd + int(st.b)
-	case actServiceReadBroker:
-		return 2*nd + nb + int(st.b)
-	case actNodeRecvCommand, actCoordRecvHeartbeat, actCoordRecvResponse, actLogCoordRecvReport, actCoordRecvAnswer:
-		if st.keep {
-			return -1
-		}
-	}
-	if i := fixedFairOf[st.act]; i >= 0 {
-		return 2*nd + 2*nb + i
-	}
-	return -1
-}
-
-// isStrong reports whether fairness instance i is strong (SF).
-func (m *Model) isStrong(i int) bool {
-	j := i - 2*m.nd - 2*m.nb
-	return j >= 0 && fixedFair[j].strong
-}
+// isStrong reports whether fairness conjunct i is strong (SF).
+func (m *Model) isStrong(i int) bool { return fairness[i].strong }
 
 // LivenessProperties lists the liveness properties: DrainCompletes.
 func (m *Model) LivenessProperties() []string { return []string{"DrainCompletes"} }

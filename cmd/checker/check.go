@@ -14,6 +14,8 @@ import (
 
 	"github.com/drainproof/drainproof/modelcheck"
 	"github.com/drainproof/drainproof/modelcheck/twophase"
+	"github.com/drainproof/drainproof/spec"
+	"github.com/drainproof/drainproof/tla"
 )
 
 // maxWalkDepth bounds --depth, the steps of one --simulate walk.
@@ -241,7 +243,6 @@ type verdict struct {
 	outcome                modelcheck.Outcome
 	kind, violated, reason string
 	figures                string // the run's counts, in words
-	trace                  int    // states in the counterexample
 	loop                   int    // where a lasso's loop starts, or -1
 }
 
@@ -266,21 +267,44 @@ func writeHTML[S any](path, name string, m modelcheck.Model[S], v verdict, trace
 	if err != nil {
 		return err
 	}
-	var title, summary string
+	h := modelcheck.HTMLTrace{LoopStart: v.loop}
 	switch v.outcome {
 	case modelcheck.OK:
-		title, summary = "No error has been found", fmt.Sprintf("%s: no error has been found (%s).", name, v.figures)
+		h.Title, h.Summary = "No error has been found", fmt.Sprintf("%s: no error has been found (%s).", name, v.figures)
 	case modelcheck.Incomplete:
-		title, summary = "Model checking stopped early", fmt.Sprintf("%s: %s; the figures are partial (%s).", name, v.reason, v.figures)
+		h.Title, h.Summary = "Model checking stopped early", fmt.Sprintf("%s: %s; the figures are partial (%s).", name, v.reason, v.figures)
 	default:
 		what := v.violated
 		if v.kind != "deadlock" {
 			what = kindText(v.kind) + " " + v.violated
 		}
-		title = what + " violated"
-		summary = fmt.Sprintf("%s: %s is violated after %d states (%s).", name, what, len(trace), v.figures)
+		h.Title = what + " violated"
+		h.Summary = fmt.Sprintf("%s: %s is violated after %d states (%s).", name, what, len(trace), v.figures)
+		if n := len(trace); n > 0 {
+			switch v.kind {
+			case "liveness":
+				h.Fails = fmt.Sprintf("%s fails: after step %d the behaviour loops through steps %d–%d forever.", v.violated, v.loop, v.loop+1, n)
+			case "action":
+				h.Fails = fmt.Sprintf("%s fails on the last step, %d: %s.", v.violated, n, trace[n-1].Label)
+			case "deadlock":
+				h.Fails = fmt.Sprintf("Step %d (%s) has no successor.", n, trace[n-1].Label)
+			default:
+				h.Fails = fmt.Sprintf("%s fails at step %d: %s.", v.violated, n, trace[n-1].Label)
+			}
+		}
+		if _, ok := any(m).(*spec.Model); ok {
+			// The protocol model: quote the property from the TLA+
+			// module and show first the variables it reads.
+			if defs, reads, ok := tla.Property(v.violated); ok {
+				var texts []string
+				for _, d := range defs {
+					texts = append(texts, d.Text)
+				}
+				h.Definition, h.Focus = strings.Join(texts, "\n\n"), reads
+			}
+		}
 	}
-	err = modelcheck.WriteTraceHTML(f, m, trace, v.loop, title, summary)
+	err = modelcheck.WriteTraceHTMLWith(f, m, trace, h)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

@@ -1,17 +1,24 @@
 // Command checker is drainproof's command line. It wires the packages
 // together: the modelcheck engine over the protocol model of package spec
 // (read from the same .cfg files as TLC), the seeded cluster simulator over
-// the implementation, and TLC itself.
+// the implementation, porcupine over the event service, and TLC itself.
 //
 //	checker check    [--model NAME | --config FILE.cfg] [--workers N] [--max-states N]
 //	                 [--max-depth N] [--timeout D] [--continue] [--json] [--progress D]
 //	                 [--html FILE] [--simulate --walks N --depth D --seed S]
 //	checker verify   [--models tla/models.json] [--all] [--workers N] [--json]
-//	checker tlc      [--models tla/models.json] [--jar tla2tools.jar] [--record] [--only CFG]
-//	checker simulate --seed S --steps N [--seeds K] [--transport heartbeat|logcoord] [--json]
-//	checker lincheck [--clients N] [--ops N] [--seed S] [--timeout D] [--html FILE] [--history FILE] [--json]
+//	checker tlc      [--models tla/models.json] [--jar tla2tools.jar] [--all | --only CFG] [--record] [--json]
+//	checker simulate [--seed S] [--seeds K] [--steps N] [--transport heartbeat|logcoord] [--bug NAME] [--json]
+//	checker lincheck [--clients N] [--ops N] [--seed S] [--timeout D] [--html FILE]
+//	                 [--history FILE | --save FILE] [--bug NAME] [--json]
 //	checker models
+//	checker version
+//	checker help [COMMAND]
 //
-// Exit codes: 0 ok, 1 violation, deadlock or broken stream, 2 usage or
-// operational error, 3 incomplete (a limit stopped the run).
+// Every command prints one JSON object of the same shape with --json
+// (report.go; the README's "JSON output"), its help on stdout with -h,
+// and bad input as one line on stderr with exit code 2, before anything
+// runs. Exit codes: 0 ok, 1 violation, deadlock, broken stream or a model
+// not as recorded, 2 usage or operational error, 3 incomplete (a limit, a
+// timeout or Ctrl-C stopped the run; the figures so far are printed).
 package main

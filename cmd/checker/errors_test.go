@@ -60,6 +60,7 @@ func TestNumericFlagsBounded(t *testing.T) {
 		{[]string{"simulate", "--steps", "-1"}, "--steps"},
 		{[]string{"simulate", "--steps", "2000000000"}, "--steps"},
 		{[]string{"simulate", "--seed", "18446744073709551615", "--seeds", "2"}, "--seeds"},
+		{[]string{"simulate", "--store", "disk"}, "--store"},
 		{[]string{"lincheck", "--ops", "9223372036854775807"}, "--ops"},
 		{[]string{"lincheck", "--ops", "0"}, "--ops"},
 		{[]string{"lincheck", "--clients", "33"}, "--clients"},
@@ -175,6 +176,19 @@ func TestInterruptIsIncomplete(t *testing.T) {
 		require.Contains(t, out, "interrupted")
 		require.Contains(t, out, "broken streams 0")
 		require.NotContains(t, errOut, "context canceled")
+	})
+	t.Run("json", func(t *testing.T) {
+		for _, args := range [][]string{
+			{"verify", "--models", oneModelManifest(t, 0, "MCDrainRegistrationLarge.cfg"), "--all"},
+			{"simulate", "--seeds", "100000"},
+			{"lincheck", "--ops", "5000000"},
+		} {
+			code, out, errOut := runCLICtx(t, 150*time.Millisecond, append(args, "--json")...)
+			require.Equal(t, exitIncomplete, code, "%v: %s", args, errOut)
+			r := decodeReport(t, out, args[0])
+			require.Equal(t, "incomplete", r.Outcome)
+			require.Contains(t, r.Reason, "interrupted")
+		}
 	})
 	t.Run("lincheck", func(t *testing.T) {
 		code, out, errOut := runCLICtx(t, 150*time.Millisecond, "lincheck", "--ops", "5000000")

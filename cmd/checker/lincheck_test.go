@@ -26,12 +26,20 @@ func TestLincheckRecordsAndPasses(t *testing.T) {
 	require.Contains(t, out, "linearizable")
 }
 
-func TestLincheckIllegalHistoryExitsOne(t *testing.T) {
-	dir := t.TempDir()
+// illegalHistory writes, in dir, a history no order explains: a
+// registration admitted after the admission closed.
+func illegalHistory(t *testing.T, dir string) string {
+	t.Helper()
 	hist := filepath.Join(dir, "bad.json")
 	require.NoError(t, os.WriteFile(hist, []byte(`{"version":1,"clients":2,"seed":0,"ops":[
 		{"client":0,"call":1,"return":2,"kind":"close"},
 		{"client":1,"call":3,"return":4,"kind":"register","id":"t0"}]}`), 0o644))
+	return hist
+}
+
+func TestLincheckIllegalHistoryExitsOne(t *testing.T) {
+	dir := t.TempDir()
+	hist := illegalHistory(t, dir)
 	html := filepath.Join(dir, "r.html")
 	code, out, _ := runCLI(t, "lincheck", "--history", hist, "--html", html, "--json")
 	require.Equal(t, exitViolation, code)

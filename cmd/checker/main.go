@@ -82,28 +82,30 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 // runModels is `checker models`: the built-in models.
-func runModels(_ context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("checker models", flag.ContinueOnError)
-	fs.Usage = usageFunc(fs, "checker models", "List the built-in models of checker check --model.")
-	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
-		return code
-	}
+var runModels = plainCommand("models", "List the built-in models of checker check --model.", func(w io.Writer) {
 	for _, m := range registry {
-		fmt.Fprintf(stdout, "%-14s %s\n", m.name, m.help)
+		fmt.Fprintf(w, "%-14s %s\n", m.name, m.help)
 	}
-	return exitOK
-}
+})
 
 // runVersion is `checker version`: the module version and the VCS
 // revision the binary was built from (Go's build info).
-func runVersion(_ context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("checker version", flag.ContinueOnError)
-	fs.Usage = usageFunc(fs, "checker version", "Print the module version and the VCS revision of this binary.")
-	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
-		return code
+var runVersion = plainCommand("version", "Print the module version and the VCS revision of this binary.", func(w io.Writer) {
+	fmt.Fprintln(w, versionLine())
+})
+
+// plainCommand is a command that takes no flags and no arguments (but -h)
+// and prints what print writes.
+func plainCommand(name, about string, print func(io.Writer)) func(context.Context, []string, io.Writer, io.Writer) int {
+	return func(_ context.Context, args []string, stdout, stderr io.Writer) int {
+		fs := flag.NewFlagSet("checker "+name, flag.ContinueOnError)
+		fs.Usage = usageFunc(fs, "checker "+name, about)
+		if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+			return code
+		}
+		print(stdout)
+		return exitOK
 	}
-	fmt.Fprintln(stdout, versionLine())
-	return exitOK
 }
 
 // versionLine renders the build info: module path and version, VCS
@@ -119,7 +121,7 @@ func versionLine() string {
 	}
 	rev := settings["vcs.revision"]
 	if rev == "" {
-		rev = "unknown revision"
+		rev = "no VCS revision stamped (go run, or a build outside a git clone; make build stamps it)"
 	}
 	if settings["vcs.time"] != "" {
 		rev += " " + settings["vcs.time"]

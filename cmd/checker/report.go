@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/drainproof/drainproof/impl/lincheck"
+	"github.com/drainproof/drainproof/impl/sim"
 	"github.com/drainproof/drainproof/internal/drainmodel"
 	"github.com/drainproof/drainproof/modelcheck"
 )
@@ -121,6 +122,7 @@ type simulateReport struct {
 	Seeds           int    `json:"seeds"`
 	EventsPerSeed   int    `json:"events_per_seed"`
 	Transport       string `json:"transport"`
+	Store           string `json:"store"`
 	Bug             string `json:"bug,omitempty"`
 	DrainsCompleted int    `json:"drains_completed"`
 	Restarts        int    `json:"restarts"`
@@ -132,6 +134,10 @@ type simulateReport struct {
 	MessagesSent    int    `json:"messages_sent"`
 	MessagesLost    int    `json:"messages_lost"`
 	Duplicated      int    `json:"messages_duplicated"`
+	// Delivery is the changefeed's delivery check: events_committed,
+	// events_received, events_lost, events_duplicated,
+	// events_out_of_order, events_redelivered and first_lost.
+	sim.Delivery
 }
 
 // lincheckReport is what `checker lincheck` adds.

@@ -23,6 +23,21 @@ type simulateOutput struct {
 	Interrupted bool
 }
 
+// violated returns the property the run violated, "" if none:
+// DrainSafety when a restart broke a registered dispatcher's stream (the
+// drain completed too early, D5), EventDelivery when the changefeed
+// missed a committed event or received one twice (a re-delivery after a
+// crash aside) or out of commit order (package sim's delivery check).
+func (o simulateOutput) violated() string {
+	switch {
+	case o.BrokenStreams > 0:
+		return "DrainSafety"
+	case o.Lost > 0 || o.Delivery.Duplicated > 0 || o.OutOfOrder > 0:
+		return "EventDelivery"
+	}
+	return ""
+}
+
 // Bounds of the simulate flags.
 const (
 	maxSeeds    = 10_000_000
@@ -30,8 +45,9 @@ const (
 )
 
 // runSimulate is `checker simulate`: seeded runs of the deterministic
-// cluster simulator (package impl/sim). Exit 0 when no stream broke, 1
-// when some did, 2 on usage errors.
+// cluster simulator (package impl/sim). Exit 0 when no stream broke and
+// the changefeed received every committed event once and in order
+// (re-deliveries after a crash aside), 1 otherwise, 2 on usage errors.
 func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("checker simulate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -39,10 +55,11 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	seeds := fs.Int("seeds", 1, "run the seeds seed..seed+seeds-1 and sum their figures (1..10,000,000)")
 	steps := fs.Int("steps", 2000, "events per seed (0..100,000,000)")
 	transport := fs.String("transport", "heartbeat", "how the broker count travels: heartbeat or logcoord")
+	storeKind := fs.String("store", "memory", "T's event store: memory or pebble (a temporary directory per process)")
 	bug := fs.String("bug", "", "switch on a bug of the zoo (binary built with -tags bugs): "+fmt.Sprint(bugs.Names()))
 	asJSON := fs.Bool("json", false, "print one JSON object (see the README's \"JSON output\")")
-	fs.Usage = usageFunc(fs, "checker simulate [--seed S] [--seeds K] [--steps N] [--transport heartbeat|logcoord] [--bug NAME] [--json]",
-		"Run the deterministic cluster simulator over the real library (loss, duplication, reordering, crashes, upgrades)\nfor the seeds S..S+K-1 and count drains, restarts and broken streams; a broken stream is a violation.")
+	fs.Usage = usageFunc(fs, "checker simulate [--seed S] [--seeds K] [--steps N] [--transport heartbeat|logcoord] [--store memory|pebble] [--bug NAME] [--json]",
+		"Run the deterministic cluster simulator over the real library (loss, duplication, reordering, crashes, upgrades)\nfor the seeds S..S+K-1 and count drains, restarts, broken streams and the change events the changefeed lost,\nreceived twice or out of order; a broken stream or such an event is a violation.")
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
@@ -50,11 +67,15 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	if err != nil {
 		err = fmt.Errorf("--transport: %w", err)
 	}
+	sk, serr := sim.ParseStore(*storeKind)
+	if serr != nil {
+		serr = fmt.Errorf("--store: %w", serr)
+	}
 	var overflow error
 	if *seeds > 1 && *seed > math.MaxUint64-uint64(*seeds-1) {
 		overflow = fmt.Errorf("--seeds %d from --seed %d passes the largest seed, %d", *seeds, *seed, uint64(math.MaxUint64))
 	}
-	if flagErr(stderr, "checker simulate", err,
+	if flagErr(stderr, "checker simulate", err, serr,
 		intRange("seeds", int64(*seeds), 1, maxSeeds),
 		intRange("steps", int64(*steps), 0, maxSimSteps),
 		overflow,
@@ -69,9 +90,9 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		defer bugs.Reset()
 	}
 	start := time.Now()
-	out := simulateOutput{Result: sim.Result{Seed: *seed, Steps: *steps, Transport: string(tr)}, Seeds: *seeds, Bug: *bug}
+	out := simulateOutput{Result: sim.Result{Seed: *seed, Steps: *steps, Transport: string(tr), Store: string(sk)}, Seeds: *seeds, Bug: *bug}
 	for i := 0; i < *seeds; i++ {
-		r, err := sim.Run(ctx, sim.Config{Seed: *seed + uint64(i), Steps: *steps, Transport: tr})
+		r, err := sim.Run(ctx, sim.Config{Seed: *seed + uint64(i), Steps: *steps, Transport: tr, Store: sk})
 		if ctx.Err() != nil {
 			// Ctrl-C: the seeds run so far are the partial figures; the
 			// interrupted run's counts are left out.
@@ -82,19 +103,21 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 			fmt.Fprintf(stderr, "checker simulate: %v\n", err)
 			return exitUsage
 		}
+		if out.FirstLost == "" && r.FirstLost != "" {
+			out.FirstLost = fmt.Sprintf("seed %d: %s", r.Seed, r.FirstLost)
+		}
 		out.Add(r)
 	}
 	if *asJSON {
 		r := report{Command: "simulate", Outcome: outcomeOK, Seconds: time.Since(start).Seconds(), Simulate: &simulateReport{
-			Seed: out.Seed, Seeds: out.Seeds, EventsPerSeed: out.Steps, Transport: out.Transport, Bug: out.Bug,
+			Seed: out.Seed, Seeds: out.Seeds, EventsPerSeed: out.Steps, Transport: out.Transport, Store: out.Store, Bug: out.Bug,
 			DrainsCompleted: out.DrainsCompleted, Restarts: out.Restarts, UpgradeRestarts: out.UpgradeRestarts,
 			CrashRestarts: out.CrashRestarts, LegacyRestarts: out.LegacyRestarts, BrokenStreams: out.BrokenStreams,
-			Registrations: out.Registrations, MessagesSent: out.MessagesSent, MessagesLost: out.MessagesLost, Duplicated: out.Duplicated}}
-		switch {
-		case out.BrokenStreams > 0:
-			// A restart broke a registered dispatcher's stream: the drain
-			// completed too early (D5, the model's DrainSafety).
-			r.Outcome, r.Violated, r.Kind = outcomeViolated, "DrainSafety", "stream"
+			Registrations: out.Registrations, MessagesSent: out.MessagesSent, MessagesLost: out.MessagesLost, Duplicated: out.Duplicated,
+			Delivery: out.Delivery}}
+		switch v := out.violated(); {
+		case v != "":
+			r.Outcome, r.Violated, r.Kind = outcomeViolated, v, "stream"
 		case out.Interrupted:
 			r.Outcome, r.Reason = outcomeIncomplete, fmt.Sprintf("interrupted: %d of %d seeds run", out.Seeds, *seeds)
 		}
@@ -103,7 +126,7 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 			return exitUsage
 		}
 	} else {
-		fmt.Fprintf(stdout, "simulate: seeds %d..%d, %d steps each, transport %s", out.Seed, out.Seed+uint64(out.Seeds)-1, out.Steps, out.Transport)
+		fmt.Fprintf(stdout, "simulate: seeds %d..%d, %d steps each, transport %s, store %s", out.Seed, out.Seed+uint64(out.Seeds)-1, out.Steps, out.Transport, out.Store)
 		if out.Bug != "" {
 			fmt.Fprintf(stdout, ", bug %s", out.Bug)
 		}
@@ -112,12 +135,17 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		fmt.Fprintf(stdout, "  registrations %d, messages sent %d, lost %d, duplicated %d\n",
 			out.Registrations, out.MessagesSent, out.MessagesLost, out.Duplicated)
 		fmt.Fprintf(stdout, "  broken streams %d\n", out.BrokenStreams)
+		fmt.Fprintf(stdout, "  events committed %d, received %d, lost %d, duplicated %d, out of order %d, redelivered after a crash %d\n",
+			out.Committed, out.Received, out.Lost, out.Delivery.Duplicated, out.OutOfOrder, out.Redelivered)
+		if out.FirstLost != "" {
+			fmt.Fprintf(stdout, "  first lost event: %s\n", out.FirstLost)
+		}
 		if out.Interrupted {
 			fmt.Fprintf(stdout, "  interrupted: %d of %d seeds run; the figures are partial\n", out.Seeds, *seeds)
 		}
 	}
 	switch {
-	case out.BrokenStreams > 0:
+	case out.violated() != "":
 		return exitViolation
 	case out.Interrupted:
 		return exitIncomplete

@@ -98,6 +98,7 @@ func runTLC(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	workers := fs.Int("workers", 2, "TLC -workers (1..1024)")
 	only := fs.String("only", "", "run only the model whose config is this file name (large or not)")
 	record := fs.Bool("record", false, "write TLC's figures into the manifest instead of comparing")
+	whole := fs.Bool("continue", true, "for a safety violation, also run TLC -continue for the whole space's distinct count (false: the trace only; a recorded count is then kept)")
 	asJSON := fs.Bool("json", false, "print one JSON object (see the README's \"JSON output\")")
 	fs.Usage = usageFunc(fs, "checker tlc [--models FILE] [--jar tla2tools.jar] [--all | --only CFG] [--workers N] [--record] [--json]",
 		"Run TLC itself on the models of the manifest and compare its verdicts and counts with the recorded ones\n(or, with --record, record them). TLC's progress lines are shown on stderr.")
@@ -176,6 +177,7 @@ func runTLC(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			a = append(a, mm.Module+".tla")
 			cmd := exec.CommandContext(ctx, "java", a...)
 			cmd.Dir = dir
+			cmd.WaitDelay = time.Second // after Ctrl-C, do not wait for children holding the output open
 			var out bytes.Buffer
 			both := io.MultiWriter(&out, &progressLines{w: stderr})
 			cmd.Stdout, cmd.Stderr = both, both // one writer: exec copies both streams on one goroutine
@@ -199,7 +201,7 @@ func runTLC(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return exitUsage
 		}
 		var cont tlcRun
-		if mm.Expected != "ok" && r.Outcome != "ok" && temporal == "" {
+		if *whole && mm.Expected != "ok" && r.Outcome != "ok" && temporal == "" {
 			cont, err = run(*workers, "-continue")
 			if ctx.Err() != nil {
 				interrupted = true
@@ -211,6 +213,9 @@ func runTLC(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			}
 		}
 		got := drainmodel.Figures{Distinct: r.Distinct, Generated: r.Generated, Depth: r.Depth, Seconds: r.Seconds, TraceLength: r.TraceLength, ContinueDistinct: cont.Distinct}
+		if !*whole && mm.TLC != nil {
+			got.ContinueDistinct = mm.TLC.ContinueDistinct
+		}
 		if r.Outcome == "ok" {
 			got.TraceLength = 0
 		}
@@ -246,7 +251,7 @@ func runTLC(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if r.Outcome == "ok" && (r.Distinct != mm.TLC.Distinct || r.Generated != mm.TLC.Generated || depthDiffers) {
 			problems = append(problems, fmt.Sprintf("TLC counts %d/%d/%d, recorded %d/%d/%d", r.Distinct, r.Generated, r.Depth, mm.TLC.Distinct, mm.TLC.Generated, mm.TLC.Depth))
 		}
-		if mm.TLC.ContinueDistinct > 0 && cont.Distinct != mm.TLC.ContinueDistinct {
+		if *whole && mm.TLC.ContinueDistinct > 0 && cont.Distinct != mm.TLC.ContinueDistinct {
 			problems = append(problems, fmt.Sprintf("TLC -continue %d distinct, recorded %d", cont.Distinct, mm.TLC.ContinueDistinct))
 		}
 		say := "as recorded"
@@ -273,17 +278,7 @@ func runTLC(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if interrupted {
 		fmt.Fprintf(stderr, "checker tlc: interrupted after %d models; the others were not run\n", sum.Models)
 	}
-	outcome, reason := tableOutcome(sum)
-	if *asJSON {
-		if err := writeReport(stdout, report{Command: "tlc", Outcome: outcome, Reason: reason, Seconds: time.Since(start).Seconds(),
-			Summary: &sum, Models: rows}); err != nil {
-			fmt.Fprintf(stderr, "checker tlc: %v\n", err)
-			return exitUsage
-		}
-	} else {
-		printSummary(stdout, sum, time.Since(start))
-	}
-	return tableExit(outcome)
+	return endTable(stdout, stderr, "tlc", *asJSON, sum, rows, start, nil)
 }
 
 // progressLines forwards TLC's progress lines ("Progress(...)") to w,

@@ -98,14 +98,7 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			fmt.Fprintf(stderr, "Coverage: every action changes the state in some of the %d correct models (exempt: %d bug-only actions).\n", len(cfgs), len(man.CoverageExempt))
 		}
 	}
-	outcome, reason := tableOutcome(sum)
-	if *asJSON {
-		if err := writeReport(stdout, report{Command: "verify", Outcome: outcome, Reason: reason, Seconds: time.Since(start).Seconds(),
-			Summary: &sum, Models: rows}); err != nil {
-			fmt.Fprintf(stderr, "checker verify: %v\n", err)
-			return exitUsage
-		}
-	} else {
+	return endTable(stdout, stderr, "verify", *asJSON, sum, rows, start, func() {
 		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "config\texpected\tgot\tdistinct\tTLC distinct\tgenerated\tdepth\tsteps\tseconds\tverdict\t")
 		for _, r := range rows {
@@ -121,6 +114,24 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) int
 				commas(r.Distinct), commas(r.TLCDistinct), commas(r.Generated), r.Depth, r.Steps, r.Seconds, verdict)
 		}
 		_ = tw.Flush()
+	})
+}
+
+// endTable ends verify and tlc: the report with --json, else table (if
+// set) and the summary line; it returns the exit code.
+func endTable(stdout, stderr io.Writer, command string, asJSON bool, sum summary, rows []modelRow, start time.Time, table func()) int {
+	outcome, reason := tableOutcome(sum)
+	switch {
+	case asJSON:
+		r := report{Command: command, Outcome: outcome, Reason: reason, Seconds: time.Since(start).Seconds(), Summary: &sum, Models: rows}
+		if err := writeReport(stdout, r); err != nil {
+			fmt.Fprintf(stderr, "checker %s: %v\n", command, err)
+			return exitUsage
+		}
+	default:
+		if table != nil {
+			table()
+		}
 		printSummary(stdout, sum, time.Since(start))
 	}
 	return tableExit(outcome)

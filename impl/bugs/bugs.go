@@ -32,6 +32,10 @@ const (
 	// UnknownErasesCount names the bug whose "unknown" LogCoordinator
 	// answer replaces the accepted count with 0.
 	UnknownErasesCount = "UnknownErasesCount"
+	// LeakBatchOnError names the implementation-only bug whose event store
+	// does not close a write batch when the write fails (TiCDC PR #4366's
+	// defer batch.Close()); it has no counterpart in the TLA+ model.
+	LeakBatchOnError = "LeakBatchOnError"
 )
 
 // EnvVar is the environment variable [FromEnv] reads.
@@ -48,7 +52,12 @@ var names = []string{
 	TrustLivenessResponse,
 	AcceptStaleEpoch,
 	UnknownErasesCount,
+	LeakBatchOnError,
 }
+
+// modelBugs is how many of names, from the start, are model bugs: the
+// elements of the TLA+ set BugNames. The rest are implementation-only.
+const modelBugs = 10
 
 // ErrNotBuilt is returned by [Enable] in a binary built without the tag
 // bugs: the fault points are not compiled in.
@@ -60,16 +69,33 @@ var ErrUnknown = errors.New("bugs: unknown bug")
 
 // Names returns the names of the bugs that can be switched on: the event
 // service's, in the order of docs/protocol.md §13's bug table, then the drain
-// controller's (packages node, coordinator, logcoord).
+// controller's (packages node, coordinator, logcoord), which together are
+// [ModelNames], then the implementation-only ones ([ImplOnlyNames]).
 func Names() []string {
 	return append([]string(nil), names...)
 }
 
 // EventService returns the names of the bugs whose fault points are in
 // package eventservice, the first six of [Names]; the others are the
-// drain controller's, which only a whole cluster (package sim) exercises.
+// drain controller's, which only a whole cluster (package sim) exercises,
+// and the implementation-only ones ([ImplOnlyNames]).
 func EventService() []string {
 	return append([]string(nil), names[:6]...)
+}
+
+// ModelNames returns the names of the model bugs: elements of the TLA+
+// set BugNames in tla/DrainRegistration.tla (and spec.BugNames), in the
+// order of [Names]. Each has a Bugs switch and a .cfg in tla/.
+func ModelNames() []string {
+	return append([]string(nil), names[:modelBugs]...)
+}
+
+// ImplOnlyNames returns the names of the implementation-only bugs: defects
+// of code below the model's level of detail (resource handling in the
+// event store), caught by the implementation's tests and make bugs, with
+// no TLA+ switch. LeakBatchOnError is the one so far.
+func ImplOnlyNames() []string {
+	return append([]string(nil), names[modelBugs:]...)
 }
 
 func index(name string) (int, error) {

@@ -49,3 +49,6 @@ func AcceptStaleEpochOn() bool { return false }
 
 // UnknownErasesCountOn is the fault point of UnknownErasesCount: false.
 func UnknownErasesCountOn() bool { return false }
+
+// LeakBatchOnErrorOn is the fault point of LeakBatchOnError: false.
+func LeakBatchOnErrorOn() bool { return false }

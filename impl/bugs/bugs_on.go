@@ -7,7 +7,7 @@ import "sync/atomic"
 // Built reports whether the fault points are compiled in (build tag bugs).
 const Built = true
 
-var on [10]atomic.Bool
+var on [11]atomic.Bool
 
 // Enable switches on the bug called name. It is safe to call from any
 // goroutine, but tests should call it before they start the code under
@@ -68,3 +68,6 @@ func AcceptStaleEpochOn() bool { return on[8].Load() }
 
 // UnknownErasesCountOn is the fault point of UnknownErasesCount.
 func UnknownErasesCountOn() bool { return on[9].Load() }
+
+// LeakBatchOnErrorOn is the fault point of LeakBatchOnError.
+func LeakBatchOnErrorOn() bool { return on[10].Load() }

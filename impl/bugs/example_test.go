@@ -22,4 +22,5 @@ func ExampleNames() {
 	// TrustLivenessResponse
 	// AcceptStaleEpoch
 	// UnknownErasesCount
+	// LeakBatchOnError
 }

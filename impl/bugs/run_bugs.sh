@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# run_bugs.sh: the implementation's bug zoo. For each bug of
-# docs/protocol.md §13, run the impl test suite built with -tags bugs and the bug
-# switched on (DRAINPROOF_BUG=<name>) and require it to FAIL; then run it
-# with no bug switched on and require it to PASS.
+# run_bugs.sh: the implementation's bug zoo. For each bug of bugs.Names
+# (the model bugs of docs/protocol.md §13, then the implementation-only
+# ones such as LeakBatchOnError), run the impl test suite built with
+# -tags bugs and the bug switched on (DRAINPROOF_BUG=<name>) and require
+# it to FAIL; then run it with no bug switched on and require it to PASS.
 #
 # Usage: impl/bugs/run_bugs.sh [bug ...]     (default: every bug)
 # Env:   GOFLAGS and GO (default: go) are honoured; PKGS overrides the

@@ -38,6 +38,7 @@ import (
 //	  ... store refuses          BrokerSubscribeRefused(d), BrokerRollback(d)
 //	  ... RegisterTable fails    BrokerSubscribe(d), BrokerRegisterTableFails(d), BrokerUnsubscribe(d), BrokerRollback(d)
 //	  ... blocked, released      BrokerSubscribe(d) | BrokerRegisterTable(d) or the three failure steps
+//	  ... fails, rollback held   BrokerSubscribe(d), BrokerRegisterTableFails(d) | BrokerUnsubscribe(d), BrokerRollback(d)
 //	Do(REMOVE d at ci)         CollectorRemove(d), BrokerRemoveFinish(d) (ordinary only) if d is
 //	                           registered at bi; nothing otherwise
 //	  ... blocked, released      CollectorRemove(d) | BrokerRemoveFinish(d)
@@ -63,18 +64,29 @@ var (
 	confClusters    = []ClusterID{"c1", "c2"} // cluster confClusters[b] is broker b
 )
 
+// heldKind is the store call a blocked request waits in.
+type heldKind int8
+
+const (
+	heldRegister heldKind = iota // SchemaStore.RegisterTable: pc "subscribed"
+	heldRollback                 // EventStore.UnregisterDispatcher of a failed add: pc "failed"
+	heldRemove                   // EventStore.UnregisterDispatcher of a removal: pc "removing"
+)
+
 type conformance struct {
 	h     *harness
 	m     *spec.Model
 	s     spec.State
 	epoch map[int]uint64 // the implementation-side epoch of registered d
 
-	// A registration blocked in RegisterTable, or (removing) a removal
-	// blocked in UnregisterDispatcher, if inflight >= 0, at broker
+	// A request blocked in a store call, if inflight >= 0: a registration
+	// in RegisterTable (held = heldRegister), a failed registration's
+	// rollback in UnregisterDispatcher (heldRollback), or a removal in
+	// UnregisterDispatcher (heldRemove), of dispatcher inflight at broker
 	// inflightB.
 	inflight  int
 	inflightB int
-	removing  bool
+	held      heldKind
 	gate      *store.Gate
 	errc      chan error
 }
@@ -206,6 +218,10 @@ func (c *conformance) register(t *rapid.T, d, b int, outcome string) {
 	if c.s.Pc[d] == spec.PcReplacing {
 		c.stepD(t, "BrokerReleaseOld", d, (*spec.Model).BrokerReleaseOld)
 		delete(c.epoch, d)
+		if outcome == "failHeld" {
+			// The old registration's release would be held instead.
+			outcome = "fails"
+		}
 	}
 	switch c.s.Pc[d] {
 	case spec.PcRegistered: // a table trigger
@@ -237,9 +253,29 @@ func (c *conformance) register(t *rapid.T, d, b int, outcome string) {
 		c.stepD(t, "BrokerSubscribe", d, (*spec.Model).BrokerSubscribe)
 		c.specFail(t, d)
 		return
+	case "failHeld":
+		// RegisterTable fails and the rollback is held inside
+		// EventStore.UnregisterDispatcher: d is marked removed, still
+		// subscribed and still counted (the rollback's order: mark,
+		// release the stores, then the count).
+		c.ss(b).FailOnce(nil)
+		c.gate = c.es(b).BlockUnregister()
+		c.inflight, c.inflightB, c.held, c.errc = d, b, heldRollback, make(chan error, 1)
+		req := c.request(d, b)
+		go func() { c.errc <- c.h.do(req) }()
+		select {
+		case <-c.gate.Entered():
+		case err := <-c.errc:
+			c.gate, c.inflight = nil, -1
+			t.Fatalf("failing REGISTER %s returned (%v) without releasing its subscription", c.id(d), err)
+		}
+		c.es(b).Unblock()
+		c.stepD(t, "BrokerSubscribe", d, (*spec.Model).BrokerSubscribe)
+		c.stepD(t, "BrokerRegisterTableFails", d, (*spec.Model).BrokerRegisterTableFails)
+		return
 	case "block":
 		c.gate = c.ss(b).BlockRegisterTable()
-		c.inflight, c.inflightB, c.errc = d, b, make(chan error, 1)
+		c.inflight, c.inflightB, c.held, c.errc = d, b, heldRegister, make(chan error, 1)
 		req := c.request(d, b)
 		go func() { c.errc <- c.h.do(req) }()
 		<-c.gate.Entered()
@@ -262,7 +298,7 @@ func (c *conformance) removeBlocked(t *rapid.T, d int) {
 	c.stepD(t, "CollectorRemove", d, (*spec.Model).CollectorRemove)
 	delete(c.epoch, d)
 	c.gate = c.es(b).BlockUnregister()
-	c.inflight, c.inflightB, c.removing, c.errc = d, b, true, make(chan error, 1)
+	c.inflight, c.inflightB, c.held, c.errc = d, b, heldRemove, make(chan error, 1)
 	req := rem(confClusters[b], c.id(d))
 	go func() { c.errc <- c.h.do(req) }()
 	<-c.gate.Entered()
@@ -273,14 +309,25 @@ func (c *conformance) removeBlocked(t *rapid.T, d int) {
 // the blocked removal finish.
 func (c *conformance) release(t *rapid.T, fail bool) {
 	d, b := c.inflight, c.inflightB
-	if c.removing {
+	switch c.held {
+	case heldRemove:
 		c.gate.Release()
 		err := <-c.errc
-		c.inflight, c.gate, c.removing = -1, nil, false
+		c.inflight, c.gate = -1, nil
 		if err != nil {
 			t.Fatalf("released REMOVE %s: %v", c.id(d), err)
 		}
 		c.stepD(t, "BrokerRemoveFinish", d, (*spec.Model).BrokerRemoveFinish)
+		return
+	case heldRollback:
+		c.gate.Release()
+		err := <-c.errc
+		c.inflight, c.gate = -1, nil
+		if !errors.Is(err, store.ErrInjected) {
+			t.Fatalf("released failing REGISTER %s: %v", c.id(d), err)
+		}
+		c.stepD(t, "BrokerUnsubscribe", d, (*spec.Model).BrokerUnsubscribe)
+		c.stepD(t, "BrokerRollback", d, (*spec.Model).BrokerRollback)
 		return
 	}
 	if fail {
@@ -464,7 +511,7 @@ func TestConformance(t *testing.T) {
 				if !c.receivable(d, b) {
 					t.Skip("loop busy")
 				}
-				c.register(t, d, b, rapid.SampledFrom([]string{"ok", "ok", "refused", "fails", "block"}).Draw(t, "outcome"))
+				c.register(t, d, b, rapid.SampledFrom([]string{"ok", "ok", "refused", "fails", "failHeld", "block"}).Draw(t, "outcome"))
 			},
 			"remove": func(t *rapid.T) {
 				if !idle() {

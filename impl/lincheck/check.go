@@ -1,10 +1,13 @@
 package lincheck
 
 import (
+	"bytes"
 	"fmt"
+	"html"
 	"io"
 	"math"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/anishathalye/porcupine"
@@ -200,7 +203,37 @@ func (r Result) Visualize(w io.Writer) error {
 	if !r.explained {
 		r.explain(r.history.Operations(), r.timeout)
 	}
-	return porcupine.Visualize(Model, r.Info, w)
+	if r.Illegal == nil {
+		return porcupine.Visualize(Model, r.Info, w)
+	}
+	// An illegal history: the page holds the failing partition only, and
+	// says above porcupine's diagram which operation fails and what the
+	// model expected.
+	var page bytes.Buffer
+	if err := porcupine.Visualize(Model, r.Info, &page); err != nil {
+		return err
+	}
+	banner := fmt.Sprintf(`<div id="lincheck-illegal" style="position:fixed;left:0;right:0;bottom:0;z-index:10;font-family:system-ui,sans-serif;padding:.5em .8em;border-top:3px solid #d33;background:#fde2e2">`+
+		`<b>NOT linearizable.</b> First illegal operation (partition %d, the one shown): <b>client %d: %s</b> (step %s, call %d, return %d).<br>`+
+		`After the %d steps before it, the model expected the state <code>%s</code>.</div>`,
+		r.Illegal.Partition, r.Illegal.Client, html.EscapeString(r.Illegal.Op), r.Illegal.Step, r.Illegal.Call, r.Illegal.Return,
+		r.Illegal.Linearized, html.EscapeString(r.Illegal.Expected))
+	// Once porcupine has drawn the diagram, scroll to its first error
+	// point (what its "jump to first error" link does), so that the page
+	// opens at the failing operation.
+	const jump = `<script>window.addEventListener('load', () => {
+  const pts = [...document.querySelectorAll('line.linearization-invalid.linearization-point')]
+    .filter((p) => !p.parentElement.classList.contains('hidden'))
+    .sort((a, b) => a.x1.baseVal.value - b.x1.baseVal.value)
+  if (pts.length > 0) pts[0].scrollIntoView({block: 'center', inline: 'center'})
+})</script>`
+	out := page.Bytes()
+	i := bytes.LastIndex(out, []byte("</body>"))
+	if i < 0 {
+		return fmt.Errorf("lincheck: porcupine's page has no </body>")
+	}
+	_, err := w.Write(slices.Concat(out[:i], []byte(banner+jump), out[i:]))
+	return err
 }
 
 // VisualizeFile writes the HTML page of a result to path (see

@@ -372,6 +372,22 @@ func TestRecordConfig(t *testing.T) {
 			t.Errorf("%+v: no error (%d ops recorded)", c, len(h.Ops))
 		}
 	}
+	// The workload is the one asked for: exactly Ops client operations.
+	for _, c := range []Config{{Clients: 3, Ops: 100, Round: 7}, {Clients: 1, Ops: 1}, {Clients: 5, Ops: 3, Round: MaxOps}} {
+		h, err := Record(context.Background(), c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, op := range h.Ops {
+			if op.Kind != KindAudit {
+				n++
+			}
+		}
+		if n != c.Ops {
+			t.Errorf("%+v: %d client operations recorded", c, n)
+		}
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if _, err := Record(ctx, Config{Clients: 2, Ops: 10}); err == nil {

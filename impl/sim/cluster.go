@@ -18,10 +18,9 @@ import (
 // Target is the drained node's ID.
 const Target node.ID = "T"
 
-// UpstreamCluster returns the ID of upstream cluster i (0-based): c1, c2,
-// …. T's event service has one broker per upstream cluster.
-func UpstreamCluster(i int) eventservice.ClusterID {
-	return eventservice.ClusterID(fmt.Sprintf("c%d", i+1))
+// ClusterID returns the name of upstream cluster k (0-based): c1, c2, …
+func ClusterID(k int) eventservice.ClusterID {
+	return eventservice.ClusterID(fmt.Sprintf("c%d", k+1))
 }
 
 // Kind is a message kind (the model's Kinds).
@@ -77,9 +76,9 @@ type ClusterConfig struct {
 	// register with T (IDs d1, d2, …); TableTriggers of them (the last
 	// ones) are table triggers.
 	Dispatchers, TableTriggers int
-	// Clusters is the number of upstream clusters (c1, c2, …; 1 if 0),
-	// each with its own broker in T's event service and its own stores;
-	// dispatcher d belongs to cluster d mod Clusters ([Cluster.ClusterOf]).
+	// Clusters is the number of upstream clusters, so of event brokers in
+	// T's event service, each with its own stores (1 if 0); dispatcher d
+	// (0-based) belongs to cluster d mod Clusters.
 	Clusters int
 	// SetBus gives the bus the model's set semantics: sending a message
 	// equal to one in flight does nothing.
@@ -90,6 +89,8 @@ type ClusterConfig struct {
 	HeartbeatInterval int64
 	// CacheTTL is the LogCoordinator cache's TTL (0: no expiry by age).
 	CacheTTL int64
+	// Store is T's event store (memory if empty).
+	Store StoreKind
 
 	_ struct{}
 }
@@ -103,13 +104,14 @@ type pendingOp struct {
 	result chan error
 }
 
-// process is one process of T: its node, event service and stores.
+// process is one process of T: its node, event service and stores (one
+// event store and one schema store per upstream cluster).
 type process struct {
 	node     *node.Node
 	live     *node.LivenessStore
 	svc      *eventservice.Service
-	es       []*store.MemEventStore  // per upstream cluster
-	ss       []*store.MemSchemaStore // per upstream cluster
+	es       []eventStore
+	ss       []*store.MemSchemaStore
 	cancel   context.CancelFunc
 	done     chan struct{}
 	pending  *pendingOp
@@ -139,6 +141,9 @@ type Cluster struct {
 	// T's current process (its REGISTER returned success).
 	registered    []bool
 	registrations int
+
+	data     *dataPlane // the changefeed's data (data.go)
+	storeErr error      // the first error closing a process's store
 }
 
 // NewCluster starts T's first process (epoch 1) and a coordinator that
@@ -150,11 +155,11 @@ func NewCluster(cfg ClusterConfig) (*Cluster, error) {
 	if cfg.Dispatchers <= 0 || cfg.TableTriggers < 0 || cfg.TableTriggers > cfg.Dispatchers {
 		return nil, fmt.Errorf("sim: bad dispatcher counts %d/%d", cfg.Dispatchers, cfg.TableTriggers)
 	}
-	if cfg.Clusters < 0 {
-		return nil, fmt.Errorf("sim: negative number of clusters %d", cfg.Clusters)
-	}
 	if cfg.Clusters == 0 {
 		cfg.Clusters = 1
+	}
+	if cfg.Clusters < 0 {
+		return nil, fmt.Errorf("sim: bad cluster count %d", cfg.Clusters)
 	}
 	co, err := coordinator.New(coordinator.Config{Transport: cfg.Transport, ResendInterval: cfg.ResendInterval,
 		QueryInterval: cfg.QueryInterval, UnknownAfter: cfg.UnknownAfter})
@@ -162,7 +167,7 @@ func NewCluster(cfg ClusterConfig) (*Cluster, error) {
 		return nil, err
 	}
 	c := &Cluster{cfg: cfg, Coord: co, LogCoord: logcoord.New(logcoord.Config{TTL: cfg.CacheTTL}),
-		registered: make([]bool, cfg.Dispatchers)}
+		registered: make([]bool, cfg.Dispatchers), data: newDataPlane(cfg.Dispatchers - cfg.TableTriggers)}
 	if err := c.start(); err != nil {
 		return nil, err
 	}
@@ -175,15 +180,23 @@ func NewCluster(cfg ClusterConfig) (*Cluster, error) {
 func (c *Cluster) start() error {
 	c.epoch++
 	p := &process{live: new(node.LivenessStore), done: make(chan struct{})}
-	byID := map[eventservice.ClusterID]int{}
-	for i := range c.cfg.Clusters {
-		p.es = append(p.es, store.NewMemEventStore())
+	byID := make(map[eventservice.ClusterID]int, c.cfg.Clusters)
+	for k := range c.cfg.Clusters {
+		es, err := newEventStore(c.cfg.Store)
+		if err != nil {
+			for _, es := range p.es {
+				_ = es.Close() // the first error is the one to report
+			}
+			return err
+		}
+		p.es = append(p.es, es)
 		p.ss = append(p.ss, store.NewMemSchemaStore())
-		byID[UpstreamCluster(i)] = i
+		byID[ClusterID(k)] = k
 	}
 	svc, err := eventservice.New(eventservice.Config{
 		NewStores: func(id eventservice.ClusterID) (store.EventStore, store.SchemaStore) {
-			return p.es[byID[id]], p.ss[byID[id]]
+			k := byID[id] // the cluster asks only for its own clusters
+			return p.es[k], p.ss[k]
 		},
 		Stopping: func() bool { return !p.observer.Load() && p.live.Load() == node.Stopping },
 		Now:      func() time.Time { return time.Unix(0, 0) },
@@ -206,6 +219,7 @@ func (c *Cluster) start() error {
 	}()
 	c.proc = p
 	clear(c.registered)
+	c.attachStore()
 	return nil
 }
 
@@ -221,10 +235,23 @@ func (c *Cluster) stop() {
 	}
 	p.cancel()
 	<-p.done
+	for k, es := range p.es {
+		if r := es.Resources(); (r.Batches != 0 || r.Iterators != 0) && c.storeErr == nil {
+			c.storeErr = fmt.Errorf("sim: the event store of cluster %s in epoch %d leaked %d batches and %d iterators",
+				ClusterID(k), c.epoch, r.Batches, r.Iterators)
+		}
+		if err := es.Close(); err != nil && c.storeErr == nil {
+			c.storeErr = err
+		}
+	}
 }
 
-// Close stops T's process. The cluster must not be used afterwards.
-func (c *Cluster) Close() { c.stop() }
+// Close stops T's process and returns the first error of closing a
+// process's event store. The cluster must not be used afterwards.
+func (c *Cluster) Close() error {
+	c.stop()
+	return c.storeErr
+}
 
 // Now returns the logical time.
 func (c *Cluster) Now() int64 { return c.now }
@@ -248,22 +275,21 @@ func Dispatcher(d int) eventservice.DispatcherID {
 
 func (c *Cluster) isTT(d int) bool { return d >= c.cfg.Dispatchers-c.cfg.TableTriggers }
 
-// ClusterOf returns the upstream cluster (0-based) dispatcher d belongs
-// to: the broker of T's event service it registers with.
-func (c *Cluster) ClusterOf(d int) int { return d % c.cfg.Clusters }
+// clusterOf returns the index of dispatcher d's upstream cluster.
+func (c *Cluster) clusterOf(d int) int { return d % c.cfg.Clusters }
 
-// stores returns the stores of dispatcher d's cluster in T's current
-// process.
-func (c *Cluster) stores(d int) (*store.MemEventStore, *store.MemSchemaStore) {
-	i := c.ClusterOf(d)
-	return c.proc.es[i], c.proc.ss[i]
+// stores returns the event store and the schema store of d's cluster in
+// T's current process.
+func (c *Cluster) stores(d int) (eventStore, *store.MemSchemaStore) {
+	k := c.clusterOf(d)
+	return c.proc.es[k], c.proc.ss[k]
 }
 
 func table(d int) store.TableID { return store.TableID(d + 1) }
 
 func (c *Cluster) request(a eventservice.Action, d int) eventservice.Request {
-	return eventservice.Request{Action: a, Cluster: UpstreamCluster(c.ClusterOf(d)), Changefeed: "cf", Dispatcher: Dispatcher(d),
-		TableTrigger: c.isTT(d), Table: table(d)}
+	return eventservice.Request{Action: a, Cluster: ClusterID(c.clusterOf(d)), Changefeed: "cf", Dispatcher: Dispatcher(d),
+		TableTrigger: c.isTT(d), Table: table(d), StartTs: c.startTs(d)}
 }
 
 // Busy reports whether a registration or removal is held between steps
@@ -293,7 +319,8 @@ var ErrBusy = errors.New("sim: event service busy")
 // An ordinary registration is held inside SchemaStore.RegisterTable after
 // its subscription (TLA+ BrokerSubscribe) unless refuse makes the event
 // store refuse it (TLA+ BrokerSubscribeRefused, BrokerRollback);
-// BrokerRegisterTable or BrokerRegisterTableFails finishes it.
+// BrokerRegisterTable or BrokerRegisterTableFails (with BrokerUnsubscribe
+// and BrokerRollback) finishes it.
 func (c *Cluster) CollectorRegister(d int, refuse bool) error {
 	if c.Busy() {
 		return ErrBusy
@@ -352,10 +379,12 @@ func (c *Cluster) BrokerRegisterTable() error {
 // fail (TLA+ BrokerRegisterTableFails, BrokerUnsubscribe, BrokerRollback;
 // F-R1).
 func (c *Cluster) BrokerRegisterTableFails() error {
-	if op := c.proc.pending; op != nil {
-		_, ss := c.stores(op.d)
-		ss.FailOnce(nil)
+	op := c.proc.pending
+	if op == nil || op.remove {
+		return errors.New("sim: no held registration")
 	}
+	_, ss := c.stores(op.d)
+	ss.FailOnce(nil)
 	_, err := c.finish(false)
 	if err == nil {
 		return errors.New("sim: RegisterTable failure not reported")
@@ -485,6 +514,7 @@ func (c *Cluster) BrokenStreams() int {
 // epoch, ALIVE, no registrations. It returns the broken streams.
 func (c *Cluster) Restart() (int, error) {
 	broken := c.BrokenStreams()
+	c.cutStreams()
 	c.stop()
 	return broken, c.start()
 }
@@ -546,16 +576,9 @@ func (c *Cluster) LogCoordAnswer(stale bool) bool {
 	return true
 }
 
-// Observation is T's state as the model sees it, read without side
-// effects: the event service's count and admission gate, and the stores.
-type Observation struct {
-	Epoch           uint64
-	Liveness        node.Liveness
-	AdmissionClosed bool
-	Count           int64
-	Subscribed      []bool
-	SchemaRef       []bool
-}
+// ClusterOf returns the upstream cluster (0-based, see [ClusterID]) that
+// dispatcher d belongs to: its broker in T's event service.
+func (c *Cluster) ClusterOf(d int) int { return c.clusterOf(d) }
 
 // BrokerCounts returns the dispatcher count of each upstream cluster's
 // broker in T's event service (0 for a cluster with no broker yet), as
@@ -571,13 +594,24 @@ func (c *Cluster) BrokerCounts() ([]int64, bool) {
 	}
 	out := make([]int64, c.cfg.Clusters)
 	for _, b := range snap.Brokers {
-		for i := range out {
-			if b.Cluster == UpstreamCluster(i) {
-				out[i] = b.Count
+		for k := range out {
+			if b.Cluster == ClusterID(k) {
+				out[k] = b.Count
 			}
 		}
 	}
 	return out, true
+}
+
+// Observation is T's state as the model sees it, read without side
+// effects: the event service's count and admission gate, and the stores.
+type Observation struct {
+	Epoch           uint64
+	Liveness        node.Liveness
+	AdmissionClosed bool
+	Count           int64
+	Subscribed      []bool
+	SchemaRef       []bool
 }
 
 // Observe reads T's observable state.

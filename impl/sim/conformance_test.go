@@ -422,7 +422,7 @@ func TestConformance(t *testing.T) {
 			if counts, ok := c.BrokerCounts(); ok {
 				for b, n := range counts {
 					if want := int64(s.Count[b]); n != want {
-						rt.Fatalf("after %s broker %s counts %d, the model's count[%s] %d", step, sim.UpstreamCluster(b), n, confBrokers[b], want)
+						rt.Fatalf("after %s broker %s counts %d, the model's count[%s] %d", step, sim.ClusterID(b), n, confBrokers[b], want)
 					}
 				}
 			}

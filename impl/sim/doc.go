@@ -24,9 +24,6 @@
 // variables, so a test can run the model beside the cluster and compare
 // them after every step (the rapid test in this package does).
 //
-// T's event service may serve several upstream clusters
-// (ClusterConfig.Clusters), one broker each, as the model's Brokers.
-//
 // A registration is held between its store steps by the stores' gates
 // (its count raised, its subscription taken, RegisterTable not yet
 // returned), and a removal inside UnregisterDispatcher, so the model's
@@ -38,6 +35,23 @@
 // T still serves or holds (published, held between store steps, or
 // subscribed) at a restart that a completed drain authorised (D5). The
 // correct protocol never breaks a stream; `checker simulate` runs it.
+//
+// # Data
+//
+// The run also moves real change events (data.go): producers commit them
+// to the ordinary dispatchers' upstream tables, T's puller writes them in
+// batches into T's event store (in memory or Pebble: [StoreKind]) and
+// advances the resolved timestamps, and the changefeed's dispatchers read
+// them through their subscriptions in T's store while the collectors
+// hold them registered with T, from another node otherwise. At the end,
+// [Cluster.Check] compares, per table, what the changefeed received with
+// what was committed: lost, duplicated and out-of-order events, and
+// re-deliveries after a crash (allowed: the collectors resume from the
+// sink's checkpoint and deduplicate by commit ts). A restart that a
+// completed drain authorised is not recovered by anybody (no stream may
+// depend on it), so a dispatcher still registered with T loses the
+// events it had not read, and the check names the first lost event with
+// the drain that lost it.
 //
 // # Determinism
 //

@@ -2,11 +2,13 @@ package sim
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 
 	"github.com/drainproof/drainproof/impl/coordinator"
 	"github.com/drainproof/drainproof/impl/node"
+	"github.com/drainproof/drainproof/impl/store"
 )
 
 // Config configures one seeded simulation ([Run]).
@@ -20,6 +22,8 @@ type Config struct {
 	// Dispatchers (default 4) and TableTriggers (default 1) the collectors
 	// register with T.
 	Dispatchers, TableTriggers int
+	// Store is T's event store (memory if empty).
+	Store StoreKind
 
 	_ struct{}
 }
@@ -42,6 +46,9 @@ type Result struct {
 	MessagesSent    int    `json:"messages_sent"`
 	MessagesLost    int    `json:"messages_lost"`
 	Duplicated      int    `json:"messages_duplicated"`
+	// Store is T's event store; Delivery checks the changefeed's data.
+	Store string `json:"store"`
+	Delivery
 }
 
 // Add adds r's counts to s (Seed and Steps are kept, Transport too).
@@ -56,6 +63,7 @@ func (s *Result) Add(r Result) {
 	s.MessagesSent += r.MessagesSent
 	s.MessagesLost += r.MessagesLost
 	s.Duplicated += r.Duplicated
+	s.Delivery.add(r.Delivery)
 }
 
 // The peer that hosts the LogCoordinator; it may run a legacy version for
@@ -75,6 +83,7 @@ type runner struct {
 	versionKnown  bool
 	legacyUntil   int // step until which the peer is legacy (-1: never)
 	staleLCActive bool
+	now           int // the current step
 }
 
 // Run simulates cfg.Steps events of a cluster draining T again and again
@@ -85,26 +94,29 @@ type runner struct {
 // version for a while, T rejoining with a version not yet known, store
 // faults and a stale LogCoordinator answering "unknown". It is
 // deterministic for a seed: no clock, no map order, one generator.
-func Run(ctx context.Context, cfg Config) (Result, error) {
+func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	if cfg.Transport == "" {
 		cfg.Transport = node.TransportHeartbeat
 	}
 	if cfg.Dispatchers == 0 {
 		cfg.Dispatchers, cfg.TableTriggers = 4, 1
 	}
+	if cfg.Store == "" {
+		cfg.Store = StoreMemory
+	}
 	if cfg.Steps < 0 {
 		return Result{}, fmt.Errorf("sim: negative steps")
 	}
 	c, err := NewCluster(ClusterConfig{Transport: cfg.Transport, Dispatchers: cfg.Dispatchers,
 		TableTriggers: cfg.TableTriggers, ResendInterval: 4, QueryInterval: 2, UnknownAfter: 40,
-		HeartbeatInterval: 3, CacheTTL: 10})
+		HeartbeatInterval: 3, CacheTTL: 10, Store: cfg.Store})
 	if err != nil {
 		return Result{}, err
 	}
-	defer c.Close()
+	defer func() { err = errors.Join(err, c.Close()) }()
 	r := &runner{c: c, rng: rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)),
-		res: Result{Seed: cfg.Seed, Steps: cfg.Steps, Transport: string(cfg.Transport)}, versionKnown: true,
-		legacyUntil: -1}
+		res:          Result{Seed: cfg.Seed, Steps: cfg.Steps, Transport: string(cfg.Transport), Store: string(cfg.Store)},
+		versionKnown: true, legacyUntil: -1}
 	if r.rng.IntN(5) == 0 {
 		r.legacyUntil = r.rng.IntN(max(cfg.Steps, 1))
 	}
@@ -114,11 +126,15 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		if step%256 == 0 && ctx.Err() != nil {
 			return r.res, ctx.Err()
 		}
+		r.now = step
 		if err := r.step(step); err != nil {
 			return r.res, fmt.Errorf("sim: seed %d step %d: %w", cfg.Seed, step, err)
 		}
 	}
 	r.res.Registrations = c.Registrations()
+	if r.res.Delivery, err = c.Check(); err != nil {
+		return r.res, fmt.Errorf("sim: seed %d: %w", cfg.Seed, err)
+	}
 	return r.res, nil
 }
 
@@ -152,6 +168,9 @@ func (r *runner) step(step int) error {
 		{5, r.maintainers},
 		{4, r.upgradeController},
 		{1, r.crash},
+		{8, r.produce},
+		{5, r.pull},
+		{8, r.consume},
 	}
 	if draining {
 		events = append(events, event{4, r.remove}) // collectors move off a draining node
@@ -321,8 +340,14 @@ func (r *runner) upgradeController() error {
 	case dec.Complete && dec.DrainedEpoch == c.Epoch():
 		r.res.DrainsCompleted++
 		r.res.UpgradeRestarts++
-		broken := c.BrokenStreams()
+		r.res.Restarts++
+		broken, err := c.RestartDrained(DrainRef{Number: r.res.DrainsCompleted, Epoch: c.Epoch(), Step: r.now})
 		r.res.BrokenStreams += broken
+		if err != nil {
+			return err
+		}
+		r.rejoin()
+		return nil
 	case dec.Complete:
 		// T crashed after the drain completed: the process declared
 		// drained is gone, so this restart is not authorised; drain again.
@@ -359,5 +384,43 @@ func (r *runner) crash() error {
 	r.res.Restarts++
 	r.res.CrashRestarts++
 	_, err := r.c.Restart()
+	return err
+}
+
+// produce commits a change event to a random ordinary dispatcher's table.
+func (r *runner) produce() error {
+	if n := r.c.ordinary(); n > 0 {
+		r.c.Commit(r.rng.IntN(n))
+	}
+	return nil
+}
+
+// pull runs T's puller with a batch of 1 to 4 events per table; now and
+// then a write batch fails (the puller retries at its next pull).
+func (r *runner) pull() error {
+	if r.chance(0.1) {
+		r.c.InjectStoreFault([]store.Fault{store.FaultBatchSet, store.FaultBatchCommit}[r.rng.IntN(2)])
+	}
+	return transient(r.c.Pull(1 + r.rng.IntN(4)))
+}
+
+// consume has a random changefeed dispatcher read 1 to 3 events; now and
+// then its iterator fails (it reads again later).
+func (r *runner) consume() error {
+	if n := r.c.ordinary(); n > 0 {
+		if r.chance(0.05) {
+			r.c.InjectStoreFault([]store.Fault{store.FaultIterOpen, store.FaultIterNext}[r.rng.IntN(2)])
+		}
+		_, err := r.c.Consume(r.rng.IntN(n), 1+r.rng.IntN(3))
+		return transient(err)
+	}
+	return nil
+}
+
+// transient drops an injected store fault, which the caller retries.
+func transient(err error) error {
+	if errors.Is(err, store.ErrInjectedFault) {
+		return nil
+	}
 	return err
 }

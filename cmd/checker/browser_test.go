@@ -1,0 +1,227 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/drainproof/drainproof/tla"
+	"github.com/stretchr/testify/require"
+)
+
+// The browser tests open the HTML reports in a real browser (Debian's
+// chromium, which .ci/run installs) at 1400×900 and check what a person
+// sees on the first screen. DRAINPROOF_SCREENSHOTS names a folder for the
+// screenshots (the README's come from
+// DRAINPROOF_SCREENSHOTS=$PWD/docs/img go test -run Browser ./cmd/checker);
+// otherwise they go to the test's temporary folder.
+
+const viewW, viewH = 1400, 900
+
+// browser starts a headless chromium, or skips the test when there is no
+// chromium binary on this machine (CI must have one: there it fails).
+func browser(t *testing.T) context.Context {
+	t.Helper()
+	var path string
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "headless-shell"} {
+		if p, err := exec.LookPath(name); err == nil {
+			path = p
+			break
+		}
+	}
+	if path == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("no chromium binary: .ci/run must install Debian's chromium for the browser tests")
+		}
+		t.Skip("no chromium binary on this machine: install Debian's chromium (apt-get install chromium) to run the browser tests")
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox,
+		chromedp.WindowSize(viewW, viewH), chromedp.Flag("hide-scrollbars", false))
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(alloc)
+	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
+	t.Cleanup(func() {
+		cancelTimeout()
+		_ = chromedp.Cancel(ctx) // closes the browser and waits for it
+		cancel()
+		cancelAlloc()
+	})
+	return ctx
+}
+
+// onScreen is the JavaScript of a predicate: is an element matching sel,
+// whose text contains text, inside the viewport (every corner)?
+func onScreen(sel, text string) string {
+	return fmt.Sprintf(`[...document.querySelectorAll(%q)].some((e) => {
+  if (!e.textContent.includes(%q)) return false
+  const r = e.getBoundingClientRect()
+  return r.width > 0 && r.height > 0 && r.left >= 0 && r.top >= 0 && r.right <= window.innerWidth && r.bottom <= window.innerHeight
+})`, sel, text)
+}
+
+// requireOnScreen checks, in the page open in ctx, each selector/text pair.
+func requireOnScreen(t *testing.T, ctx context.Context, what string, pairs ...[2]string) {
+	t.Helper()
+	for _, p := range pairs {
+		ok := eval[bool](t, ctx, onScreen(p[0], p[1]))
+		require.True(t, ok, "%s: %s containing %q is not on the first screen", what, p[0], p[1])
+	}
+}
+
+// screenshot saves the viewport as name.png.
+func screenshot(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	dir := os.Getenv("DRAINPROOF_SCREENSHOTS")
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	path := filepath.Join(dir, name+".png")
+	require.NoError(t, os.WriteFile(path, png, 0o644))
+	t.Logf("screenshot: %s", path)
+}
+
+func open(t *testing.T, ctx context.Context, path string) {
+	t.Helper()
+	abs, err := filepath.Abs(path)
+	require.NoError(t, err)
+	for _, a := range []chromedp.Action[chromedp.Void]{chromedp.EmulateViewport(viewW, viewH), chromedp.Navigate("file://" + abs),
+		chromedp.WaitReady(chromedp.CSS("body")), chromedp.Sleep(300 * time.Millisecond)} {
+		_, err := chromedp.Run(ctx, a)
+		require.NoError(t, err)
+	}
+}
+
+// openCounterexample checks the model of cfg (in tla/) with one worker,
+// so that the counterexample is always the same, opens its report, and
+// returns the run's JSON report, whose figures the page must show.
+func openCounterexample(t *testing.T, ctx context.Context, cfg string) report {
+	t.Helper()
+	page := filepath.Join(t.TempDir(), "report.html")
+	code, out, errOut := runCLI(t, "check", "--config", "../../tla/"+cfg, "--html", page, "--progress", "0", "--workers", "1", "--json")
+	require.Equal(t, exitViolation, code, errOut)
+	open(t, ctx, page)
+	r := decodeReport(t, out, "check")
+	require.NotEmpty(t, r.Trace)
+	return r
+}
+
+// eval evaluates a JavaScript expression in the page open in ctx.
+func eval[T any](t *testing.T, ctx context.Context, js string) T {
+	t.Helper()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](js))
+	require.NoError(t, err, js)
+	return v
+}
+
+// The counterexample of Variant H: the violated property, its definition,
+// the step where it fails and the variables it reads are on the first
+// screen; the step column stays in view when the table scrolls sideways;
+// the unchanged columns come back at a click.
+func TestBrowserCounterexample(t *testing.T) {
+	ctx := browser(t)
+	r := openCounterexample(t, ctx, "MCDrainRegistrationVariantH.cfg")
+	last := r.Trace[len(r.Trace)-1].Label
+	requireOnScreen(t, ctx, "Variant H",
+		[2]string{"h1", "DrainSafety violated"},
+		[2]string{"#fails", fmt.Sprintf("DrainSafety fails at step %d: %s", r.Steps, last)},
+		[2]string{"tr.last td.step", last}, // the failing step itself
+		[2]string{"#definition", "DrainSafety == DrainSafetyClosed /\\ DrainSafetyEmpty"},
+	)
+	// The variables DrainSafety reads come first, highlighted.
+	_, reads, ok := tla.Property("DrainSafety")
+	require.True(t, ok)
+	for _, v := range reads[:min(3, len(reads))] {
+		requireOnScreen(t, ctx, "Variant H", [2]string{"th.focus", v})
+	}
+	screenshot(t, ctx, "counterexample")
+
+	// Scrolled far to the right, the step names stay on screen.
+	left := eval[float64](t, ctx, `document.getElementById('scroller').scrollLeft = 5000; document.querySelector('#trace tr.last td.step').getBoundingClientRect().left`)
+	require.Less(t, left, 120.0, "the step column is sticky")
+	requireOnScreen(t, ctx, "scrolled", [2]string{"tr.last td.step", last})
+
+	// The unchanged columns are collapsed, and shown at a click.
+	const visibleConst = `[...document.querySelectorAll('th[data-const]')].filter((e) => e.offsetWidth > 0).length`
+	hidden := eval[int](t, ctx, `document.getElementById('scroller').scrollLeft = 0; `+visibleConst)
+	_, err := chromedp.Run(ctx, chromedp.Click(chromedp.CSS("#toggle")))
+	require.NoError(t, err)
+	shown := eval[int](t, ctx, visibleConst)
+	require.Zero(t, hidden)
+	require.Positive(t, shown)
+}
+
+// The liveness counterexample: the loop and its marker are on the first
+// screen.
+func TestBrowserLasso(t *testing.T) {
+	ctx := browser(t)
+	r := openCounterexample(t, ctx, "MCDrainRegistrationBugDoubleIncrementLive.cfg")
+	require.NotNil(t, r.LoopStart)
+	requireOnScreen(t, ctx, "lasso",
+		[2]string{"h1", "DrainCompletes violated"},
+		[2]string{"#loopnote", fmt.Sprintf("Steps %d–%d", *r.LoopStart+1, r.Steps)},
+		[2]string{"#definition", "DrainCompletes == TRUE ~> DrainReported"},
+		[2]string{"tr.loop td.step", "↻"},
+	)
+	screenshot(t, ctx, "lasso")
+}
+
+// The lincheck report of a long history with one wrong answer in a late
+// partition: the page holds that partition, opens at the failing
+// operation, and says which it is and what the model expected.
+func TestBrowserLincheck(t *testing.T) {
+	ctx := browser(t)
+	dir := t.TempDir()
+	saved := filepath.Join(dir, "h.json")
+	code, _, errOut := runCLI(t, "lincheck", "--clients", "8", "--ops", "2000", "--seed", "1", "--save", saved)
+	require.Equal(t, exitOK, code, errOut)
+	// Make one report of the second half lie about the count.
+	var h map[string]any
+	b, err := os.ReadFile(saved)
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &h))
+	ops := h["ops"].([]any)
+	lied := -1
+	for i := len(ops) / 2; i < len(ops); i++ {
+		op := ops[i].(map[string]any)
+		if op["kind"] == "report" {
+			op["count"] = 99
+			lied = i
+			break
+		}
+	}
+	require.Positive(t, lied)
+	b, err = json.Marshal(h)
+	require.NoError(t, err)
+	bad := filepath.Join(dir, "bad.json")
+	require.NoError(t, os.WriteFile(bad, b, 0o644))
+	page := filepath.Join(dir, "lincheck.html")
+	code, out, errOut := runCLI(t, "lincheck", "--history", bad, "--html", page)
+	require.Equal(t, exitViolation, code, errOut)
+	require.Contains(t, out, "first illegal operation")
+	require.Contains(t, out, "Report() → (99,")
+
+	open(t, ctx, page)
+	requireOnScreen(t, ctx, "lincheck",
+		[2]string{"#lincheck-illegal", "NOT linearizable"},
+		[2]string{"#lincheck-illegal", "Report() → (99,"},
+		[2]string{"#lincheck-illegal", "the model expected the state"},
+	)
+	errorOnScreen := eval[bool](t, ctx, `(() => {
+  const p = [...document.querySelectorAll('line.linearization-invalid.linearization-point')]
+    .filter((e) => !e.parentElement.classList.contains('hidden'))
+  if (p.length === 0) return false
+  const r = p.sort((a, b) => a.x1.baseVal.value - b.x1.baseVal.value)[0].getBoundingClientRect()
+  return r.left >= 0 && r.right <= window.innerWidth && r.top >= 0 && r.bottom <= window.innerHeight
+})()`)
+	require.True(t, errorOnScreen, "the page opens at the first illegal operation")
+	screenshot(t, ctx, "lincheck")
+}
