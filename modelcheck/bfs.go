@@ -7,7 +7,16 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 )
+
+// sizeText formats a byte count in MiB or GiB.
+func sizeText(b int64) string {
+	if b >= 1<<30 {
+		return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30))
+	}
+	return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))
+}
 
 // entry is a state waiting to be expanded, with its ref in the seen-set log.
 type entry[S any] struct {
@@ -22,6 +31,13 @@ type finding[S any] struct {
 	at         ref    // the last state (invariant, deadlock) or the step's source (action)
 	action     string // action properties: the step's action
 	to         S      // action properties: the step's target
+	// step says the trace ends with the step at -> to (action properties,
+	// and invariants on a state outside the constraint, never stored).
+	step bool
+	// distinct and generated are the figures at the moment the problem
+	// was met, counted in the search order: with one worker they are
+	// single-worker TLC's.
+	distinct, generated int64
 }
 
 type checker[S any] struct {
@@ -32,6 +48,9 @@ type checker[S any] struct {
 	act   ActionPropertied[S]
 	acts  []int
 	cons  Constrained[S]
+	acons ActionConstrained[S]
+	view  Viewed[S]
+	sym   Symmetric[S]
 	live  Live[S]
 	lives []int
 
@@ -41,10 +60,19 @@ type checker[S any] struct {
 	queue     atomic.Int64
 	depth     atomic.Int64
 
+	// ordered is set with one worker: the search then visits states in
+	// single-worker TLC's order and stops at the first problem in that
+	// order, with TLC's figures (see Options.Workers).
+	ordered bool
+
 	stop     atomic.Bool // every worker stops at once
 	liveness atomic.Bool // the liveness phase has begun (for progress reports)
 	noInsert atomic.Bool // finish the level looking only for shorter problems
 	sawNew   atomic.Bool // in noInsert mode: a state outside the set was met
+
+	// The level being expanded: its size and the distinct count when it
+	// began, for the memory budget's estimate of the queues.
+	curLen, levelStart int64
 
 	mu     sync.Mutex
 	found  *finding[S]
@@ -54,7 +82,10 @@ type checker[S any] struct {
 
 func newChecker[S any](m Model[S], opts Options) (*checker[S], error) {
 	opts.fill()
-	c := &checker[S]{m: m, opts: opts, set: newFPSet(opts.Workers)}
+	if opts.FingerprintBits != 64 && opts.FingerprintBits != 128 {
+		return nil, fmt.Errorf("modelcheck: fingerprints of %d bits: want 64 or 128", opts.FingerprintBits)
+	}
+	c := &checker[S]{m: m, opts: opts, set: newFPSet(opts.Workers, opts.FingerprintBits == 128), ordered: opts.Workers == 1}
 	var err error
 	c.names = m.Invariants()
 	if c.inv, err = pick("invariant", c.names, opts.Invariants); err != nil {
@@ -77,13 +108,50 @@ func newChecker[S any](m Model[S], opts Options) (*checker[S], error) {
 		return nil, fmt.Errorf("%w: the model has no liveness properties (asked for %q)", ErrUnknownProperty, opts.Liveness[0])
 	}
 	if opts.UseConstraint {
-		cons, ok := m.(Constrained[S])
-		if !ok {
-			return nil, fmt.Errorf("modelcheck: UseConstraint set but the model has no Constraint method")
+		c.cons, _ = m.(Constrained[S])
+		c.acons, _ = m.(ActionConstrained[S])
+		if c.cons == nil && c.acons == nil {
+			return nil, fmt.Errorf("modelcheck: UseConstraint set but the model has no Constraint or ActionConstraint method")
 		}
-		c.cons = cons
+	}
+	if opts.UseView {
+		if c.view, _ = m.(Viewed[S]); c.view == nil {
+			return nil, fmt.Errorf("modelcheck: UseView set but the model has no View method")
+		}
+	}
+	if opts.UseSymmetry {
+		if c.sym, _ = m.(Symmetric[S]); c.sym == nil {
+			return nil, fmt.Errorf("modelcheck: UseSymmetry set but the model has no Canonical method")
+		}
+	}
+	if (c.view != nil || c.sym != nil) && c.live != nil && len(c.lives) > 0 {
+		return nil, fmt.Errorf("modelcheck: liveness is not checked under a SYMMETRY or VIEW (it could miss violations); select no liveness property")
 	}
 	return c, nil
+}
+
+// key encodes s as the seen-set identifies it (its view, of its orbit's
+// representative under the symmetry) and returns the encoding and its
+// fingerprint: fp, and hi, the high word of a 128-bit one (0 for 64 bits).
+func (c *checker[S]) key(buf []byte, s S) (out []byte, fp, hi uint64) {
+	if c.sym != nil {
+		s = c.sym.Canonical(s)
+	}
+	if c.view != nil {
+		buf = c.view.View(buf[:0], s)
+	} else {
+		buf = c.m.Encode(buf[:0], s)
+	}
+	if c.set.wide {
+		hi = fingerprintHi(buf)
+	}
+	return buf, fingerprint(buf), hi
+}
+
+// inModel reports whether the step from -> to lies inside the state and
+// action constraints.
+func (c *checker[S]) inModel(action string, from, to S) bool {
+	return (c.cons == nil || c.cons.Constraint(to)) && (c.acons == nil || c.acons.ActionConstraint(action, from, to))
 }
 
 // report records a problem; the shortest wins, the first among equals.
@@ -97,7 +165,7 @@ func (c *checker[S]) report(f *finding[S]) {
 	if c.opts.Continue {
 		return
 	}
-	if f.kind == "deadlock" || !c.opts.CheckDeadlock {
+	if c.ordered || f.kind == "deadlock" || !c.opts.CheckDeadlock {
 		// Nothing shorter can turn up: stop now.
 		c.stop.Store(true)
 		return
@@ -115,11 +183,33 @@ func (c *checker[S]) halt(reason string, err error) {
 	c.stop.Store(true)
 }
 
-// checkState evaluates the selected invariants on a new state.
-func (c *checker[S]) checkState(s S, r ref, length int) {
+// failing returns the first selected invariant that s breaks, or -1.
+func (c *checker[S]) failing(s S) int {
 	for _, i := range c.inv {
 		if !c.m.Holds(i, s) {
-			c.report(&finding[S]{kind: "invariant", name: c.names[i], length: length, at: r})
+			return i
+		}
+	}
+	return -1
+}
+
+// checkState evaluates the selected invariants on a state; f is the
+// finding to report if one fails (kind and name are filled in here).
+func (c *checker[S]) checkState(s S, f finding[S]) bool {
+	if i := c.failing(s); i >= 0 {
+		f.kind, f.name = "invariant", c.names[i]
+		c.report(&f)
+		return false
+	}
+	return true
+}
+
+// deepen records that a state of this depth was stored: the depth TLC
+// reports is the deepest stored state's.
+func (c *checker[S]) deepen(depth int) {
+	for {
+		d := c.depth.Load()
+		if d >= int64(depth) || c.depth.CompareAndSwap(d, int64(depth)) {
 			return
 		}
 	}
@@ -148,14 +238,37 @@ func (c *checker[S]) run(ctx context.Context) (*Result[S], error) {
 		go c.progressLoop(start, done, &wg)
 	}
 
-	cur := c.initial()
-	for level := 1; cur.len() > 0 && !c.stop.Load(); level++ {
-		c.depth.Store(int64(level))
+	var (
+		cur     *blocks[S]
+		level   = 1
+		resumed int
+		lastCk  = time.Now()
+	)
+	if c.opts.Recover != "" {
+		var err error
+		if level, cur, err = c.readCheckpoint(c.opts.Recover); err != nil {
+			close(done)
+			wg.Wait()
+			return nil, err
+		}
+		resumed = level
+	} else {
+		cur = c.initial()
+	}
+	for ; cur.len() > 0 && !c.stop.Load(); level++ {
+		if c.checkpointDue(lastCk) {
+			if err := c.writeCheckpoint(level, cur); err != nil {
+				c.halt("", fmt.Errorf("modelcheck: checkpoint %s: %w", describeCheckpoint(c.opts.CheckpointDir), err))
+				break
+			}
+			lastCk = time.Now()
+		}
 		if c.opts.MaxDepth > 0 && level >= c.opts.MaxDepth {
 			// Expand the last allowed level only to learn whether the
 			// limit hid anything.
 			c.noInsert.Store(true)
 		}
+		c.curLen, c.levelStart = int64(cur.len()), c.distinct.Load()
 		next := c.expandLevel(cur, level)
 		c.set.reclaim()
 		if c.noInsert.Load() {
@@ -175,6 +288,7 @@ func (c *checker[S]) run(ctx context.Context) (*Result[S], error) {
 		return nil, c.err
 	}
 	res := c.result(start)
+	res.ResumedAt = resumed
 	c.set.release()
 	if c.found == nil && c.reason == "" && c.live != nil && len(c.lives) > 0 {
 		c.liveness.Store(true)
@@ -201,7 +315,8 @@ func (c *checker[S]) result(start time.Time) *Result[S] {
 		Workers:   c.opts.Workers,
 		SetBytes:  c.set.bytes(),
 	}
-	res.Collision = CollisionProbability(res.Distinct, res.Generated)
+	res.FingerprintBits = c.opts.FingerprintBits
+	res.Collision = CollisionProbabilityBits(res.Distinct, res.Generated, c.opts.FingerprintBits)
 	switch {
 	case c.found != nil:
 		f := c.found
@@ -209,10 +324,20 @@ func (c *checker[S]) result(start time.Time) *Result[S] {
 		if f.kind == "deadlock" {
 			res.Outcome = Deadlock
 		}
-		res.Trace = c.rebuild(f.at)
-		if f.kind == "action" {
+		if f.at == noParent {
+			// An initial state outside the constraint, never stored.
+			res.Trace = []Step[S]{{Action: "Init", Label: "Init", State: f.to}}
+		} else {
+			res.Trace = c.rebuild(f.at)
+		}
+		if f.step {
 			last := res.Trace[len(res.Trace)-1].State
 			res.Trace = append(res.Trace, Step[S]{Action: f.action, Label: c.label(f.action, last, f.to), State: f.to})
+		}
+		if c.ordered && !c.opts.Continue {
+			// The figures when the problem was met, as single-worker TLC
+			// reports them.
+			res.Distinct, res.Generated = f.distinct, f.generated
 		}
 	case c.reason != "":
 		res.Outcome, res.Reason = Incomplete, c.reason
@@ -224,27 +349,34 @@ func (c *checker[S]) result(start time.Time) *Result[S] {
 func (c *checker[S]) initial() *blocks[S] {
 	var cur blocks[S]
 	var buf []byte
+	// As TLC does, every initial state is generated even after a
+	// violation, but none is stored or checked after it.
 	c.m.Init(func(s S) {
 		c.generated.Add(1)
-		if c.cons != nil && !c.cons.Constraint(s) {
+		if c.stop.Load() {
 			return
 		}
-		buf = c.m.Encode(buf[:0], s)
-		r, isNew, err := c.set.insert(fingerprint(buf), noParent, 0)
+		if c.cons != nil && !c.cons.Constraint(s) {
+			c.checkState(s, finding[S]{length: 1, at: noParent, to: s, distinct: c.distinct.Load(), generated: c.generated.Load()})
+			return
+		}
+		var fp, hi uint64
+		buf, fp, hi = c.key(buf, s)
+		r, isNew, err := c.set.insert(fp, hi, noParent, 0)
 		if err != nil {
 			c.halt("", err)
 			return
 		}
 		if isNew {
-			c.distinct.Add(1)
-			c.checkState(s, r, 1)
+			c.deepen(1)
+			c.checkState(s, finding[S]{length: 1, at: r, distinct: c.distinct.Add(1), generated: c.generated.Load()})
 			cur.add(entry[S]{s, r})
 		}
 	})
-	c.queue.Store(int64(cur.len()))
-	if cur.len() > 0 {
-		c.depth.Store(1)
+	if c.found != nil && c.ordered {
+		c.found.generated = c.generated.Load()
 	}
+	c.queue.Store(int64(cur.len()))
 	return &cur
 }
 
@@ -304,46 +436,128 @@ func (c *checker[S]) expandLevel(cur *blocks[S], level int) *blocks[S] {
 // pending is a successor waiting for its batch to be inserted.
 type pending[S any] struct {
 	s      S
-	fp     uint64
+	fp, hi uint64 // the fingerprint (hi: 128-bit only)
 	parent ref
+	gen    int64 // the generated count once it was generated (ordered mode)
 }
 
 // batchSize is how many successors a worker prefetches before it inserts
 // them.
 const batchSize = 128
 
-func (c *checker[S]) worker(w int, cur *blocks[S], starts []int, pos *atomic.Int64, level int, out *blocks[S]) {
-	var (
-		buf       []byte
-		batch     []pending[S]
-		from      entry[S]
-		succ      int
-		generated int64
-		distinct  int64
-	)
-	maxStates := c.opts.MaxStates
-	emit := func(action string, t S) {
-		succ++
-		generated++
-		if c.act != nil {
-			for _, i := range c.acts {
-				if !c.act.ActionHolds(i, action, from.s, t) {
-					c.report(&finding[S]{kind: "action", name: c.act.ActionProperties()[i], length: level + 1, at: from.r, action: action, to: t})
-					if !c.opts.Continue {
-						return
-					}
-					break
-				}
-			}
+// expansion is one worker's state while it expands its share of a level.
+type expansion[S any] struct {
+	c         *checker[S]
+	w, level  int
+	out       *blocks[S]
+	buf       []byte
+	batch     []pending[S]
+	from      entry[S]
+	succ      int
+	generated int64 // successors generated since the last publication
+	distinct  int64 // new states since the last publication
+}
+
+// counts returns the figures in the search order: exact with one worker.
+func (x *expansion[S]) counts() (distinct, generated int64) {
+	return x.c.distinct.Load() + x.distinct, x.c.generated.Load() + x.generated
+}
+
+// emit handles one successor t of x.from, in the order Next emits them.
+// As TLC does, a successor is counted as generated, then (inside the
+// constraint) stored if new and its invariants checked, then the action
+// properties are checked on the step, whether t is new or not. Storing is
+// batched so that the probes into the set overlap; a step that breaks an
+// action property first flushes the batch, so the successor is stored
+// (and earlier successors checked) before the property is reported.
+func (x *expansion[S]) emit(action string, t S) {
+	c := x.c
+	if c.stop.Load() {
+		return
+	}
+	x.succ++
+	x.generated++
+	var gen int64 // the generated count with this successor (ordered mode)
+	if c.ordered {
+		gen = c.generated.Load() + x.generated
+	}
+	if (c.cons == nil && c.acons == nil) || c.inModel(action, x.from.s, t) {
+		var fp, hi uint64
+		x.buf, fp, hi = c.key(x.buf, t)
+		c.set.touch(fp)
+		x.batch = append(x.batch, pending[S]{t, fp, hi, x.from.r, gen})
+	} else {
+		// TLC checks the invariants of a state outside the constraint
+		// (it is unseen), but neither stores nor explores it.
+		if c.ordered {
+			x.flush()
 		}
-		if c.cons != nil && !c.cons.Constraint(t) {
+		distinct, _ := x.counts()
+		if !c.checkState(t, finding[S]{length: x.level + 1, at: x.from.r, action: action, to: t, step: true, distinct: distinct, generated: gen}) && !c.opts.Continue {
 			return
 		}
-		buf = c.m.Encode(buf[:0], t)
-		fp := fingerprint(buf)
-		c.set.touch(fp)
-		batch = append(batch, pending[S]{t, fp, from.r})
 	}
+	if c.act == nil {
+		return
+	}
+	for _, i := range c.acts {
+		if !c.act.ActionHolds(i, action, x.from.s, t) {
+			x.flush()
+			if c.stop.Load() {
+				return // an earlier successor broke an invariant
+			}
+			distinct, _ := x.counts()
+			c.report(&finding[S]{kind: "action", name: c.act.ActionProperties()[i], length: x.level + 1, at: x.from.r,
+				action: action, to: t, step: true, distinct: distinct, generated: gen})
+			return
+		}
+	}
+}
+
+// flush inserts the batch, appending the new states to out.
+func (x *expansion[S]) flush() {
+	c := x.c
+	for _, p := range x.batch {
+		if c.stop.Load() {
+			break
+		}
+		if c.noInsert.Load() {
+			if !c.sawNew.Load() && !c.set.contains(p.fp, p.hi) {
+				c.sawNew.Store(true)
+			}
+			continue
+		}
+		r, isNew, err := c.set.insert(p.fp, p.hi, p.parent, x.w)
+		if err != nil {
+			c.halt("", err)
+			break
+		}
+		if isNew {
+			x.distinct++
+			if x.distinct == 1 {
+				c.deepen(x.level + 1)
+			}
+			if i := c.failing(p.s); i >= 0 {
+				distinct, _ := x.counts()
+				c.report(&finding[S]{kind: "invariant", name: c.names[i], length: x.level + 1, at: r, distinct: distinct, generated: p.gen})
+			}
+			x.out.add(entry[S]{p.s, r})
+		}
+	}
+	x.batch = x.batch[:0]
+}
+
+// publish adds the worker's counts to the shared ones.
+func (x *expansion[S]) publish() {
+	x.c.generated.Add(x.generated)
+	x.c.distinct.Add(x.distinct)
+	x.generated, x.distinct = 0, 0
+}
+
+func (c *checker[S]) worker(w int, cur *blocks[S], starts []int, pos *atomic.Int64, level int, out *blocks[S]) {
+	x := &expansion[S]{c: c, w: w, level: level, out: out}
+	emit := x.emit
+	maxStates := c.opts.MaxStates
 	for !c.stop.Load() {
 		k := int(pos.Add(1)) - 1
 		if k >= starts[len(starts)-1] {
@@ -357,51 +571,38 @@ func (c *checker[S]) worker(w int, cur *blocks[S], starts []int, pos *atomic.Int
 			if c.stop.Load() {
 				break
 			}
-			from, succ = e, 0
+			x.from, x.succ = e, 0
 			c.m.Next(e.s, emit)
-			if succ == 0 && c.opts.CheckDeadlock {
-				c.report(&finding[S]{kind: "deadlock", name: "deadlock", length: level, at: e.r})
+			if x.succ == 0 && c.opts.CheckDeadlock {
+				// TLC finds a deadlock when it has expanded the state:
+				// after every earlier successor.
+				x.flush()
+				distinct, generated := x.counts()
+				if !c.stop.Load() {
+					c.report(&finding[S]{kind: "deadlock", name: "deadlock", length: level, at: e.r, distinct: distinct, generated: generated})
+				}
 			}
-			if len(batch) >= batchSize {
-				distinct = c.flush(w, batch, out, distinct, level)
-				batch = batch[:0]
+			if len(x.batch) >= batchSize {
+				x.flush()
 			}
 		}
-		distinct = c.flush(w, batch, out, distinct, level)
-		batch = batch[:0]
-		c.generated.Add(generated)
-		total := c.distinct.Add(distinct)
-		c.queue.Add(distinct - int64(hi-lo))
-		generated, distinct = 0, 0
+		x.flush()
+		d := x.distinct
+		x.publish()
+		total := c.distinct.Load()
+		c.queue.Add(d - int64(hi-lo))
 		if maxStates > 0 && total >= maxStates {
 			c.halt(fmt.Sprintf("state limit %d reached", maxStates), nil)
 		}
-	}
-	c.generated.Add(generated)
-	c.distinct.Add(distinct)
-}
-
-// flush inserts a batch of successors, appending the new ones to out.
-func (c *checker[S]) flush(w int, batch []pending[S], out *blocks[S], distinct int64, level int) int64 {
-	for _, p := range batch {
-		if c.noInsert.Load() {
-			if !c.sawNew.Load() && !c.set.contains(p.fp) {
-				c.sawNew.Store(true)
+		if b := c.opts.MemoryBudget; b > 0 {
+			set := c.set.mem.Load()
+			queue := (c.curLen + total - c.levelStart) * int64(unsafe.Sizeof(entry[S]{}))
+			if set+queue > b {
+				c.halt(fmt.Sprintf("memory budget of %s reached (seen-set %s, queue %s)", sizeText(b), sizeText(set), sizeText(queue)), nil)
 			}
-			continue
-		}
-		r, isNew, err := c.set.insert(p.fp, p.parent, w)
-		if err != nil {
-			c.halt("", err)
-			break
-		}
-		if isNew {
-			distinct++
-			c.checkState(p.s, r, level+1)
-			out.add(entry[S]{p.s, r})
 		}
 	}
-	return distinct
+	x.publish()
 }
 
 func (c *checker[S]) progressLoop(start time.Time, done <-chan struct{}, wg *sync.WaitGroup) {

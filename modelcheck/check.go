@@ -47,6 +47,16 @@ func (o Outcome) String() string {
 type Options struct {
 	// Workers is the number of goroutines that expand states; 0 means
 	// runtime.GOMAXPROCS(0).
+	//
+	// With one worker the search is single-worker TLC's, step for step:
+	// states are expanded in TLC's FIFO order and the run stops at the
+	// first problem in that order (an invariant, action property or
+	// deadlock, even if a deadlock later in the same level would give a
+	// shorter trace), and Distinct, Generated and Depth at a violation
+	// are the figures TLC prints. With several workers the reported
+	// problem is a shortest one (a deadlock is preferred to a violation
+	// one state deeper), and the figures at a violation are the search's
+	// progress when it stopped, which depends on the workers' timing.
 	Workers int
 	// MaxStates stops the run (Incomplete) once this many distinct states
 	// are known; 0 means no limit.
@@ -73,8 +83,44 @@ type Options struct {
 	// shortest violation it met. Liveness is not checked after a
 	// violation.
 	Continue bool
-	// UseConstraint applies the model's state constraint (Constrained).
+	// UseConstraint applies the model's state and action constraints
+	// (Constrained, ActionConstrained).
 	UseConstraint bool
+	// UseView identifies states by the model's view (Viewed).
+	UseView bool
+	// CheckpointDir, if set, is a folder where the search saves itself at
+	// the end of a level, at most every CheckpointEvery (0 means 10
+	// minutes), so that a run killed half-way can be resumed with
+	// Recover. No checkpoint is written once a problem has been found.
+	CheckpointDir   string
+	CheckpointEvery time.Duration
+	// Recover, if set, is a CheckpointDir to resume from: the run goes on
+	// from the saved level and ends with the figures of an uninterrupted
+	// run. The model and the options that shape the search (properties,
+	// constraints, view, symmetry, fingerprints, depth limit) must be the
+	// same; the number of workers may differ.
+	Recover string
+	// CheckpointID names the model in a checkpoint (the CLI gives the
+	// model's name and constants, or the cfg's path), so that a checkpoint
+	// of another model with the same first states is refused.
+	CheckpointID string
+	// MemoryBudget bounds, in bytes, the memory the search holds: the
+	// seen-set, the queue of states to expand and, for liveness, the state
+	// graph. A run that would pass it stops Incomplete, with its figures,
+	// instead of being killed by the kernel; 0 means no budget. The budget
+	// is checked after every chunk of states, so it may be passed by one
+	// table's growth (a 256th of the seen-set) before the run stops.
+	MemoryBudget int64
+	// FingerprintBits is 64 (the default, as 0) or 128: the width of the
+	// fingerprints that identify states. 128 bits cost about twice the
+	// seen-set's memory and a second hash per successor, and make a
+	// collision negligible at any size a machine can hold (see
+	// Result.Collision).
+	FingerprintBits int
+	// UseSymmetry identifies states by the model's symmetry (Symmetric).
+	// Liveness is not checked under a symmetry or a view (TLC warns that
+	// it may miss violations there); asking for both is an error.
+	UseSymmetry bool
 	// Progress, if set, is called about every ProgressEvery with the
 	// figures so far, from a goroutine of the checker.
 	Progress func(Progress)
@@ -107,7 +153,9 @@ type Step[S any] struct {
 
 // Result reports a run. Distinct, Generated and Depth count as TLC does:
 // Generated includes the initial states and every successor with
-// multiplicity (self-loops too), and the initial states are depth 1.
+// multiplicity (self-loops too), the initial states are depth 1, and Depth
+// is the depth of the deepest state stored (at a violation, usually the
+// violating state's: TLC stores a new state before it checks it).
 type Result[S any] struct {
 	Outcome Outcome
 	// Violated names the failed property ("deadlock" for Deadlock), and
@@ -120,6 +168,10 @@ type Result[S any] struct {
 	// repeat forever.
 	Trace     []Step[S]
 	LoopStart int
+	// LoopLabel labels the step from the trace's last state back to
+	// Trace[LoopStart] (TLC's "Back to state N: <label>"); it is empty
+	// when the last state stutters forever (TLC's "Stuttering").
+	LoopLabel string
 	Distinct  int64
 	Generated int64
 	Depth     int
@@ -129,8 +181,13 @@ type Result[S any] struct {
 	// parent log) at the end of the run.
 	SetBytes int64
 	// Collision is TLC's optimistic estimate of the probability that a
-	// fingerprint collision hid a state.
+	// fingerprint collision hid a state, for the fingerprints' width.
 	Collision float64
+	// FingerprintBits is the fingerprints' width, 64 or 128.
+	FingerprintBits int
+	// ResumedAt is the depth whose states a recovered run (Options.Recover)
+	// began with; 0 for a run from the initial states.
+	ResumedAt int
 }
 
 // StatesPerSecond is distinct states per second of wall time.
@@ -191,6 +248,12 @@ func pick(kind string, all, selected []string) ([]int, error) {
 func (o *Options) fill() {
 	if o.Workers <= 0 {
 		o.Workers = runtime.GOMAXPROCS(0)
+	}
+	if o.FingerprintBits == 0 {
+		o.FingerprintBits = 64
+	}
+	if o.CheckpointEvery <= 0 {
+		o.CheckpointEvery = 10 * time.Minute
 	}
 	if o.ProgressEvery <= 0 {
 		o.ProgressEvery = 5 * time.Second

@@ -63,13 +63,22 @@ func check(t *testing.T, m modelcheck.Model[point], opts modelcheck.Options) *mo
 func TestExactCounts(t *testing.T) {
 	for _, size := range []int{1, 2, 16, 256} {
 		for _, workers := range []int{1, 2, 8} {
-			res := check(t, &grid{size: size}, modelcheck.Options{Workers: workers})
-			require.Equal(t, modelcheck.OK, res.Outcome)
-			require.EqualValues(t, size*size, res.Distinct, "size %d workers %d", size, workers)
-			require.EqualValues(t, 1+2*size*(size-1), res.Generated)
-			require.Equal(t, 2*size-1, res.Depth)
+			for _, bits := range []int{0, 128} {
+				res := check(t, &grid{size: size}, modelcheck.Options{Workers: workers, FingerprintBits: bits})
+				require.Equal(t, modelcheck.OK, res.Outcome)
+				require.EqualValues(t, size*size, res.Distinct, "size %d workers %d", size, workers)
+				require.EqualValues(t, 1+2*size*(size-1), res.Generated)
+				require.Equal(t, 2*size-1, res.Depth)
+				require.Equal(t, max(bits, 64), res.FingerprintBits)
+				require.InDelta(t, modelcheck.CollisionProbabilityBits(res.Distinct, res.Generated, max(bits, 64)), res.Collision, 1e-300)
+			}
 		}
 	}
+	// A 128-bit counterexample is rebuilt as a 64-bit one is.
+	res := check(t, &grid{size: 64, bad: func(x, y int) bool { return x+y == 10 && x >= 3 }}, modelcheck.Options{FingerprintBits: 128})
+	require.Len(t, res.Trace, 11)
+	_, err := modelcheck.Check[point](context.Background(), &grid{size: 2}, modelcheck.Options{FingerprintBits: 96})
+	require.ErrorContains(t, err, "96 bits")
 }
 
 // Self-loops count as generated states, as in TLC.
@@ -118,14 +127,109 @@ func TestDeadlock(t *testing.T) {
 		require.Len(t, res.Trace, 9)
 		require.Equal(t, point{4, 4}, res.Trace[8].State)
 	}
-	// A deadlock is preferred to a deeper invariant violation met in the
-	// same level: (2,4) deadlocks at depth 7 when IncX stops there, and
-	// the invariant fails at depth 8, on (3,4) and (4,3).
+	// With several workers a deadlock is preferred to a deeper invariant
+	// violation met in the same level: (2,4) deadlocks at depth 7 when IncX
+	// stops there, and the invariant fails at depth 8, on (3,4) and (4,3).
+	// One worker follows single-worker TLC: the first problem in its order
+	// wins, and (4,2), whose successor (4,3) is bad, comes before (2,4).
 	for _, workers := range []int{1, 2, 8} {
 		g := &grid{size: 5, noMoveX: 2, bad: func(x, y int) bool { return x+y == 7 }}
 		res := check(t, g, modelcheck.Options{CheckDeadlock: true, Workers: workers})
+		if workers == 1 {
+			require.Equal(t, modelcheck.Violated, res.Outcome)
+			require.Len(t, res.Trace, 8)
+			require.Equal(t, point{4, 3}, res.Trace[7].State)
+			continue
+		}
 		require.Equal(t, modelcheck.Deadlock, res.Outcome, "workers %d", workers)
 		require.Len(t, res.Trace, 7)
+	}
+}
+
+// tlcFigures runs TLC's single-worker search loop (Worker.addElement and
+// Worker.run in tlc2.tool) on m, as a reference: a FIFO queue; each
+// successor is counted as generated, stored if new, its invariants
+// checked if new, then the action properties checked on the step; a state
+// without successors is a deadlock once it has been expanded. It returns
+// the figures TLC prints when it stops: distinct, generated, and the depth
+// of the deepest stored state.
+func tlcFigures(m modelcheck.Model[point], deadlock bool) (distinct, generated int64, depth int) {
+	act, _ := m.(modelcheck.ActionPropertied[point])
+	seen := map[point]int{}
+	var queue []point
+	bad := false
+	m.Init(func(s point) {
+		generated++
+		if bad {
+			return
+		}
+		if _, ok := seen[s]; !ok {
+			seen[s] = 1
+			queue = append(queue, s)
+			bad = !m.Holds(0, s)
+		}
+	})
+	depth = 1
+	for len(queue) > 0 && !bad {
+		s := queue[0]
+		queue = queue[1:]
+		n := 0
+		m.Next(s, func(a string, t point) {
+			if bad {
+				return
+			}
+			n++
+			generated++
+			if _, ok := seen[t]; !ok {
+				seen[t] = seen[s] + 1
+				depth = max(depth, seen[t])
+				queue = append(queue, t)
+				if !m.Holds(0, t) {
+					bad = true
+					return
+				}
+			}
+			if act != nil && !act.ActionHolds(0, a, s, t) {
+				bad = true
+			}
+		})
+		if n == 0 && deadlock && !bad {
+			bad = true
+		}
+	}
+	return int64(len(seen)), generated, depth
+}
+
+// With one worker the figures at a violation are single-worker TLC's: the
+// violating state is counted (stored before it is checked), generated
+// stops at the violating successor, and the depth is the violating
+// state's. An action property is evaluated after the step's target is
+// stored, so a new target counts as distinct (trap's Fall).
+func TestOneWorkerViolationFiguresAreTLCs(t *testing.T) {
+	cases := []struct {
+		name     string
+		m        modelcheck.Model[point]
+		deadlock bool
+	}{
+		{"invariant", &grid{size: 64, bad: func(x, y int) bool { return x+y == 10 && x >= 3 }}, false},
+		{"invariant-late", &grid{size: 64, bad: func(x, y int) bool { return x == 40 && y == 9 }}, false},
+		{"deadlock", &grid{size: 7, noMoveX: 3}, true},
+		{"deadlock-vs-invariant", &grid{size: 5, noMoveX: 2, bad: func(x, y int) bool { return x+y == 7 }}, true},
+		{"action", &monotone{grid{size: 8}}, false},
+		{"action-new-target", &fallFirst{trap{monotone{grid{size: 8}}}}, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			distinct, generated, depth := tlcFigures(tc.m, tc.deadlock)
+			res := check(t, tc.m, modelcheck.Options{Workers: 1, CheckDeadlock: tc.deadlock})
+			require.NotEqual(t, modelcheck.OK, res.Outcome)
+			require.Equal(t, distinct, res.Distinct, "distinct")
+			require.Equal(t, generated, res.Generated, "generated")
+			require.Equal(t, depth, res.Depth, "depth")
+			if res.Kind != "deadlock" {
+				require.Len(t, res.Trace, depth, "the violating state is the deepest")
+			}
+		})
 	}
 }
 
@@ -236,6 +340,59 @@ func TestConstraint(t *testing.T) {
 	require.EqualValues(t, 31, res.Generated)
 }
 
+// boundedOddY adds the action constraint NoIncYFromOdd of
+// testdata/Grid.tla: no IncY step from an odd x.
+type boundedOddY struct{ bounded }
+
+func (b *boundedOddY) ActionConstraint(action string, from, _ point) bool {
+	return !(from.x%2 == 1 && action == "IncY")
+}
+
+// viewed adds the view XView == <<x, y % 2>> of testdata/Grid.tla.
+type viewed struct{ bounded }
+
+func (v *viewed) View(dst []byte, s point) []byte {
+	return append(dst, byte(s.x), byte(s.y%2))
+}
+
+// TLC's figures on testdata/Grid.tla with the cfgs Grid1..Grid5 (TLC
+// 2026.12.01 rev cc6b616, -workers 1): a state outside the constraint is
+// generated, and checked against the invariants (Grid2 fails on (5, 0),
+// which is never stored: depth 5, 15 distinct), but not stored or
+// explored; it is no deadlock either (Grid3); a view identifies states.
+func TestConstraintViewTLCParity(t *testing.T) {
+	small := func(x, y int) bool { return x+y > 4 }
+	cases := []struct {
+		cfg                 string
+		m                   modelcheck.Model[point]
+		opts                modelcheck.Options
+		outcome             modelcheck.Outcome
+		distinct, generated int64
+		depth, trace        int
+	}{
+		{"Grid1", &bounded{grid{size: 100}}, modelcheck.Options{UseConstraint: true}, modelcheck.OK, 15, 31, 5, 0},
+		{"Grid2", &bounded{grid{size: 100, bad: small}}, modelcheck.Options{UseConstraint: true}, modelcheck.Violated, 15, 22, 5, 6},
+		{"Grid3", &bounded{grid{size: 100}}, modelcheck.Options{UseConstraint: true, CheckDeadlock: true}, modelcheck.OK, 15, 31, 5, 0},
+		{"Grid4", &boundedOddY{bounded{grid{size: 100}}}, modelcheck.Options{UseConstraint: true}, modelcheck.OK, 15, 31, 5, 0},
+		{"Grid5", &viewed{bounded{grid{size: 100}}}, modelcheck.Options{UseConstraint: true, UseView: true}, modelcheck.OK, 9, 19, 5, 0},
+	}
+	for _, tc := range cases {
+		for _, workers := range []int{1, 3} {
+			if tc.outcome != modelcheck.OK && workers > 1 {
+				continue // figures at a violation are TLC's with one worker
+			}
+			opts := tc.opts
+			opts.Workers = workers
+			res := check(t, tc.m, opts)
+			require.Equal(t, tc.outcome, res.Outcome, tc.cfg)
+			require.Equal(t, tc.distinct, res.Distinct, "%s distinct", tc.cfg)
+			require.Equal(t, tc.generated, res.Generated, "%s generated", tc.cfg)
+			require.Equal(t, tc.depth, res.Depth, "%s depth", tc.cfg)
+			require.Len(t, res.Trace, tc.trace, tc.cfg)
+		}
+	}
+}
+
 func TestProgressIsReported(t *testing.T) {
 	var calls int
 	var last modelcheck.Progress
@@ -270,6 +427,10 @@ func TestWriteTraceShowsChangedVariables(t *testing.T) {
 
 func TestCollisionProbability(t *testing.T) {
 	require.Zero(t, modelcheck.CollisionProbability(100, 100))
+	// 203 million states at about 9 successors each: 64 bits are not
+	// enough to trust a pass, 128 are.
+	require.Greater(t, modelcheck.CollisionProbability(203e6, 1.8e9), 1e-2)
+	require.Less(t, modelcheck.CollisionProbabilityBits(203e6, 1.8e9, 128), 1e-20)
 	require.InDelta(t, 288.0*858/18446744073709551616.0, modelcheck.CollisionProbability(288, 1146), 1e-30)
 }
 
@@ -308,6 +469,16 @@ func (m *trap) Next(s point, emit func(string, point)) {
 	if s.x == 3 && s.y == 0 {
 		emit("Fall", point{-1, -1})
 	}
+}
+
+// fallFirst is trap with Fall, to a new state, emitted before the moves.
+type fallFirst struct{ trap }
+
+func (m *fallFirst) Next(s point, emit func(string, point)) {
+	if s.x == 3 && s.y == 0 {
+		emit("Fall", point{-1, -1})
+	}
+	m.monotone.Next(s, emit)
 }
 
 func TestContinueCountsStatesBehindActionViolations(t *testing.T) {
@@ -376,4 +547,21 @@ func TestSimulateBoundsAndDeadlock(t *testing.T) {
 	require.Equal(t, modelcheck.Violated, res.Outcome)
 	require.Equal(t, "action", res.Kind)
 	require.Equal(t, "Reset", res.Trace[len(res.Trace)-1].Action)
+}
+
+// A run that would pass its memory budget stops Incomplete with its
+// figures, well before the whole space, and holds about the budget.
+func TestMemoryBudget(t *testing.T) {
+	const budget = 4 << 20
+	g := &grid{size: 700} // 490,000 states, about 15 MiB of seen-set
+	for _, workers := range []int{1, 4} {
+		res := check(t, g, modelcheck.Options{Workers: workers, MemoryBudget: budget})
+		require.Equal(t, modelcheck.Incomplete, res.Outcome)
+		require.Contains(t, res.Reason, "memory budget of 4.0 MiB reached")
+		require.Positive(t, res.Distinct)
+		require.Less(t, res.Distinct, int64(700*700/2))
+		require.Less(t, res.SetBytes, int64(2*budget))
+	}
+	res := check(t, &grid{size: 300}, modelcheck.Options{MemoryBudget: 1 << 30})
+	require.Equal(t, modelcheck.OK, res.Outcome)
 }

@@ -29,7 +29,8 @@ var errSetFull = errors.New("modelcheck: fingerprint set full (more than 2^32 st
 // replaying the model forwards, so no state is ever stored whole.
 //
 // Memory: 8 bytes per slot at a load between 0.4 and 0.8, plus 12 bytes of
-// log per state: between 22 and 32 bytes per distinct state.
+// log per state: between 22 and 32 bytes per distinct state; with 128-bit
+// fingerprints 16 bytes per slot and 20 of log, between 40 and 60.
 //
 // Lookups are latency-bound (a probe into a large table misses every
 // cache), so workers call touch for each successor as soon as it is made
@@ -46,25 +47,37 @@ type fpSet struct {
 	// that the other workers write too.
 	logs  []stateLog
 	wbits uint // the low bits of a ref that name the worker
+	// wide sets 128-bit fingerprints: each slot has a second word, in
+	// table.hi, and so does each log entry.
+	wide bool
+	// mem is the memory held by tables (retired ones too, until reclaim)
+	// and logs, kept as they grow, for the memory budget.
+	mem atomic.Int64
 }
 
 // stateLog is one worker's log: fingerprint and parent ref of each state it
 // admitted, in order. Only its worker writes it during a search.
 type stateLog struct {
 	fps     [][]uint64
+	his     [][]uint64 // the fingerprints' high words (wide sets only)
 	parents [][]uint32
 	n       int
 	_       [64]byte // keep neighbouring logs off one cache line
 }
 
-// newFPSet returns a set for a search with the given number of workers.
-func newFPSet(workers int) *fpSet {
-	return &fpSet{logs: make([]stateLog, max(workers, 1)), wbits: uint(bits.Len(uint(max(workers, 1) - 1)))}
+// newFPSet returns a set for a search with the given number of workers,
+// of 128-bit fingerprints if wide, else of 64-bit ones.
+func newFPSet(workers int, wide bool) *fpSet {
+	return &fpSet{logs: make([]stateLog, max(workers, 1)), wbits: uint(bits.Len(uint(max(workers, 1) - 1))), wide: wide}
 }
 
 type table struct {
-	slots  []uint64 // written with atomic stores so touch may read them
-	mapped bool     // slots were mapped by allocSlots
+	slots []uint64 // written with atomic stores so touch may read them
+	// hi holds the high words of 128-bit fingerprints (nil for 64-bit):
+	// hi[i] is written before slots[i], so a reader that sees slots[i]
+	// sees hi[i].
+	hi     []uint64
+	mapped bool // slots were mapped by allocSlots
 }
 
 type fpShard struct {
@@ -86,9 +99,11 @@ func (s *fpSet) touch(fp uint64) {
 	}
 }
 
-// insert adds fp with the given parent on behalf of worker w, returning
-// the new state's ref and true, or false if fp was already present.
-func (s *fpSet) insert(fp uint64, parent ref, w int) (ref, bool, error) {
+// insert adds fingerprint (fp, hi) with the given parent on behalf of
+// worker w, returning the new state's ref and true, or false if it was
+// already present. hi is the high word of a 128-bit fingerprint (ignored
+// in a 64-bit set).
+func (s *fpSet) insert(fp, hi uint64, parent ref, w int) (ref, bool, error) {
 	sh := &s.shards[fp&(numShards-1)]
 	// Most successors were seen before. Look without the lock first: a
 	// lookup that writes nothing keeps the shard's lock line from bouncing
@@ -100,7 +115,7 @@ func (s *fpSet) insert(fp uint64, parent ref, w int) (ref, bool, error) {
 		mask := uint64(len(t.slots) - 1)
 		for i := (fp >> shardBits) & mask; ; i = (i + 1) & mask {
 			v := atomic.LoadUint64(&t.slots[i])
-			if v == fp {
+			if v == fp && (t.hi == nil || t.hi[i] == hi) {
 				return 0, false, nil
 			}
 			if v == 0 {
@@ -115,7 +130,8 @@ func (s *fpSet) insert(fp uint64, parent ref, w int) (ref, bool, error) {
 	sh.mu.Lock()
 	t := sh.tab.Load()
 	if t == nil {
-		t = newTable(minSlots)
+		t = newTable(minSlots, s.wide)
+		s.mem.Add(t.bytes())
 		sh.tab.Store(t)
 	}
 	slots := t.slots
@@ -123,7 +139,7 @@ func (s *fpSet) insert(fp uint64, parent ref, w int) (ref, bool, error) {
 	i := (fp >> shardBits) & mask
 	for {
 		v := slots[i]
-		if v == fp {
+		if v == fp && (t.hi == nil || t.hi[i] == hi) {
 			sh.mu.Unlock()
 			return 0, false, nil
 		}
@@ -131,6 +147,9 @@ func (s *fpSet) insert(fp uint64, parent ref, w int) (ref, bool, error) {
 			break
 		}
 		i = (i + 1) & mask
+	}
+	if t.hi != nil {
+		t.hi[i] = hi
 	}
 	atomic.StoreUint64(&slots[i], fp)
 	sh.n++
@@ -150,22 +169,35 @@ func (s *fpSet) insert(fp uint64, parent ref, w int) (ref, bool, error) {
 		}
 		lg.fps = append(lg.fps, make([]uint64, 0, capacity))
 		lg.parents = append(lg.parents, make([]uint32, 0, capacity))
+		logBytes := 12 * capacity
+		if s.wide {
+			lg.his = append(lg.his, make([]uint64, 0, capacity))
+			logBytes += 8 * capacity
+		}
+		s.mem.Add(int64(logBytes))
 	}
 	lg.fps[c] = append(lg.fps[c], fp)
 	lg.parents[c] = append(lg.parents[c], parent)
+	if s.wide {
+		lg.his[c] = append(lg.his[c], hi)
+	}
 	return ref(local)<<s.wbits | ref(w), true, nil
 }
 
-func newTable(n int) *table {
+func newTable(n int, wide bool) *table {
 	slots, mapped := allocSlots(n)
-	return &table{slots: slots, mapped: mapped}
+	t := &table{slots: slots, mapped: mapped}
+	if wide {
+		t.hi = make([]uint64, n)
+	}
+	return t
 }
 
 // grow doubles sh's table; the old one is retired until reclaim.
 func (s *fpSet) grow(sh *fpShard, old *table) {
-	t := newTable(2 * len(old.slots))
+	t := newTable(2*len(old.slots), old.hi != nil)
 	mask := uint64(len(t.slots) - 1)
-	for _, v := range old.slots {
+	for j, v := range old.slots {
 		if v == 0 {
 			continue
 		}
@@ -173,26 +205,34 @@ func (s *fpSet) grow(sh *fpShard, old *table) {
 		for t.slots[i] != 0 {
 			i = (i + 1) & mask
 		}
+		if t.hi != nil {
+			t.hi[i] = old.hi[j]
+		}
 		t.slots[i] = v
 	}
 	sh.tab.Store(t)
+	s.mem.Add(t.bytes())
 	s.retMu.Lock()
 	s.retired = append(s.retired, old)
 	s.retMu.Unlock()
 }
 
+// bytes is the memory a table holds.
+func (t *table) bytes() int64 { return int64(len(t.slots)+len(t.hi)) * 8 }
+
 // reclaim frees retired tables. It must run while no goroutine can touch.
 func (s *fpSet) reclaim() {
 	s.retMu.Lock()
 	for _, t := range s.retired {
+		s.mem.Add(-t.bytes())
 		freeSlots(t.slots, t.mapped)
 	}
 	s.retired = nil
 	s.retMu.Unlock()
 }
 
-// contains reports whether fp is in the set.
-func (s *fpSet) contains(fp uint64) bool {
+// contains reports whether fingerprint (fp, hi) is in the set.
+func (s *fpSet) contains(fp, hi uint64) bool {
 	sh := &s.shards[fp&(numShards-1)]
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
@@ -204,19 +244,25 @@ func (s *fpSet) contains(fp uint64) bool {
 	for i := (fp >> shardBits) & mask; ; i = (i + 1) & mask {
 		switch t.slots[i] {
 		case fp:
-			return true
+			if t.hi == nil || t.hi[i] == hi {
+				return true
+			}
 		case 0:
 			return false
 		}
 	}
 }
 
-// entry returns the fingerprint and parent of the state r names. It must
-// not run while workers insert.
-func (s *fpSet) entry(r ref) (fp uint64, parent ref) {
+// entry returns the fingerprint (fp, hi) and parent of the state r
+// names. It must not run while workers insert.
+func (s *fpSet) entry(r ref) (fp, hi uint64, parent ref) {
 	lg := &s.logs[r&(1<<s.wbits-1)]
 	local := int(r >> s.wbits)
-	return lg.fps[local>>chunkBits][local&(chunkSize-1)], lg.parents[local>>chunkBits][local&(chunkSize-1)]
+	c, i := local>>chunkBits, local&(chunkSize-1)
+	if s.wide {
+		hi = lg.his[c][i]
+	}
+	return lg.fps[c][i], hi, lg.parents[c][i]
 }
 
 // bytes returns the memory the set holds: slots and logs.
@@ -226,7 +272,7 @@ func (s *fpSet) bytes() int64 {
 		sh := &s.shards[i]
 		sh.mu.Lock()
 		if t := sh.tab.Load(); t != nil {
-			b += int64(len(t.slots)) * 8
+			b += int64(len(t.slots)+len(t.hi)) * 8
 		}
 		sh.mu.Unlock()
 	}
@@ -234,6 +280,9 @@ func (s *fpSet) bytes() int64 {
 		lg := &s.logs[i]
 		for c := range lg.fps {
 			b += int64(cap(lg.fps[c]))*8 + int64(cap(lg.parents[c]))*4
+		}
+		for c := range lg.his {
+			b += int64(cap(lg.his[c])) * 8
 		}
 	}
 	return b
@@ -246,6 +295,7 @@ func (s *fpSet) release() {
 		sh := &s.shards[i]
 		sh.mu.Lock()
 		if t := sh.tab.Swap(nil); t != nil {
+			s.mem.Add(-t.bytes())
 			freeSlots(t.slots, t.mapped)
 		}
 		sh.mu.Unlock()

@@ -2,6 +2,7 @@ package modelcheck
 
 import (
 	"encoding/binary"
+	"math"
 	"math/bits"
 )
 
@@ -19,8 +20,15 @@ const (
 // (the 32-byte stripes of xxHash64 buy nothing for state-sized inputs), so
 // it mixes every byte with a full avalanche. Zero is never returned: the
 // fingerprint set uses it to mark an empty slot.
-func fingerprint(b []byte) uint64 {
-	h := prime5 + uint64(len(b))
+func fingerprint(b []byte) uint64 { return fingerprintSeed(b, prime5) }
+
+// fingerprintHi is the high word of a 128-bit fingerprint: the same
+// construction from another seed, so the two words are independent
+// hashes of the encoding.
+func fingerprintHi(b []byte) uint64 { return fingerprintSeed(b, prime5^0x5851F42D4C957F2D) }
+
+func fingerprintSeed(b []byte, seed uint64) uint64 {
+	h := seed + uint64(len(b))
 	for len(b) >= 8 {
 		k := binary.LittleEndian.Uint64(b)
 		k *= prime2
@@ -51,11 +59,18 @@ func fingerprint(b []byte) uint64 {
 }
 
 // CollisionProbability is TLC's optimistic estimate of the probability
-// that two distinct states shared a fingerprint in a run that generated
-// generated states of which distinct were new: distinct*(generated-distinct)/2^64.
+// that two distinct states shared a 64-bit fingerprint in a run that
+// generated generated states of which distinct were new:
+// distinct*(generated-distinct)/2^64.
 func CollisionProbability(distinct, generated int64) float64 {
+	return CollisionProbabilityBits(distinct, generated, 64)
+}
+
+// CollisionProbabilityBits is CollisionProbability for fingerprints of
+// the given number of bits: distinct*(generated-distinct)/2^bits.
+func CollisionProbabilityBits(distinct, generated int64, bits int) float64 {
 	if generated < distinct {
 		generated = distinct
 	}
-	return float64(distinct) * float64(generated-distinct) / 18446744073709551616.0
+	return float64(distinct) * float64(generated-distinct) / math.Ldexp(1, bits)
 }

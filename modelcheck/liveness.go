@@ -3,8 +3,11 @@ package modelcheck
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
+	"sync"
 	"time"
+	"unsafe"
 )
 
 // The liveness search runs after a complete, violation-free safety search.
@@ -42,7 +45,7 @@ type lgraph[S any] struct {
 func (c *checker[S]) buildGraph(ctx context.Context) (*lgraph[S], error) {
 	g := &lgraph[S]{}
 	c.distinct.Store(0)
-	ids := map[uint64]int32{}
+	ids := map[[2]uint64]int32{}
 	keyIndex := map[string]int32{}
 	var buf []byte
 	var keyErr error
@@ -65,21 +68,21 @@ func (c *checker[S]) buildGraph(ctx context.Context) (*lgraph[S], error) {
 		}
 		return i
 	}
-	add := func(s S, parent int32) int32 {
-		buf = c.m.Encode(buf[:0], s)
-		fp := fingerprint(buf)
-		if id, ok := ids[fp]; ok {
+	add := func(s S, fp, hi uint64, parent int32) int32 {
+		if id, ok := ids[[2]uint64{fp, hi}]; ok {
 			return id
 		}
 		id := int32(len(g.states))
-		ids[fp] = id
+		ids[[2]uint64{fp, hi}] = id
 		g.states = append(g.states, s)
 		g.parent = append(g.parent, parent)
 		return id
 	}
 	c.m.Init(func(s S) {
 		if c.cons == nil || c.cons.Constraint(s) {
-			add(s, -1)
+			var fp, hi uint64
+			buf, fp, hi = c.key(buf, s)
+			add(s, fp, hi, -1)
 		}
 	})
 	g.edgeStart = append(g.edgeStart, 0)
@@ -87,37 +90,122 @@ func (c *checker[S]) buildGraph(ctx context.Context) (*lgraph[S], error) {
 	g.enabledStart = append(g.enabledStart, 0)
 	g.p = make([][]bool, len(c.lives))
 	g.q = make([][]bool, len(c.lives))
-	for v := int32(0); int(v) < len(g.states); v++ {
-		if v&1023 == 0 && ctx.Err() != nil {
+	// The nodes are expanded in windows: the workers expand a window's
+	// nodes (successors, fingerprints, fairness, P and Q: the costly part)
+	// into per-node results, then the results are added to the graph in
+	// node order, so the graph is the same whatever the workers.
+	var exp []nodeExpansion[S]
+	for v := int32(0); int(v) < len(g.states); {
+		if ctx.Err() != nil {
 			return nil, nil
 		}
-		s := g.states[v]
-		c.m.Next(s, func(action string, t S) {
-			if c.cons != nil && !c.cons.Constraint(t) {
-				return
+		if b := c.opts.MemoryBudget; b > 0 && g.bytes(len(ids))+c.set.mem.Load() > b {
+			c.reason = fmt.Sprintf("memory budget of %s reached during the liveness check (state graph of %d states)", sizeText(b), len(g.states))
+			return nil, nil
+		}
+		hi := min(int32(len(g.states)), v+graphWindow)
+		exp = c.expandNodes(g.states[v:hi], exp)
+		for k := range exp[:hi-v] {
+			x := &exp[k]
+			for _, e := range x.edges {
+				g.targets = append(g.targets, add(e.to, e.fp, e.hi, v))
+				g.actions = append(g.actions, e.action)
+				for _, k := range e.taken {
+					g.taken = append(g.taken, key(k, false, false))
+				}
+				g.takenStart = append(g.takenStart, int32(len(g.taken)))
 			}
-			w := add(t, v)
-			g.targets = append(g.targets, w)
-			g.actions = append(g.actions, action)
-			c.live.FairTaken(action, s, t, func(k string) {
-				g.taken = append(g.taken, key(k, false, false))
-			})
-			g.takenStart = append(g.takenStart, int32(len(g.taken)))
-		})
-		g.edgeStart = append(g.edgeStart, int32(len(g.targets)))
-		c.live.FairEnabled(s, func(k string, strong bool) {
-			g.enabled = append(g.enabled, key(k, strong, true))
-		})
-		g.enabledStart = append(g.enabledStart, int32(len(g.enabled)))
-		for j, i := range c.lives {
-			p, q := c.live.LeadsTo(i, s)
-			g.p[j] = append(g.p[j], p)
-			g.q[j] = append(g.q[j], q)
+			g.edgeStart = append(g.edgeStart, int32(len(g.targets)))
+			for _, en := range x.enabled {
+				g.enabled = append(g.enabled, key(en.key, en.strong, true))
+			}
+			g.enabledStart = append(g.enabledStart, int32(len(g.enabled)))
+			for j := range c.lives {
+				g.p[j] = append(g.p[j], x.p[j])
+				g.q[j] = append(g.q[j], x.q[j])
+			}
+			v++
 		}
 		c.distinct.Store(int64(len(g.states)))
-		c.queue.Store(int64(len(g.states)) - int64(v) - 1)
+		c.queue.Store(int64(len(g.states)) - int64(v))
 	}
 	return g, keyErr
+}
+
+// graphWindow is how many nodes the workers expand at a time.
+const graphWindow = 4096
+
+// nodeExpansion is what a worker computes for one node of the graph.
+type nodeExpansion[S any] struct {
+	edges   []edgeExpansion[S]
+	enabled []enabledKey
+	p, q    []bool
+}
+
+type edgeExpansion[S any] struct {
+	to     S
+	fp, hi uint64
+	action string
+	taken  []string
+}
+
+type enabledKey struct {
+	key    string
+	strong bool
+}
+
+// expandNodes expands states on the workers into exp[i] for states[i],
+// reusing exp's memory, and returns exp.
+func (c *checker[S]) expandNodes(states []S, exp []nodeExpansion[S]) []nodeExpansion[S] {
+	if len(exp) < len(states) {
+		exp = append(exp, make([]nodeExpansion[S], len(states)-len(exp))...)
+	}
+	workers := max(1, min(c.opts.Workers, (len(states)+255)/256))
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		lo, hi := len(states)*w/workers, len(states)*(w+1)/workers
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var buf []byte
+			for i := lo; i < hi; i++ {
+				s, x := states[i], &exp[i]
+				x.edges, x.enabled, x.p, x.q = x.edges[:0], x.enabled[:0], x.p[:0], x.q[:0]
+				c.m.Next(s, func(action string, t S) {
+					if !c.inModel(action, s, t) {
+						return
+					}
+					var fp, fhi uint64
+					buf, fp, fhi = c.key(buf, t)
+					if len(x.edges) < cap(x.edges) { // reuse the edge and its taken list
+						x.edges = x.edges[:len(x.edges)+1]
+					} else {
+						x.edges = append(x.edges, edgeExpansion[S]{})
+					}
+					e := &x.edges[len(x.edges)-1]
+					e.to, e.fp, e.hi, e.action, e.taken = t, fp, fhi, action, e.taken[:0]
+					c.live.FairTaken(action, s, t, func(k string) { e.taken = append(e.taken, k) })
+				})
+				c.live.FairEnabled(s, func(k string, strong bool) {
+					x.enabled = append(x.enabled, enabledKey{k, strong})
+				})
+				for _, j := range c.lives {
+					p, q := c.live.LeadsTo(j, s)
+					x.p, x.q = append(x.p, p), append(x.q, q)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return exp
+}
+
+// bytes estimates the memory g holds, with an id map of n entries.
+func (g *lgraph[S]) bytes(n int) int64 {
+	var s S
+	b := int64(cap(g.states))*int64(unsafe.Sizeof(s)) + int64(cap(g.parent)+cap(g.edgeStart)+cap(g.targets)+cap(g.takenStart)+cap(g.taken)+cap(g.enabledStart)+cap(g.enabled))*4
+	b += int64(cap(g.actions)) * int64(unsafe.Sizeof(""))
+	return b + int64(n)*48 // a map entry of [2]uint64 -> int32, with its share of buckets
 }
 
 // checkLiveness checks every selected liveness property; on a violation
@@ -129,6 +217,9 @@ func (c *checker[S]) checkLiveness(ctx context.Context, start time.Time, res *Re
 	}
 	if g == nil {
 		res.Outcome, res.Reason = Incomplete, "cancelled during the liveness check"
+		if c.reason != "" {
+			res.Reason = c.reason
+		}
 		return nil
 	}
 	names := c.live.LivenessProperties()
@@ -137,115 +228,125 @@ func (c *checker[S]) checkLiveness(ctx context.Context, start time.Time, res *Re
 			res.Outcome, res.Reason = Incomplete, "cancelled during the liveness check"
 			return nil
 		}
-		lasso, loop := g.findViolation(g.p[j], g.q[j])
-		if lasso == nil {
+		l := g.findViolation(g.p[j], g.q[j])
+		if l == nil {
 			continue
 		}
 		res.Outcome, res.Violated, res.Kind = Violated, names[i], "liveness"
-		res.Trace = c.lassoTrace(g, lasso)
-		res.LoopStart = loop
+		res.Trace, res.LoopLabel = c.lassoTrace(g, l)
+		res.LoopStart = l.loop
 		return nil
 	}
 	return nil
 }
 
-// findViolation returns a lasso (node path from an initial state, the
-// loop starting at index loop and returning to it), or nil.
-func (g *lgraph[S]) findViolation(p, q []bool) (path []int32, loop int) {
+// lasso is a liveness counterexample in the graph: nodes[0] is an initial
+// state, edges[i] leads from nodes[i] to nodes[i+1], and the last edge
+// leads from the last node back to nodes[loop] (no edge: the last state
+// stutters forever, and loop is its index).
+type lasso struct {
+	nodes, edges []int32
+	loop         int
+}
+
+// maxEntries bounds how many loop entries findViolation tries.
+const maxEntries = 256
+
+// findViolation returns a shortest-stem lasso for P ~> Q, or nil.
+//
+// The stem is a shortest path from an initial state, through a state with
+// P and not Q, then inside the states without Q, to a state of a fair
+// component (a breadth-first search over (state, trigger passed) pairs).
+// Among the entries into fair components found at increasing stem
+// lengths, up to maxEntries, the one with the shortest stem plus cycle is
+// kept. The cycle itself is built greedily (fairCycle), so it is fair but
+// not always the shortest fair cycle.
+func (g *lgraph[S]) findViolation(p, q []bool) *lasso {
 	n := len(g.states)
 	inB := make([]bool, n) // states without Q
 	for v := 0; v < n; v++ {
 		inB[v] = !q[v]
 	}
-	fair := make([]bool, n) // member of a fair SCC inside B
+	comp := make([]int32, n) // 1 + index of the fair component holding v, or 0
 	var comps [][]int32
-	g.fairComponents(inB, func(comp []int32) {
-		comps = append(comps, comp)
-		for _, v := range comp {
-			fair[v] = true
+	g.fairComponents(inB, func(c []int32) {
+		comps = append(comps, c)
+		for _, v := range c {
+			comp[v] = int32(len(comps))
 		}
 	})
 	if len(comps) == 0 {
-		return nil, 0
+		return nil
 	}
-	// States with P and not Q that reach a fair component inside B:
-	// backward search from the components over B.
-	rev := g.reverse()
-	reach := make([]bool, n)
+	// Breadth-first search over pairs: node 2v is v before the trigger,
+	// 2v+1 is v after it (and so without Q since then).
+	prev := make([]int32, 2*n) // predecessor pair + 1 (0: unvisited), -1 for a start
+	via := make([]int32, 2*n)  // the edge that reached the pair
 	var queue []int32
-	for v := 0; v < n; v++ {
-		if fair[v] {
-			reach[v] = true
-			queue = append(queue, int32(v))
+	visit := func(pair, from, edge int32) {
+		if prev[pair] == 0 {
+			prev[pair], via[pair] = from+1, edge
+			queue = append(queue, pair)
 		}
 	}
-	for len(queue) > 0 {
-		v := queue[0]
+	phase := func(v int32, before bool) int32 {
+		if before && !(p[v] && inB[v]) {
+			return 2 * v
+		}
+		return 2*v + 1
+	}
+	for v := int32(0); int(v) < n; v++ {
+		if g.parent[v] < 0 {
+			visit(phase(v, true), -2, -1)
+		}
+	}
+	var best *lasso
+	tried := 0
+	for len(queue) > 0 && tried < maxEntries {
+		x := queue[0]
 		queue = queue[1:]
-		for _, u := range rev.out(v) {
-			if inB[u] && !reach[u] {
-				reach[u] = true
-				queue = append(queue, u)
+		v, after := x/2, x%2 == 1
+		if after && comp[v] > 0 {
+			stem := g.stem(x, prev, via)
+			if best != nil && len(stem.nodes) >= len(best.nodes) {
+				break // no longer stem can give a shorter lasso
+			}
+			tried++
+			nodes, edges := g.fairCycle(v, comps[comp[v]-1])
+			if best == nil || len(stem.nodes)+len(nodes) < len(best.nodes) {
+				stem.nodes = append(stem.nodes, nodes...)
+				stem.edges = append(stem.edges, edges...)
+				best = stem
+			}
+		}
+		for e := g.edgeStart[v]; e < g.edgeStart[v+1]; e++ {
+			w := g.targets[e]
+			if after {
+				if inB[w] {
+					visit(2*w+1, x, e)
+				}
+			} else {
+				visit(phase(w, true), x, e)
 			}
 		}
 	}
-	// The shallowest trigger gives the shortest prefix (nodes are in BFS
-	// order, so the lowest id is a shallowest one).
-	start := int32(-1)
-	for v := 0; v < n; v++ {
-		if p[v] && inB[v] && reach[v] {
-			start = int32(v)
-			break
-		}
-	}
-	if start < 0 {
-		return nil, 0
-	}
-	for v := start; v >= 0; v = g.parent[v] {
-		path = append(path, v)
-	}
-	for i, j := 0, len(path)-1; i < j; i, j = i+1, j-1 {
-		path[i], path[j] = path[j], path[i]
-	}
-	// Walk inside B from start to the nearest fair state.
-	toFair := g.shortestPath(start, func(v int32) bool { return fair[v] }, func(v int32) bool { return inB[v] })
-	path = append(path, toFair[1:]...)
-	entry := path[len(path)-1]
-	var comp []int32
-	for _, cm := range comps {
-		for _, v := range cm {
-			if v == entry {
-				comp = cm
-			}
-		}
-	}
-	cycle := g.fairCycle(entry, comp)
-	loop = len(path) - 1
-	path = append(path, cycle...)
-	return path, loop
+	return best
 }
 
-// out returns v's successors.
-func (g *lgraph[S]) out(v int32) []int32 { return g.targets[g.edgeStart[v]:g.edgeStart[v+1]] }
-
-// reverse returns the graph with its edges turned round (targets only).
-func (g *lgraph[S]) reverse() *lgraph[S] {
-	n := len(g.states)
-	r := &lgraph[S]{edgeStart: make([]int32, n+1), targets: make([]int32, len(g.targets))}
-	for _, w := range g.targets {
-		r.edgeStart[w+1]++
-	}
-	for v := 0; v < n; v++ {
-		r.edgeStart[v+1] += r.edgeStart[v]
-	}
-	fill := append([]int32(nil), r.edgeStart[:n]...)
-	for v := 0; v < n; v++ {
-		for _, w := range g.out(int32(v)) {
-			r.targets[fill[w]] = int32(v)
-			fill[w]++
+// stem follows the search's predecessors back from pair x.
+func (g *lgraph[S]) stem(x int32, prev, via []int32) *lasso {
+	var nodes, edges []int32
+	for {
+		nodes = append(nodes, x/2)
+		if prev[x] == -1 {
+			break
 		}
+		edges = append(edges, via[x])
+		x = prev[x] - 1
 	}
-	return r
+	slices.Reverse(nodes)
+	slices.Reverse(edges)
+	return &lasso{nodes: nodes, edges: edges, loop: len(nodes) - 1}
 }
 
 // fairComponents calls found for every fair SCC of the subgraph allowed
@@ -429,121 +530,149 @@ func (g *lgraph[S]) scc(nodes []int32, mark []int32, x *sccScratch) [][]int32 {
 	return comps
 }
 
-// shortestPath returns a shortest path from src to a node satisfying goal,
-// moving only through nodes that allowed accepts.
-func (g *lgraph[S]) shortestPath(src int32, goal, allowed func(int32) bool) []int32 {
-	prev := map[int32]int32{src: -1}
+// fairCycle returns a fair cycle through comp from entry: the nodes after
+// entry (entry itself excluded: the trace already ends there) and the
+// edges, the last of which returns to entry. Empty results mean entry
+// stutters forever (no instance is enabled there).
+//
+// It is greedy: starting with the empty walk at entry, while the walk
+// closed by a shortest path back to entry is unfair (a strong instance
+// enabled somewhere on it and never taken, or a weak one enabled all
+// along and never taken), it extends the walk by a shortest path to the
+// nearest edge taking the first such instance (or, for a weak one, to a
+// state where it is disabled). Each extension settles one instance for
+// good, so there are at most as many as instances; comp being fair, the
+// edge or state always exists.
+func (g *lgraph[S]) fairCycle(entry int32, comp []int32) (nodes, edges []int32) {
+	in := make(map[int32]bool, len(comp))
+	for _, v := range comp {
+		in[v] = true
+	}
+	cur := entry
+	for {
+		backNodes, backEdges := g.pathIn(cur, in, func(v int32) bool { return v == entry }, nil)
+		closedNodes := append(append([]int32{entry}, nodes...), backNodes...)
+		closedEdges := append(append([]int32(nil), edges...), backEdges...)
+		k, weak := g.unfair(closedNodes, closedEdges)
+		if k < 0 {
+			nodes = append(nodes, backNodes...)
+			if len(nodes) > 0 {
+				nodes = nodes[:len(nodes)-1] // entry again, where the loop closes
+			}
+			return nodes, closedEdges
+		}
+		var goalState func(int32) bool
+		if weak {
+			goalState = func(v int32) bool { return !g.enabledIn(v, k) }
+		}
+		pn, pe := g.pathIn(cur, in, goalState, func(e int32) bool { return g.takes(e, k) })
+		if pn == nil && pe == nil {
+			panic("modelcheck: a fair component without a fair cycle")
+		}
+		nodes, edges = append(nodes, pn...), append(edges, pe...)
+		if len(pn) > 0 {
+			cur = pn[len(pn)-1]
+		}
+	}
+}
+
+// unfair returns an instance that makes the closed walk unfair, and
+// whether it is weak, or -1. A walk without edges is entry stuttering.
+func (g *lgraph[S]) unfair(nodes, edges []int32) (int32, bool) {
+	takenIn := map[int32]bool{}
+	for _, e := range edges {
+		for _, k := range g.taken[g.takenStart[e]:g.takenStart[e+1]] {
+			takenIn[k] = true
+		}
+	}
+	count := map[int32]int{}
+	seen := map[int32]bool{}
+	for _, v := range nodes {
+		if seen[v] {
+			continue
+		}
+		seen[v] = true
+		for _, k := range g.enabled[g.enabledStart[v]:g.enabledStart[v+1]] {
+			count[k]++
+		}
+	}
+	bad, badWeak := int32(-1), false
+	for k, c := range count {
+		if takenIn[k] || !g.strong[k] && c < len(seen) {
+			continue
+		}
+		if bad < 0 || k < bad {
+			bad, badWeak = k, !g.strong[k]
+		}
+	}
+	return bad, badWeak
+}
+
+// takes reports whether edge e takes instance k.
+func (g *lgraph[S]) takes(e, k int32) bool {
+	return slices.Contains(g.taken[g.takenStart[e]:g.takenStart[e+1]], k)
+}
+
+// pathIn returns a shortest path from src inside in that ends at a state
+// goalState accepts (src itself included) or with an edge goalEdge
+// accepts, as the nodes after src and the edges; nil, nil if none. With
+// goalState accepting src the path is empty but not nil.
+func (g *lgraph[S]) pathIn(src int32, in map[int32]bool, goalState func(int32) bool, goalEdge func(int32) bool) (nodes, edges []int32) {
+	type back struct{ from, edge int32 }
+	prev := map[int32]back{src: {-1, -1}}
+	walk := func(v int32, last int32) ([]int32, []int32) {
+		ns, es := []int32{}, []int32{}
+		if last >= 0 {
+			ns, es = append(ns, g.targets[last]), append(es, last)
+		}
+		for u := v; prev[u].from >= 0; u = prev[u].from {
+			ns, es = append(ns, u), append(es, prev[u].edge)
+		}
+		slices.Reverse(ns)
+		slices.Reverse(es)
+		return ns, es
+	}
 	queue := []int32{src}
 	for len(queue) > 0 {
 		v := queue[0]
 		queue = queue[1:]
-		if goal(v) {
-			var path []int32
-			for u := v; u >= 0; u = prev[u] {
-				path = append(path, u)
-			}
-			for i, j := 0, len(path)-1; i < j; i, j = i+1, j-1 {
-				path[i], path[j] = path[j], path[i]
-			}
-			return path
+		if goalState != nil && goalState(v) && (v != src || goalEdge == nil) {
+			return walk(v, -1)
 		}
-		for _, w := range g.out(v) {
-			if _, seen := prev[w]; !seen && allowed(w) {
-				prev[w] = v
+		for e := g.edgeStart[v]; e < g.edgeStart[v+1]; e++ {
+			w := g.targets[e]
+			if !in[w] {
+				continue
+			}
+			if goalEdge != nil && goalEdge(e) {
+				return walk(v, e)
+			}
+			if _, seen := prev[w]; !seen {
+				prev[w] = back{v, e}
 				queue = append(queue, w)
 			}
 		}
 	}
-	return nil
+	return nil, nil
 }
 
-// fairCycle returns the nodes of a cycle through comp that starts at
-// entry (excluded: the trace already ends there) and returns to it, and
-// that takes every instance taken in comp and visits a state disabling
-// each weak instance that comp does not take. An empty cycle means entry
-// stutters forever.
-func (g *lgraph[S]) fairCycle(entry int32, comp []int32) []int32 {
-	in := map[int32]bool{}
-	for _, v := range comp {
-		in[v] = true
-	}
-	inComp := func(v int32) bool { return in[v] }
-	keys := len(g.keyNames)
-	takenBy := make([]int32, keys) // an edge index inside comp taking k, or -1
-	for k := range takenBy {
-		takenBy[k] = -1
-	}
-	enabledAll := make([]int, keys)
-	for _, v := range comp {
-		for _, k := range g.enabled[g.enabledStart[v]:g.enabledStart[v+1]] {
-			enabledAll[k]++
-		}
-		for e := g.edgeStart[v]; e < g.edgeStart[v+1]; e++ {
-			if in[g.targets[e]] {
-				for _, k := range g.taken[g.takenStart[e]:g.takenStart[e+1]] {
-					if takenBy[k] < 0 {
-						takenBy[k] = e
-					}
-				}
-			}
-		}
-	}
-	var cycle []int32
-	cur := entry
-	walkTo := func(target int32) {
-		p := g.shortestPath(cur, func(v int32) bool { return v == target }, inComp)
-		cycle = append(cycle, p[1:]...)
-		cur = target
-	}
-	for k := 0; k < keys; k++ {
-		switch {
-		case takenBy[k] >= 0:
-			e := takenBy[k]
-			src := int32(sort.Search(len(g.states), func(v int) bool { return g.edgeStart[v+1] > e }))
-			walkTo(src)
-			cycle = append(cycle, g.targets[e])
-			cur = g.targets[e]
-		case enabledAll[k] > 0 && !g.strong[k]:
-			// Weak, not taken: visit a state where k is disabled.
-			for _, v := range comp {
-				if !g.enabledIn(v, int32(k)) {
-					walkTo(v)
-					break
-				}
-			}
-		}
-	}
-	if cur != entry {
-		walkTo(entry)
-	}
-	if len(cycle) > 0 {
-		cycle = cycle[:len(cycle)-1] // the loop returns to entry, already on the trace
-	}
-	return cycle
-}
-
+// enabledIn reports whether instance k is enabled in node v.
 func (g *lgraph[S]) enabledIn(v, k int32) bool {
-	for _, x := range g.enabled[g.enabledStart[v]:g.enabledStart[v+1]] {
-		if x == k {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(g.enabled[g.enabledStart[v]:g.enabledStart[v+1]], k)
 }
 
-// lassoTrace turns a node path into steps, naming each step's action.
-func (c *checker[S]) lassoTrace(g *lgraph[S], path []int32) []Step[S] {
-	trace := []Step[S]{{Action: "Init", Label: "Init", State: g.states[path[0]]}}
-	for i := 1; i < len(path); i++ {
-		u, v := path[i-1], path[i]
-		action := "?"
-		for e := g.edgeStart[u]; e < g.edgeStart[u+1]; e++ {
-			if g.targets[e] == v {
-				action = g.actions[e]
-				break
-			}
-		}
-		trace = append(trace, Step[S]{Action: action, Label: c.label(action, g.states[u], g.states[v]), State: g.states[v]})
+// lassoTrace turns a lasso into steps, naming each step's action, and
+// returns the label of the step that closes the loop ("" for stuttering).
+func (c *checker[S]) lassoTrace(g *lgraph[S], l *lasso) ([]Step[S], string) {
+	trace := []Step[S]{{Action: "Init", Label: "Init", State: g.states[l.nodes[0]]}}
+	for i := 1; i < len(l.nodes); i++ {
+		e := l.edges[i-1]
+		u, v := l.nodes[i-1], l.nodes[i]
+		trace = append(trace, Step[S]{Action: g.actions[e], Label: c.label(g.actions[e], g.states[u], g.states[v]), State: g.states[v]})
 	}
-	return trace
+	if len(l.edges) < len(l.nodes) {
+		return trace, ""
+	}
+	e := l.edges[len(l.edges)-1]
+	return trace, c.label(g.actions[e], g.states[l.nodes[len(l.nodes)-1]], g.states[l.nodes[l.loop]])
 }

@@ -46,11 +46,46 @@ type ActionPropertied[S any] interface {
 }
 
 // Constrained is implemented by models with a state constraint (TLC's
-// CONSTRAINT): a state that fails it is counted as generated but is
-// neither stored, checked nor explored.
+// CONSTRAINT), applied when Options.UseConstraint is set. As in TLC, a
+// successor that fails it is counted as generated, its invariants are
+// checked (TLC treats it as unseen) and the action properties are checked
+// on the step, but it is neither stored (not counted as distinct) nor
+// explored; an initial state that fails it is checked but not stored.
 type Constrained[S any] interface {
 	// Constraint reports whether s lies inside the model.
 	Constraint(s S) bool
+}
+
+// ActionConstrained is implemented by models with an action constraint
+// (TLC's ACTION_CONSTRAINT), applied when Options.UseConstraint is set: a
+// successor whose step fails it is handled as one outside a state
+// constraint (see Constrained).
+type ActionConstrained[S any] interface {
+	// ActionConstraint reports whether the step from -> to, which action
+	// produced, lies inside the model.
+	ActionConstraint(action string, from, to S) bool
+}
+
+// Viewed is implemented by models with a view (TLC's VIEW), applied when
+// Options.UseView is set: two states are the same state when their views
+// are equal. The first state met with a view is the one explored, as in
+// TLC, so the figures of a view that hides behaviour depend on the search
+// order; with one worker they are single-worker TLC's.
+type Viewed[S any] interface {
+	// View appends the encoding of s's view to dst and returns it; equal
+	// encodings mean equal views.
+	View(dst []byte, s S) []byte
+}
+
+// Symmetric is implemented by models with a symmetry (TLC's SYMMETRY),
+// applied when Options.UseSymmetry is set: states related by a permutation
+// of the symmetry set are the same state. The checker stores the
+// fingerprint of Canonical(s) and explores s itself, as TLC does.
+type Symmetric[S any] interface {
+	// Canonical returns the representative of s's orbit: the same state
+	// for every permutation of s, and a permutation of s. A sort of the
+	// permuted parts serves where they can be ordered.
+	Canonical(s S) S
 }
 
 // Describer is implemented by models that can label a step for people:

@@ -11,10 +11,10 @@ import (
 // step choosing the successor whose fingerprint is the next one on the
 // chain. Only fingerprints were stored; the states are recomputed.
 func (c *checker[S]) rebuild(r ref) []Step[S] {
-	var fps []uint64
+	var fps [][2]uint64
 	for r != noParent {
-		fp, parent := c.set.entry(r)
-		fps = append(fps, fp)
+		fp, hi, parent := c.set.entry(r)
+		fps = append(fps, [2]uint64{fp, hi})
 		r = parent
 	}
 	for i, j := 0, len(fps)-1; i < j; i, j = i+1, j-1 {
@@ -30,8 +30,8 @@ func (c *checker[S]) rebuild(r ref) []Step[S] {
 		if found {
 			return
 		}
-		buf = c.m.Encode(buf[:0], s)
-		if fingerprint(buf) == fps[0] {
+		var fp, hi uint64
+		if buf, fp, hi = c.key(buf, s); [2]uint64{fp, hi} == fps[0] {
 			cur, found = s, true
 		}
 	})
@@ -47,8 +47,8 @@ func (c *checker[S]) rebuild(r ref) []Step[S] {
 			if found {
 				return
 			}
-			buf = c.m.Encode(buf[:0], t)
-			if fingerprint(buf) == want {
+			var fp, hi uint64
+			if buf, fp, hi = c.key(buf, t); [2]uint64{fp, hi} == want && c.inModel(a, cur, t) {
 				next, action, found = t, a, true
 			}
 		})
@@ -71,8 +71,21 @@ func (c *checker[S]) label(action string, from, to S) string {
 // WriteTrace prints a trace for people: numbered steps, each with its
 // label, then the variables that step changed (all of them for the first
 // state). Models that do not implement VarLister print the whole state
-// with %+v. loopStart >= 0 marks where a liveness lasso's loop begins.
+// with %+v. loopStart >= 0 marks where a liveness lasso's loop begins; it
+// is WriteLasso without the label of the closing step.
 func WriteTrace[S any](w io.Writer, m Model[S], trace []Step[S], loopStart int) error {
+	return writeTrace(w, m, trace, loopStart, "", false)
+}
+
+// WriteLasso is WriteTrace for a liveness counterexample: after the last
+// state it prints TLC's closing line, "Back to state N: <loopLabel>" (N
+// counts from 1, as the steps do), or "Stuttering" when loopLabel is empty
+// and the last state repeats forever.
+func WriteLasso[S any](w io.Writer, m Model[S], trace []Step[S], loopStart int, loopLabel string) error {
+	return writeTrace(w, m, trace, loopStart, loopLabel, true)
+}
+
+func writeTrace[S any](w io.Writer, m Model[S], trace []Step[S], loopStart int, loopLabel string, labelled bool) error {
 	vl, hasVars := m.(VarLister[S])
 	var prev [][2]string
 	var b strings.Builder
@@ -99,8 +112,14 @@ func WriteTrace[S any](w io.Writer, m Model[S], trace []Step[S], loopStart int) 
 		}
 		prev = vars
 	}
-	if loopStart >= 0 {
-		fmt.Fprintf(&b, "     (back to step %d, forever)\n", loopStart+1)
+	switch {
+	case loopStart < 0:
+	case !labelled:
+		fmt.Fprintf(&b, "%3d  Back to state %d\n", len(trace)+1, loopStart+1)
+	case loopLabel == "":
+		fmt.Fprintf(&b, "%3d  Stuttering\n", len(trace)+1)
+	default:
+		fmt.Fprintf(&b, "%3d  Back to state %d: %s\n", len(trace)+1, loopStart+1, loopLabel)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -40,6 +40,11 @@ type checkFlags struct {
 	walks     int64
 	seed      uint64
 	coverage  bool
+	fpBits    int
+	memory    string
+	ckDir     string
+	ckEvery   time.Duration
+	recover   string
 }
 
 // job is a model ready to run, with its display name and options; run
@@ -80,6 +85,11 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.BoolVar(&f.cont, "continue", false, "keep exploring after a violation, as TLC -continue (whole state space; the shortest violation is reported)")
 	fs.BoolVar(&f.coverage, "coverage", false, "after the check, report per action the successors it generated and the new states it found (TLC -coverage)")
 	fs.BoolVar(&f.liveness, "liveness", true, "check the model's liveness properties (as the cfg's PROPERTIES select)")
+	fs.StringVar(&f.memory, "memory", "", "memory budget, e.g. 512MiB or 4GiB: a run that would pass it ends incomplete with its figures (default 3/4 of the machine's memory; 0: none)")
+	fs.StringVar(&f.ckDir, "checkpoint", "", "save the search in this folder at the end of a level, every --checkpoint-every, to resume it with --recover")
+	fs.DurationVar(&f.ckEvery, "checkpoint-every", 10*time.Minute, "--checkpoint: the least time between checkpoints")
+	fs.StringVar(&f.recover, "recover", "", "resume the search saved in this --checkpoint folder (same model and properties), as TLC -recover")
+	fs.IntVar(&f.fpBits, "fp", 64, "fingerprint width in bits, 64 or 128 (128: about twice the seen-set's memory; use it from about 10^7 states on)")
 	fs.Usage = usageFunc(fs, "checker check [--model NAME | --config FILE.cfg] [flags]",
 		"Model-check a built-in model or a protocol model read from a TLC .cfg file: breadth-first, in parallel,\ncounting as TLC counts; or, with --simulate, random walks.")
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
@@ -94,17 +104,28 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		intRange("depth", int64(f.depth), 1, maxWalkDepth),
 		intRange("walks", f.walks, 0, math.MaxInt64),
 		intRange("rms", int64(f.rms), 1, twophase.MaxRMs),
+		notNegative("checkpoint-every", f.ckEvery),
 	) {
+		return exitUsage
+	}
+	if f.ckEvery == 0 {
+		fmt.Fprintln(stderr, "checker check: --checkpoint-every must be positive")
+		return exitUsage
+	}
+	if f.fpBits != 64 && f.fpBits != 128 {
+		fmt.Fprintf(stderr, "checker check: --fp must be 64 or 128, not %d\n", f.fpBits)
+		return exitUsage
+	}
+	budget, err := memoryBudget(f.memory)
+	if err != nil {
+		fmt.Fprintf(stderr, "checker check: %v\n", err)
 		return exitUsage
 	}
 	if f.simulate && f.walks == 0 && f.timeout == 0 {
 		fmt.Fprintln(stderr, "checker check: --simulate needs --walks N or --timeout D")
 		return exitUsage
 	}
-	var (
-		j   job
-		err error
-	)
+	var j job
 	switch {
 	case f.config != "" && f.model != "" && f.model != "drain":
 		err = fmt.Errorf("--config reads a protocol model; it cannot be combined with --model %s", f.model)
@@ -130,7 +151,14 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		MaxDepth:  f.maxDepth,
 		Timeout:   f.timeout,
 		Continue:  f.cont,
+
+		FingerprintBits: f.fpBits,
+		MemoryBudget:    budget,
+		CheckpointDir:   f.ckDir,
+		CheckpointEvery: f.ckEvery,
+		Recover:         f.recover,
 	}
+	opts.CheckpointID = j.name
 	out := output{stdout: stdout, stderr: stderr, json: f.json, name: j.name, html: f.html}
 	if f.simulate {
 		return j.sim(ctx, modelcheck.SimOptions{Seed: f.seed, Depth: f.depth, Walks: f.walks, Timeout: f.timeout, Workers: f.workers}, out)
@@ -186,6 +214,12 @@ func runModel[S any](ctx context.Context, m modelcheck.Model[S], opts modelcheck
 		}
 	} else {
 		writeText(out.stdout, m, res)
+	}
+	if res.ResumedAt > 0 {
+		fmt.Fprintf(out.stderr, "Resumed from the checkpoint in %s at depth %d.\n", opts.Recover, res.ResumedAt)
+	}
+	if res.FingerprintBits == 64 && res.Collision > 1e-6 {
+		fmt.Fprintf(out.stderr, "Warning: the fingerprint collision estimate is %.1E; --fp 128 makes it negligible.\n", res.Collision)
 	}
 	v := verdict{outcome: res.Outcome, kind: res.Kind, violated: res.Violated, reason: res.Reason, loop: -1,
 		figures: fmt.Sprintf("%s distinct states explored, %s generated, depth %d", commas(res.Distinct), commas(res.Generated), res.Depth)}
@@ -301,7 +335,7 @@ func writeText[S any](w io.Writer, m modelcheck.Model[S], res *modelcheck.Result
 		if res.Kind == "liveness" {
 			loop = res.LoopStart
 		}
-		_ = modelcheck.WriteTrace(w, m, res.Trace, loop)
+		_ = modelcheck.WriteLasso(w, m, res.Trace, loop, res.LoopLabel)
 	}
 	fmt.Fprintf(w, "%s states generated, %s distinct states found, depth %d.\n", commas(res.Generated), commas(res.Distinct), res.Depth)
 	fmt.Fprintf(w, "Finished in %.2fs: %s distinct states/s with %d worker(s); seen-set %.1f bytes/state; peak RSS %s MiB.\n",

@@ -66,6 +66,51 @@ func TestIncompleteExitsThree(t *testing.T) {
 	require.Contains(t, r.Reason, "state limit")
 }
 
+// --fp 128 counts the same states and prints the 128-bit estimate.
+func TestWideFingerprints(t *testing.T) {
+	code, out, _ := runCLI(t, "check", "--model", "twophase", "--fp", "128", "--json")
+	require.Equal(t, exitOK, code)
+	r := decodeReport(t, out, "check")
+	require.EqualValues(t, 288, r.Check.Distinct)
+	require.EqualValues(t, 1146, r.Check.Generated)
+	require.InDelta(t, 288.0*858/(18446744073709551616.0*18446744073709551616.0), r.Check.Collision, 1e-45)
+}
+
+// A small --memory budget ends the run incomplete (exit 3) with its
+// figures; sizes parse in binary units.
+func TestMemoryBudgetFlag(t *testing.T) {
+	code, out, _ := runCLI(t, "check", "--model", "twophase", "--rms", "9", "--memory", "1MiB", "--json", "--progress", "0")
+	require.Equal(t, exitIncomplete, code)
+	r := decodeReport(t, out, "check")
+	require.Contains(t, r.Reason, "memory budget of 1.0 MiB reached")
+	require.Positive(t, r.Check.Distinct)
+	for in, want := range map[string]int64{"0": 0, "512MiB": 512 << 20, "1.5G": 3 << 29, "2048": 2048, "4 GiB": 4 << 30} {
+		got, err := memoryBudget(in)
+		require.NoError(t, err, in)
+		require.Equal(t, want, got, in)
+	}
+	def, err := memoryBudget("")
+	require.NoError(t, err)
+	require.Positive(t, def)
+}
+
+// --checkpoint then --recover: the resumed run ends with the same figures.
+func TestCheckpointFlags(t *testing.T) {
+	dir := t.TempDir()
+	code, out, _ := runCLI(t, "check", "--model", "twophase", "--rms", "4", "--checkpoint", dir, "--checkpoint-every", "1ns", "--json")
+	require.Equal(t, exitOK, code)
+	first := decodeReport(t, out, "check")
+	code, out, errOut := runCLI(t, "check", "--model", "twophase", "--rms", "4", "--recover", dir, "--json")
+	require.Equal(t, exitOK, code, errOut)
+	again := decodeReport(t, out, "check")
+	require.Equal(t, first.Check.Distinct, again.Check.Distinct)
+	require.Equal(t, first.Check.Generated, again.Check.Generated)
+	require.Equal(t, first.Check.Depth, again.Check.Depth)
+	code, _, errOut = runCLI(t, "check", "--model", "twophase", "--rms", "5", "--recover", dir)
+	require.Equal(t, exitUsage, code)
+	require.Contains(t, errOut, "unusable checkpoint")
+}
+
 func TestUsageErrorsExitTwo(t *testing.T) {
 	for _, args := range [][]string{
 		{},
@@ -78,6 +123,12 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 		{"check", "extra"},
 		{"check", "--config", "does-not-exist.cfg"},
 		{"check", "--config", "x.cfg", "--model", "twophase"},
+		{"check", "--fp", "96"},
+		{"check", "--config", "../../tla/MCDrainRegistrationConstraint.cfg", "--simulate", "--walks", "1"},
+		{"check", "--memory", "lots"},
+		{"check", "--recover", "no-such-folder"},
+		{"check", "--checkpoint-every", "0s"},
+		{"check", "--memory", "-1GiB"},
 		{"verify", "--models", "does-not-exist.json"},
 	} {
 		code, _, errOut := runCLI(t, args...)
@@ -106,8 +157,12 @@ func TestBadConfigs(t *testing.T) {
 		{"missing-invariant", good + "INVARIANT NoSuchInvariant\n", ":17: unknown invariant"},
 		{"unknown-property", good + "PROPERTY Eventually\n", ":17: unknown property"},
 		{"malformed", strings.Replace(good, "{d1, d2}", "{d1 d2}", 1), ":6: expected , or }"},
-		{"symmetry", good + "SYMMETRY Perms\n", ":17: SYMMETRY is not supported"},
-		{"constraint", good + "CONSTRAINT Bound\n", ":17: CONSTRAINT Bound"},
+		{"symmetry", good + "SYMMETRY Perms\n", ":17: SYMMETRY Perms is not defined"},
+		{"constraint", good + "CONSTRAINT Bound\n", ":17: CONSTRAINT Bound is not defined"},
+		{"action-constraint", good + "ACTION_CONSTRAINT Step\n", ":17: ACTION_CONSTRAINT Step is not defined"},
+		{"view", good + "VIEW V\n", ":17: VIEW V is not defined"},
+		{"alias", good + "ALIAS A\n", ":17: ALIAS is not supported"},
+		{"symmetry-liveness", good + "SYMMETRY OrdinarySymmetry\nPROPERTY DrainCompletes\n", ":18: liveness property DrainCompletes cannot be checked under a SYMMETRY"},
 		{"spec-name", strings.Replace(good, "SPECIFICATION Spec", "SPECIFICATION Spek", 1), ":15: unknown specification"},
 		{"negative-epoch", strings.Replace(good, "MaxEpoch = 2", "MaxEpoch = -1", 1), ":10: spec: bad constant: MaxEpoch"},
 		{"messages", strings.Replace(good, "MaxMsgs = 2", "MaxMsgs = 0", 1), ":12: spec: bad constant: MaxMsgs"},

@@ -69,6 +69,7 @@ func drainFromConfig(path string, liveness bool) (job, error) {
 	}
 	return newJob[spec.State](path, m, func(o *modelcheck.Options) {
 		o.Invariants, o.ActionProperties, o.Liveness, o.CheckDeadlock = opts.Invariants, opts.ActionProperties, opts.Liveness, opts.CheckDeadlock
+		o.UseConstraint, o.UseView, o.UseSymmetry = opts.UseConstraint, opts.UseView, opts.UseSymmetry
 	}), nil
 }
 
@@ -91,6 +92,10 @@ func newJob[S any](name string, m modelcheck.Model[S], selectProps func(*modelch
 		sim: func(ctx context.Context, so modelcheck.SimOptions, out output) int {
 			o := modelcheck.Options{CheckDeadlock: so.CheckDeadlock}
 			fix(&o)
+			if o.UseConstraint || o.UseView || o.UseSymmetry {
+				fmt.Fprintln(out.stderr, "checker check: --simulate does not apply a cfg's CONSTRAINT, ACTION_CONSTRAINT, VIEW or SYMMETRY; check it exhaustively instead")
+				return exitUsage
+			}
 			so.Invariants, so.ActionProperties, so.CheckDeadlock = o.Invariants, o.ActionProperties, o.CheckDeadlock
 			return runSimulation(ctx, m, so, out)
 		},

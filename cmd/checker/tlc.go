@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/drainproof/drainproof/internal/drainmodel"
+	"github.com/drainproof/drainproof/modelcheck/tlacfg"
 )
 
 // tlcRun is what a TLC run printed, parsed.
@@ -162,6 +163,11 @@ func runTLC(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		// TLC's search strictly breadth first and its trace shortest.
 		firstWorkers := *workers
 		if mm.Expected != "ok" && temporal == "" {
+			firstWorkers = 1
+		}
+		// Under a VIEW the first state met with a view is explored: the
+		// figures are compared with one worker.
+		if cfg, err := tlacfg.ParseFile(configPath(dir, mm.Config)); err == nil && cfg.View.Name != "" {
 			firstWorkers = 1
 		}
 		run := func(w int, extra ...string) (tlcRun, error) {

@@ -47,10 +47,11 @@ func (r *recorder) ActionHolds(i int, a string, from, to spec.State) bool {
 // a liveness property that fails, that property too. It is one row of the
 // bug matrix.
 func Violations(ctx context.Context, cfgPath string, workers int) ([]string, error) {
-	m, opts, err := Load(cfgPath, true)
+	dm, opts, err := load(cfgPath, true)
 	if err != nil {
 		return nil, err
 	}
+	m := dm.Model // the matrix runs the whole space: no reduction applies
 	live := opts.Liveness
 	r := &recorder{Model: m}
 	invs, acts := m.Invariants(), m.ActionProperties()
@@ -85,13 +86,13 @@ func Violations(ctx context.Context, cfgPath string, workers int) ([]string, err
 		}
 	}
 	if len(live) > 0 {
-		_, lopts, err := Load(cfgPath, true)
+		lm, lopts, err := Load(cfgPath, true)
 		if err != nil {
 			return nil, err
 		}
 		lopts.Workers = workers
 		lopts.Invariants, lopts.ActionProperties = []string{}, []string{} // nil would mean all
-		lres, err := modelcheck.Check(ctx, m, lopts)
+		lres, err := modelcheck.Check(ctx, lm, lopts)
 		if err != nil {
 			return nil, err
 		}
@@ -105,10 +106,11 @@ func Violations(ctx context.Context, cfgPath string, workers int) ([]string, err
 // Coverage is modelcheck.Coverage of the model of cfgPath, in the
 // order of its actions, every action listed.
 func Coverage(ctx context.Context, cfgPath string) ([]modelcheck.ActionCoverage, error) {
-	m, _, err := Load(cfgPath, false)
+	dm, _, err := load(cfgPath, false)
 	if err != nil {
 		return nil, err
 	}
+	m := dm.Model
 	cov, err := modelcheck.Coverage(ctx, modelcheck.Model[spec.State](m), 0)
 	if err != nil {
 		return nil, err

@@ -36,6 +36,11 @@ type Config struct {
 	Invariants    []Named
 	Properties    []Named
 	Constraints   []Named
+	// ActionConstraints are the ACTION_CONSTRAINT(S) names.
+	ActionConstraints []Named
+	// Symmetry and View are the names after SYMMETRY and VIEW (zero when
+	// the file has none); each takes one name.
+	Symmetry, View Named
 	// CheckDeadlock is nil when the file does not say.
 	CheckDeadlock *bool
 	// Unsupported lists what was parsed but has no meaning here: the
@@ -228,7 +233,7 @@ func (p *parser) parse() error {
 			if err := p.constants(t); err != nil {
 				return err
 			}
-		case "INIT", "NEXT", "SPECIFICATION":
+		case "INIT", "NEXT", "SPECIFICATION", "SYMMETRY", "VIEW":
 			names, err := p.names(t)
 			if err != nil {
 				return err
@@ -236,12 +241,13 @@ func (p *parser) parse() error {
 			if len(names) != 1 {
 				return p.errAt(t, "%s takes exactly one name, found %d", t.text, len(names))
 			}
-			dst := map[string]*Named{"INIT": &p.cfg.Init, "NEXT": &p.cfg.Next, "SPECIFICATION": &p.cfg.Specification}[t.text]
+			dst := map[string]*Named{"INIT": &p.cfg.Init, "NEXT": &p.cfg.Next, "SPECIFICATION": &p.cfg.Specification,
+				"SYMMETRY": &p.cfg.Symmetry, "VIEW": &p.cfg.View}[t.text]
 			if dst.Name != "" {
 				return p.errAt(t, "%s given twice (first at line %d)", t.text, dst.Line)
 			}
 			*dst = names[0]
-		case "INVARIANT", "INVARIANTS", "PROPERTY", "PROPERTIES", "CONSTRAINT", "CONSTRAINTS":
+		case "INVARIANT", "INVARIANTS", "PROPERTY", "PROPERTIES", "CONSTRAINT", "CONSTRAINTS", "ACTION_CONSTRAINT", "ACTION_CONSTRAINTS":
 			names, err := p.names(t)
 			if err != nil {
 				return err
@@ -251,6 +257,8 @@ func (p *parser) parse() error {
 				p.cfg.Invariants = append(p.cfg.Invariants, names...)
 			case "PROP":
 				p.cfg.Properties = append(p.cfg.Properties, names...)
+			case "ACTI":
+				p.cfg.ActionConstraints = append(p.cfg.ActionConstraints, names...)
 			default:
 				p.cfg.Constraints = append(p.cfg.Constraints, names...)
 			}
@@ -261,7 +269,7 @@ func (p *parser) parse() error {
 			}
 			b := v.text == "TRUE"
 			p.cfg.CheckDeadlock = &b
-		default: // SYMMETRY, VIEW, ACTION_CONSTRAINT(S), ALIAS, POSTCONDITION
+		default: // ALIAS, POSTCONDITION
 			if _, err := p.names(t); err != nil {
 				return err
 			}

@@ -31,6 +31,9 @@ PROPERTIES NoAdmissionAfterClose
 CONSTRAINT Bound
 CHECK_DEADLOCK FALSE
 SYMMETRY Perms
+ACTION_CONSTRAINT Step1 Step2
+VIEW V
+ALIAS A
 `
 	cfg, err := tlacfg.Parse("m.cfg", src)
 	require.NoError(t, err)
@@ -51,7 +54,10 @@ SYMMETRY Perms
 	require.Equal(t, []tlacfg.Named{{"Bound", 18}}, cfg.Constraints)
 	require.NotNil(t, cfg.CheckDeadlock)
 	require.False(t, *cfg.CheckDeadlock)
-	require.Equal(t, []tlacfg.Named{{"<-", 12}, {"SYMMETRY", 20}}, cfg.Unsupported)
+	require.Equal(t, tlacfg.Named{"Perms", 20}, cfg.Symmetry)
+	require.Equal(t, []tlacfg.Named{{"Step1", 21}, {"Step2", 21}}, cfg.ActionConstraints)
+	require.Equal(t, tlacfg.Named{"V", 22}, cfg.View)
+	require.Equal(t, []tlacfg.Named{{"<-", 12}, {"ALIAS", 23}}, cfg.Unsupported)
 	k, ok := cfg.Constant("MaxEpoch")
 	require.True(t, ok)
 	require.Equal(t, int64(2), k.Value)

@@ -163,3 +163,66 @@ func (m *Model) Vars(s State) [][2]string {
 		{"msgs", "{" + strings.Join(msgs, ", ") + "}"},
 	}
 }
+
+// Canonical returns the representative of s under every permutation of
+// the resource managers (TLC's SYMMETRY Permutations(RM), tla/twophase/
+// MCTwoPhase.tla): an RM is its state, whether the TM has its Prepared
+// and whether its Prepared message is in flight, four bits; the
+// representative holds the same RMs sorted by those bits. Sorting gives
+// one state per orbit in O(N log N), instead of N! permuted states.
+func (m *Model) Canonical(s State) State {
+	var rms [MaxRMs]uint8
+	for i := 0; i < m.n; i++ {
+		rms[i] = m.rmBits(s, i)
+	}
+	// Insertion sort: N is at most 15.
+	for i := 1; i < m.n; i++ {
+		for j := i; j > 0 && rms[j] < rms[j-1]; j-- {
+			rms[j], rms[j-1] = rms[j-1], rms[j]
+		}
+	}
+	out := s &^ m.rmMask()
+	for i := 0; i < m.n; i++ {
+		out = m.withRMBits(out, i, rms[i])
+	}
+	return out
+}
+
+// rmBits packs rm i's part of s: its state, then the TM's Prepared bit,
+// then its Prepared message.
+func (m *Model) rmBits(s State, i int) uint8 {
+	b := uint8(m.rm(s, i))
+	if s&m.preparedBit(i) != 0 {
+		b |= 4
+	}
+	if s&m.msgPrepared(i) != 0 {
+		b |= 8
+	}
+	return b
+}
+
+// withRMBits sets rm i's part of s, which must be clear, to b.
+func (m *Model) withRMBits(s State, i int, b uint8) State {
+	s |= State(b&3) << (2 * i)
+	if b&4 != 0 {
+		s |= m.preparedBit(i)
+	}
+	if b&8 != 0 {
+		s |= m.msgPrepared(i)
+	}
+	return s
+}
+
+// Permute returns s with resource manager i renamed perm[i].
+func (m *Model) Permute(s State, perm []int) State {
+	out := s &^ m.rmMask()
+	for i := 0; i < m.n; i++ {
+		out = m.withRMBits(out, perm[i], m.rmBits(s, i))
+	}
+	return out
+}
+
+// rmMask covers every resource manager's bits in a state.
+func (m *Model) rmMask() State {
+	return State(1)<<(2*m.n) - 1 | m.allPrepared() | (State(1)<<m.n-1)<<(3*m.n+2)
+}
