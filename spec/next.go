@@ -127,101 +127,107 @@ var brokerSteps = [...]struct {
 	{actBrokerRemoveFinish, (*Model).BrokerRemoveFinish},
 }
 
-// singleSteps are the parameterless actions of T, the coordinator and
-// the LogCoordinator, in Next's order.
-var singleSteps = [...]struct {
-	act action
-	fn  func(m *Model, s *State) (State, bool)
-}{
-	{actServiceStartClose, (*Model).ServiceStartClose},
-	{actServiceFinishClose, (*Model).ServiceFinishClose},
-	{actNodeStartHeartbeat, (*Model).NodeStartHeartbeat},
-	{actServiceStartReport, (*Model).ServiceStartReport},
-	{actNodeSendHeartbeat, (*Model).NodeSendHeartbeat},
-	{actServiceSendReport, (*Model).ServiceSendReport},
-	{actCoordLearnVersion, (*Model).CoordLearnVersion},
-	{actCoordSendDraining, (*Model).CoordSendDraining},
-	{actCoordSendStopping, (*Model).CoordSendStopping},
-	{actCoordLegacyRestart, (*Model).CoordLegacyRestart},
-	{actMaintainerReportProgress, (*Model).MaintainerReportProgress},
-	{actCoordCompleteDrain, (*Model).CoordCompleteDrain},
-	{actLogCoordAnswer, (*Model).LogCoordAnswer},
-	{actLogCoordAnswerUnknown, (*Model).LogCoordAnswerUnknown},
-	{actLogCoordExpire, (*Model).LogCoordExpire},
-}
-
-// succ calls f for every successor of s. Every enabled instance is
-// emitted, self-loops and repeated successors included, as TLC generates
-// them; the order (Next's disjuncts, then dispatchers, brokers, messages
-// in index order, keep = FALSE before TRUE) only fixes which of several
-// shortest counterexamples is found.
+// succ calls f for every successor of s, in the order TLC generates them
+// (Next's disjuncts in order; within a disjunct, dispatchers, brokers and
+// versions in order, messages in ID order, keep = FALSE before TRUE), so
+// that a search stopped at a violation has explored what TLC's has. Every
+// enabled instance is emitted, self-loops and repeated successors
+// included, as TLC generates them.
 func (m *Model) succ(s *State, f func(st step, t State)) {
 	var t State
 	var ok bool
-	for d := 0; d < m.nd; d++ {
+	one := func(a action, fn func(m *Model, s *State) (State, bool)) {
+		if t, ok = fn(m, s); ok {
+			f(step{act: a}, t)
+		}
+	}
+	perB := func(a action, fn func(m *Model, s *State, b int) (State, bool)) {
 		for b := 0; b < m.nb; b++ {
-			if t, ok = m.CollectorSendRegister(s, d, b); ok {
-				f(step{act: actCollectorSendRegister, d: int8(d), b: int8(b)}, t)
+			if t, ok = fn(m, s, b); ok {
+				f(step{act: a, b: int8(b)}, t)
 			}
 		}
 	}
-	if s.Regs != 0 {
+	perReg := func(a action, fn func(m *Model, s *State, d, b int) (State, bool)) {
 		for d := 0; d < m.nd; d++ {
 			for b := 0; b < m.nb; b++ {
-				if s.Regs&regBit(d, b) == 0 {
-					continue
-				}
-				if t, ok = m.ServiceRecvRegister(s, d, b); ok {
-					f(step{act: actServiceRecvRegister, d: int8(d), b: int8(b)}, t)
-				}
-				if t, ok = m.NetLoseRegister(s, d, b); ok {
-					f(step{act: actNetLoseRegister, d: int8(d), b: int8(b)}, t)
+				if t, ok = fn(m, s, d, b); ok {
+					f(step{act: a, d: int8(d), b: int8(b)}, t)
 				}
 			}
 		}
 	}
+	perReg(actCollectorSendRegister, (*Model).CollectorSendRegister)
+	if s.Regs != 0 {
+		perReg(actServiceRecvRegister, (*Model).ServiceRecvRegister)
+		perReg(actNetLoseRegister, (*Model).NetLoseRegister)
+	}
 	for d := 0; d < m.nd; d++ {
-		if s.Pc[d] == PcIdle {
-			continue // no dispatcher action is enabled for an idle d
-		}
 		if t, ok = m.CollectorRemove(s, d); ok {
 			f(step{act: actCollectorRemove, d: int8(d)}, t)
+		}
+	}
+	for d := 0; d < m.nd; d++ { // BrokerStepsAny
+		if s.Pc[d] == PcIdle || s.Pc[d] == PcRegistered {
+			continue // no broker step is enabled for d
 		}
 		for _, bs := range brokerSteps {
 			if t, ok = bs.fn(m, s, d); ok {
 				f(step{act: bs.act, d: int8(d)}, t)
 			}
 		}
-		if t, ok = m.BrokerInactivityCleanup(s, d); ok {
-			f(step{act: actBrokerInactivityCleanup, d: int8(d)}, t)
+	}
+	if m.has(DoubleDecrement) {
+		for d := 0; d < m.nd; d++ {
+			if t, ok = m.BrokerInactivityCleanup(s, d); ok {
+				f(step{act: actBrokerInactivityCleanup, d: int8(d)}, t)
+			}
 		}
 	}
-	for b := 0; b < m.nb; b++ {
-		if t, ok = m.ServiceCloseBroker(s, b); ok {
-			f(step{act: actServiceCloseBroker, b: int8(b)}, t)
-		}
-		if t, ok = m.ServiceReadBroker(s, b); ok {
-			f(step{act: actServiceReadBroker, b: int8(b)}, t)
-		}
-	}
-	for _, ss := range singleSteps {
-		if t, ok = ss.fn(m, s); ok {
-			f(step{act: ss.act}, t)
-		}
-	}
+	one(actServiceStartClose, (*Model).ServiceStartClose)
+	perB(actServiceCloseBroker, (*Model).ServiceCloseBroker)
+	one(actServiceFinishClose, (*Model).ServiceFinishClose)
+	one(actNodeStartHeartbeat, (*Model).NodeStartHeartbeat)
+	one(actServiceStartReport, (*Model).ServiceStartReport)
+	perB(actServiceReadBroker, (*Model).ServiceReadBroker)
+	one(actNodeSendHeartbeat, (*Model).NodeSendHeartbeat)
+	one(actServiceSendReport, (*Model).ServiceSendReport)
+	m.recvAll(s, KindCmd, f)
 	for _, v := range m.versions {
 		if t, ok = m.NodeCrashRestart(s, v); ok {
 			f(step{act: actNodeCrashRestart, v: v}, t)
 		}
+	}
+	for _, v := range m.versions {
 		if t, ok = m.UpgradeRestart(s, v); ok {
 			f(step{act: actUpgradeRestart, v: v}, t)
 		}
 	}
+	one(actCoordLearnVersion, (*Model).CoordLearnVersion)
+	one(actCoordSendDraining, (*Model).CoordSendDraining)
+	one(actCoordSendStopping, (*Model).CoordSendStopping)
+	one(actCoordLegacyRestart, (*Model).CoordLegacyRestart)
+	one(actMaintainerReportProgress, (*Model).MaintainerReportProgress)
+	m.recvAll(s, KindHb, f)
+	m.recvAll(s, KindResp, f)
+	m.recvAll(s, KindAns, f)
+	one(actCoordCompleteDrain, (*Model).CoordCompleteDrain)
+	m.recvAll(s, KindReport, f)
+	one(actLogCoordAnswer, (*Model).LogCoordAnswer)
+	one(actLogCoordAnswerUnknown, (*Model).LogCoordAnswerUnknown)
+	one(actLogCoordExpire, (*Model).LogCoordExpire)
+	for i := 0; i < int(s.NetLen); i++ { // NetLoses
+		if t, ok = m.NetLose(s, s.Net[i]); ok {
+			f(step{act: actNetLose, msg: s.Net[i]}, t)
+		}
+	}
+}
+
+// recvAll emits the receive action of every message of kind k in flight.
+func (m *Model) recvAll(s *State, k Kind, f func(st step, t State)) {
 	for i := 0; i < int(s.NetLen); i++ {
-		id := s.Net[i]
-		m.recv(s, id, f)
-		if t, ok = m.NetLose(s, id); ok {
-			f(step{act: actNetLose, msg: id}, t)
+		if id := s.Net[i]; m.msgs[id].Kind == k {
+			m.recv(s, id, f)
 		}
 	}
 }
