@@ -1,0 +1,182 @@
+package spec
+
+// This file holds the actions of T's process that are not about one
+// dispatcher: closing admission and sampling the count broker by broker,
+// the liveness commands, the restarts (DrainRegistration.tla, in the
+// module's order).
+
+// --- Closing admission, step by step ---
+
+// ServiceStartClose is TLA+ ServiceStartClose: a goroutine that finds T
+// STOPPING begins to close admission.
+func (m *Model) ServiceStartClose(s *State) (State, bool) {
+	if s.Liveness != Stopping || s.Closing {
+		return State{}, false
+	}
+	t := *s
+	t.Closing = true
+	return t, true
+}
+
+// ServiceCloseBroker is TLA+ ServiceCloseBroker(b): the close sets broker
+// b's gate bit.
+func (m *Model) ServiceCloseBroker(s *State, b int) (State, bool) {
+	if !s.Closing || bit(s.GateClosed, b) {
+		return State{}, false
+	}
+	t := *s
+	t.GateClosed = setBit(t.GateClosed, b, true)
+	return t, true
+}
+
+// ServiceFinishClose is TLA+ ServiceFinishClose: the close sets the
+// service's closed flag, after every broker's bit (under
+// ClosedBeforeBrokers, whenever).
+func (m *Model) ServiceFinishClose(s *State) (State, bool) {
+	if !s.Closing || s.AdmissionClosed || (!m.has(ClosedBeforeBrokers) && s.GateClosed != m.allB) {
+		return State{}, false
+	}
+	t := *s
+	t.AdmissionClosed = true
+	return t, true
+}
+
+// --- The count report, step by step ---
+
+// NodeStartHeartbeat is TLA+ NodeStartHeartbeat: (heartbeat transport, new
+// version) T's heartbeat reads T's liveness first.
+func (m *Model) NodeStartHeartbeat(s *State) (State, bool) {
+	if !m.heartbeat || s.Version != VersionNew || s.Sample.Phase != PhaseIdle {
+		return State{}, false
+	}
+	t := *s
+	t.Sample = noSample
+	t.Sample.Phase = PhaseLiveness
+	t.Sample.Liveness = s.Liveness
+	return t, true
+}
+
+// ServiceStartReport is TLA+ ServiceStartReport: Service.Report begins;
+// when T is STOPPING it waits for the close of admission, then reads the
+// gate.
+func (m *Model) ServiceStartReport(s *State) (State, bool) {
+	want := PhaseIdle
+	if m.heartbeat {
+		want = PhaseLiveness
+	}
+	if s.Version != VersionNew || s.Sample.Phase != want {
+		return State{}, false
+	}
+	if !m.has(SampleBeforeClose) && s.Liveness == Stopping && !s.AdmissionClosed {
+		return State{}, false
+	}
+	t := *s
+	t.Sample.Phase = PhaseReading
+	t.Sample.Closed = s.AdmissionClosed
+	return t, true
+}
+
+// ServiceReadBroker is TLA+ ServiceReadBroker(b): the report reads broker
+// b's count into its sum.
+func (m *Model) ServiceReadBroker(s *State, b int) (State, bool) {
+	if s.Sample.Phase != PhaseReading || bit(s.Sample.Read, b) {
+		return State{}, false
+	}
+	t := *s
+	t.Sample.Read = setBit(t.Sample.Read, b, true)
+	t.Sample.Sum += s.Count[b]
+	return t, true
+}
+
+// sampleDone is TLA+ SampleDone.
+func (m *Model) sampleDone(s *State) bool {
+	return s.Sample.Phase == PhaseReading && s.Sample.Read == m.allB &&
+		!(m.has(SampleBeforeClose) && s.Liveness == Stopping && !s.AdmissionClosed)
+}
+
+// sampleClosed is TLA+ SampleClosed.
+func (m *Model) sampleClosed(s *State) bool {
+	if m.has(SampleBeforeClose) {
+		return s.AdmissionClosed
+	}
+	return s.Sample.Closed
+}
+
+// NodeSendHeartbeat is TLA+ NodeSendHeartbeat: T sends a heartbeat; in the
+// heartbeat transport (new version) it carries the sampled count and gate.
+func (m *Model) NodeSendHeartbeat(s *State) (State, bool) {
+	t := *s
+	if m.heartbeat && s.Version == VersionNew {
+		if !m.sampleDone(s) || !m.send(&t, Hb(s.Epoch, s.Sample.Liveness, s.Sample.Sum, m.sampleClosed(s))) {
+			return State{}, false
+		}
+		t.Sample = noSample
+		return t, true
+	}
+	if !m.send(&t, Hb(s.Epoch, s.Liveness, None, false)) {
+		return State{}, false
+	}
+	return t, true
+}
+
+// ServiceSendReport is TLA+ ServiceSendReport (logcoord transport): T's
+// event service sends its sampled report to the LogCoordinator.
+func (m *Model) ServiceSendReport(s *State) (State, bool) {
+	if m.heartbeat || !m.sampleDone(s) {
+		return State{}, false
+	}
+	r := LastReport{Count: s.Sample.Sum, Closed: m.sampleClosed(s)}
+	if m.has(NoReReport) && r == s.LastReport {
+		return State{}, false
+	}
+	t := *s
+	if !m.send(&t, Report(s.Epoch, r.Count, r.Closed)) {
+		return State{}, false
+	}
+	if m.has(NoReReport) {
+		t.LastReport = r
+	}
+	t.Sample = noSample
+	return t, true
+}
+
+// --- The drained node T ---
+
+// NodeRecvCommand is TLA+ NodeRecvCommand(m, keep): T receives a
+// SetNodeLivenessRequest; a new-version process takes, for its own epoch,
+// the one step forward it asks for; T replies with its epoch and liveness.
+func (m *Model) NodeRecvCommand(s *State, id msgID, keep bool) (State, bool) {
+	msg := m.msgs[id]
+	if msg.Kind != KindCmd {
+		return State{}, false
+	}
+	t := *s
+	forward := msg.Liveness == s.Liveness.Succ()
+	if m.has(NodeAcceptsSkip) {
+		forward = msg.Liveness != NoLiveness && msg.Liveness > s.Liveness
+	}
+	l := s.Liveness
+	if msg.Epoch == s.Epoch && s.Version == VersionNew && forward {
+		l = msg.Liveness
+	}
+	t.Liveness = l
+	if !m.reply(&t, id, keep, Resp(s.Epoch, l)) {
+		return State{}, false
+	}
+	return t, true
+}
+
+// NodeCrashRestart is TLA+ NodeCrashRestart: T crashes and restarts as a
+// process of version v.
+func (m *Model) NodeCrashRestart(s *State, v Version) (State, bool) {
+	return m.restart(s, v)
+}
+
+// UpgradeRestart is TLA+ UpgradeRestart: the upgrade controller restarts
+// the process that DrainNode declared drained or gave the legacy answer.
+func (m *Model) UpgradeRestart(s *State, v Version) (State, bool) {
+	if s.DrainedEpoch != s.Epoch && s.LegacyEpoch != s.Epoch {
+		return State{}, false
+	}
+	return m.restart(s, v)
+}
