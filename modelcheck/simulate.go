@@ -72,114 +72,28 @@ func Simulate[S any](ctx context.Context, m Model[S], opts SimOptions) (*SimResu
 		ctx, cancel = context.WithTimeout(ctx, opts.Timeout)
 		defer cancel()
 	}
-	var inits []S
-	m.Init(func(s S) { inits = append(inits, s) })
-	if len(inits) == 0 {
+	sim := &simulation[S]{m: m, c: c, opts: opts, res: &SimResult[S]{Outcome: OK}}
+	m.Init(func(s S) { sim.inits = append(sim.inits, s) })
+	if len(sim.inits) == 0 {
 		return nil, fmt.Errorf("modelcheck: the model has no initial state")
 	}
-	start := time.Now()
-	res := &SimResult[S]{Outcome: OK}
-	var (
-		next         atomic.Int64
-		walks, steps atomic.Int64
-		generated    atomic.Int64
-		mu           sync.Mutex // guards found and res
-		found        bool
-		wg           sync.WaitGroup
-		stopAt       atomic.Int64 // walks from this index on are not needed
-		actNames     []string
-	)
 	if c.act != nil {
-		actNames = c.act.ActionProperties()
+		sim.actNames = c.act.ActionProperties()
 	}
-	stopAt.Store(1<<63 - 1)
-	report := func(walk int64, kind, name string, trace []Step[S]) {
-		mu.Lock()
-		defer mu.Unlock()
-		// The lowest walk index wins, so the result does not depend on
-		// which worker got there first.
-		if !found || walk < res.Walk {
-			found = true
-			res.Outcome, res.Kind, res.Violated, res.Trace, res.Walk = Violated, kind, name, trace, walk
-			if kind == "deadlock" {
-				res.Outcome = Deadlock
-			}
-		}
-		for {
-			cur := stopAt.Load()
-			if walk >= cur || stopAt.CompareAndSwap(cur, walk) {
-				break
-			}
-		}
-	}
-	type succ struct {
-		action string
-		s      S
-	}
+	sim.stopAt.Store(1<<63 - 1)
+	start := time.Now()
+	var wg sync.WaitGroup
 	for w := 0; w < opts.Workers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var succs []succ
-			for ctx.Err() == nil {
-				walk := next.Add(1) - 1
-				if opts.Walks > 0 && walk >= opts.Walks || walk >= stopAt.Load() {
-					return
-				}
-				rng := rand.New(rand.NewPCG(opts.Seed, uint64(walk)))
-				cur := inits[rng.IntN(len(inits))]
-				trace := []Step[S]{{Action: "Init", Label: "Init", State: cur}}
-				bad := func(s S) string {
-					for _, i := range c.inv {
-						if !m.Holds(i, s) {
-							return c.names[i]
-						}
-					}
-					return ""
-				}
-				if name := bad(cur); name != "" {
-					report(walk, "invariant", name, trace)
-					return
-				}
-				// A walk below the first violating one runs to its end, so
-				// the lowest violating walk is found whatever the timing.
-				for depth := 0; depth < opts.Depth && walk < stopAt.Load() && ctx.Err() == nil; depth++ {
-					succs = succs[:0]
-					m.Next(cur, func(a string, t S) { succs = append(succs, succ{a, t}) })
-					generated.Add(int64(len(succs)))
-					for _, sc := range succs {
-						if c.act != nil {
-							for _, i := range c.acts {
-								if !c.act.ActionHolds(i, sc.action, cur, sc.s) {
-									report(walk, "action", actNames[i], append(trace, Step[S]{Action: sc.action, Label: c.label(sc.action, cur, sc.s), State: sc.s}))
-									return
-								}
-							}
-						}
-						if name := bad(sc.s); name != "" {
-							report(walk, "invariant", name, append(trace, Step[S]{Action: sc.action, Label: c.label(sc.action, cur, sc.s), State: sc.s}))
-							return
-						}
-					}
-					if len(succs) == 0 {
-						if opts.CheckDeadlock {
-							report(walk, "deadlock", "deadlock", trace)
-							return
-						}
-						break
-					}
-					pick := succs[rng.IntN(len(succs))]
-					trace = append(trace, Step[S]{Action: pick.action, Label: pick.action, State: pick.s})
-					cur = pick.s
-					steps.Add(1)
-				}
-				walks.Add(1)
-			}
+			sim.work(ctx)
 		}()
 	}
 	wg.Wait()
-	res.Walks, res.Steps, res.Generated, res.Elapsed = walks.Load(), steps.Load(), generated.Load(), time.Since(start)
-	if found {
+	res := sim.res
+	res.Walks, res.Steps, res.Generated, res.Elapsed = sim.walks.Load(), sim.steps.Load(), sim.generated.Load(), time.Since(start)
+	if sim.found {
 		// Label the chosen steps of the reported walk for people.
 		for i := 1; i < len(res.Trace); i++ {
 			st := &res.Trace[i]
@@ -187,4 +101,119 @@ func Simulate[S any](ctx context.Context, m Model[S], opts SimOptions) (*SimResu
 		}
 	}
 	return res, nil
+}
+
+// simulation is one Simulate run: the walks its workers share.
+type simulation[S any] struct {
+	m        Model[S]
+	c        *checker[S]
+	opts     SimOptions
+	inits    []S
+	actNames []string
+
+	next, walks, steps, generated atomic.Int64
+	stopAt                        atomic.Int64 // walks from this index on are not needed
+
+	mu    sync.Mutex // guards found and res
+	found bool
+	res   *SimResult[S]
+}
+
+// simSucc is one successor of a walk's current state.
+type simSucc[S any] struct {
+	action string
+	s      S
+}
+
+// report records that walk found a problem; the lowest walk index wins,
+// so the result does not depend on which worker got there first.
+func (sim *simulation[S]) report(walk int64, kind, name string, trace []Step[S]) {
+	sim.mu.Lock()
+	defer sim.mu.Unlock()
+	if !sim.found || walk < sim.res.Walk {
+		sim.found = true
+		res := sim.res
+		res.Outcome, res.Kind, res.Violated, res.Trace, res.Walk = Violated, kind, name, trace, walk
+		if kind == "deadlock" {
+			res.Outcome = Deadlock
+		}
+	}
+	for {
+		cur := sim.stopAt.Load()
+		if walk >= cur || sim.stopAt.CompareAndSwap(cur, walk) {
+			break
+		}
+	}
+}
+
+// bad returns the name of the first invariant s violates, or "".
+func (sim *simulation[S]) bad(s S) string {
+	for _, i := range sim.c.inv {
+		if !sim.m.Holds(i, s) {
+			return sim.c.names[i]
+		}
+	}
+	return ""
+}
+
+// work runs walks, taking the next index each time, until there are
+// enough, a lower walk has found a problem, or ctx ends.
+func (sim *simulation[S]) work(ctx context.Context) {
+	var succs []simSucc[S]
+	for ctx.Err() == nil {
+		walk := sim.next.Add(1) - 1
+		if sim.opts.Walks > 0 && walk >= sim.opts.Walks || walk >= sim.stopAt.Load() {
+			return
+		}
+		if !sim.walk(ctx, walk, &succs) {
+			return
+		}
+		sim.walks.Add(1)
+	}
+}
+
+// walk runs walk number walk from its seed; it returns false when the
+// walk found a problem (reported).
+func (sim *simulation[S]) walk(ctx context.Context, walk int64, succs *[]simSucc[S]) bool {
+	m, c := sim.m, sim.c
+	rng := rand.New(rand.NewPCG(sim.opts.Seed, uint64(walk)))
+	cur := sim.inits[rng.IntN(len(sim.inits))]
+	trace := []Step[S]{{Action: "Init", Label: "Init", State: cur}}
+	if name := sim.bad(cur); name != "" {
+		sim.report(walk, "invariant", name, trace)
+		return false
+	}
+	// A walk below the first violating one runs to its end, so the lowest
+	// violating walk is found whatever the timing.
+	for depth := 0; depth < sim.opts.Depth && walk < sim.stopAt.Load() && ctx.Err() == nil; depth++ {
+		*succs = (*succs)[:0]
+		m.Next(cur, func(a string, t S) { *succs = append(*succs, simSucc[S]{a, t}) })
+		sim.generated.Add(int64(len(*succs)))
+		for _, sc := range *succs {
+			if c.act != nil {
+				for _, i := range c.acts {
+					if !c.act.ActionHolds(i, sc.action, cur, sc.s) {
+						sim.report(walk, "action", sim.actNames[i], append(trace, Step[S]{Action: sc.action, Label: c.label(sc.action, cur, sc.s), State: sc.s}))
+						return false
+					}
+				}
+			}
+			if name := sim.bad(sc.s); name != "" {
+				sim.report(walk, "invariant", name, append(trace, Step[S]{Action: sc.action, Label: c.label(sc.action, cur, sc.s), State: sc.s}))
+				return false
+			}
+		}
+		if len(*succs) == 0 {
+			if sim.opts.CheckDeadlock {
+				sim.report(walk, "deadlock", "deadlock", trace)
+				return false
+			}
+			break
+		}
+		pick := (*succs)[rng.IntN(len(*succs))]
+		trace = append(trace, Step[S]{Action: pick.action, Label: pick.action, State: pick.s})
+		cur = pick.s
+		sim.steps.Add(1)
+	}
+	return true
 }
