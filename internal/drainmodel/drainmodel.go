@@ -154,35 +154,67 @@ func load(path string, liveness bool) (*Model, modelcheck.Options, error) {
 	at := func(line int, format string, a ...any) error {
 		return &tlacfg.Error{File: path, Line: line, Msg: fmt.Sprintf(format, a...)}
 	}
+	if err := checkHeader(cfg, at); err != nil {
+		return fail(err)
+	}
+	sm, err := specModel(cfg, at)
+	if err != nil {
+		return fail(err)
+	}
+	m := &Model{Model: sm}
+	opts := modelcheck.Options{Invariants: []string{}, ActionProperties: []string{}, Liveness: []string{}, CheckDeadlock: true}
+	if err := m.addReductions(path, cfg, &opts, at); err != nil {
+		return fail(err)
+	}
+	if cfg.CheckDeadlock != nil {
+		opts.CheckDeadlock = *cfg.CheckDeadlock
+	}
+	if err := m.selectProperties(cfg, liveness, &opts, at); err != nil {
+		return fail(err)
+	}
+	return m, opts, nil
+}
+
+// errAt makes an error at a line of the cfg.
+type errAt func(line int, format string, a ...any) error
+
+// checkHeader refuses what the Go transcription cannot honour and the
+// names of a specification it does not define.
+func checkHeader(cfg *tlacfg.Config, at errAt) error {
 	if len(cfg.Unsupported) > 0 {
 		u := cfg.Unsupported[0]
 		what := u.Name
 		if what == "<-" {
 			what = "a substitution (<-)"
 		}
-		return fail(at(u.Line, "%s is not supported: the Go transcription has no alias, postcondition or substitution, so counts could not match TLC's", what))
+		return at(u.Line, "%s is not supported: the Go transcription has no alias, postcondition or substitution, so counts could not match TLC's", what)
 	}
 	if n := cfg.Specification; n.Name != "" && n.Name != "Spec" {
-		return fail(at(n.Line, "unknown specification %q (the model defines Spec)", n.Name))
+		return at(n.Line, "unknown specification %q (the model defines Spec)", n.Name)
 	}
 	if n := cfg.Init; n.Name != "" && n.Name != "Init" {
-		return fail(at(n.Line, "unknown initial predicate %q (the model defines Init)", n.Name))
+		return at(n.Line, "unknown initial predicate %q (the model defines Init)", n.Name)
 	}
 	if n := cfg.Next; n.Name != "" && n.Name != "Next" {
-		return fail(at(n.Line, "unknown next-state relation %q (the model defines Next)", n.Name))
+		return at(n.Line, "unknown next-state relation %q (the model defines Next)", n.Name)
 	}
 	if cfg.Specification.Name == "" && cfg.Init.Name == "" {
-		return fail(at(1, "the file names neither SPECIFICATION nor INIT/NEXT"))
+		return at(1, "the file names neither SPECIFICATION nor INIT/NEXT")
 	}
+	return nil
+}
+
+// specModel sets the cfg's constants; a value the model refuses is
+// reported at its assignment.
+func specModel(cfg *tlacfg.Config, at errAt) (*spec.Model, error) {
 	var sc spec.Config
 	for _, c := range cfg.Constants {
 		if err := sc.SetConstant(c.Name, plain(c.Value)); err != nil {
-			return fail(at(c.Line, "%v", err))
+			return nil, at(c.Line, "%v", err)
 		}
 	}
 	sm, err := spec.New(sc)
 	if err != nil {
-		// A value the model refuses is reported at its assignment.
 		line := 1
 		var ce *spec.ConstantError
 		if errors.As(err, &ce) {
@@ -190,14 +222,18 @@ func load(path string, liveness bool) (*Model, modelcheck.Options, error) {
 				line = c.Line
 			}
 		}
-		return fail(at(line, "%v", err))
+		return nil, at(line, "%v", err)
 	}
-	m := &Model{Model: sm}
-	opts := modelcheck.Options{Invariants: []string{}, ActionProperties: []string{}, Liveness: []string{}, CheckDeadlock: true}
+	return sm, nil
+}
+
+// addReductions adds the cfg's CONSTRAINTs, ACTION_CONSTRAINTs, VIEW and
+// SYMMETRY, each a definition of MCDrainRegistrationReduced.tla.
+func (m *Model) addReductions(path string, cfg *tlacfg.Config, opts *modelcheck.Options, at errAt) error {
 	for _, n := range cfg.Constraints {
 		c, err := definition(path, "CONSTRAINT", n, spec.MCConstraints)
 		if err != nil {
-			return fail(err)
+			return err
 		}
 		m.constraints = append(m.constraints, c)
 		opts.UseConstraint = true
@@ -205,33 +241,38 @@ func load(path string, liveness bool) (*Model, modelcheck.Options, error) {
 	for _, n := range cfg.ActionConstraints {
 		c, err := definition(path, "ACTION_CONSTRAINT", n, spec.MCActionConstraints)
 		if err != nil {
-			return fail(err)
+			return err
 		}
 		m.actionConstraints = append(m.actionConstraints, c)
 		opts.UseConstraint = true
 	}
 	if n := cfg.View; n.Name != "" {
-		if m.view, err = definition(path, "VIEW", n, spec.MCViews); err != nil {
-			return fail(err)
+		v, err := definition(path, "VIEW", n, spec.MCViews)
+		if err != nil {
+			return err
 		}
+		m.view = v
 		opts.UseView = true
 	}
 	if n := cfg.Symmetry; n.Name != "" {
 		set, err := definition(path, "SYMMETRY", n, spec.MCSymmetries)
 		if err != nil {
-			return fail(err)
+			return err
 		}
-		if m.symmetry, err = sm.SymmetryMask(set(sm.Config())); err != nil {
-			return fail(at(n.Line, "SYMMETRY %s: %v", n.Name, err))
+		if m.symmetry, err = m.Model.SymmetryMask(set(m.Config())); err != nil {
+			return at(n.Line, "SYMMETRY %s: %v", n.Name, err)
 		}
 		opts.UseSymmetry = true
 	}
-	if cfg.CheckDeadlock != nil {
-		opts.CheckDeadlock = *cfg.CheckDeadlock
-	}
+	return nil
+}
+
+// selectProperties fills the options with the cfg's INVARIANTS and
+// PROPERTIES (liveness ones only when liveness is asked for).
+func (m *Model) selectProperties(cfg *tlacfg.Config, liveness bool, opts *modelcheck.Options, at errAt) error {
 	for _, inv := range cfg.Invariants {
 		if !slices.Contains(m.Invariants(), inv.Name) {
-			return fail(at(inv.Line, "unknown invariant %q (the model defines %v)", inv.Name, m.Invariants()))
+			return at(inv.Line, "unknown invariant %q (the model defines %v)", inv.Name, m.Invariants())
 		}
 		opts.Invariants = append(opts.Invariants, inv.Name)
 	}
@@ -242,19 +283,19 @@ func load(path string, liveness bool) (*Model, modelcheck.Options, error) {
 			opts.ActionProperties = append(opts.ActionProperties, p.Name)
 		case slices.Contains(live, p.Name):
 			if cfg.Specification.Name == "" {
-				return fail(at(p.Line, "liveness property %s needs SPECIFICATION Spec (INIT/NEXT carry no fairness)", p.Name))
+				return at(p.Line, "liveness property %s needs SPECIFICATION Spec (INIT/NEXT carry no fairness)", p.Name)
 			}
 			if opts.UseSymmetry || opts.UseView {
-				return fail(at(p.Line, "liveness property %s cannot be checked under a SYMMETRY or VIEW (TLC warns it may miss violations there)", p.Name))
+				return at(p.Line, "liveness property %s cannot be checked under a SYMMETRY or VIEW (TLC warns it may miss violations there)", p.Name)
 			}
 			if liveness {
 				opts.Liveness = append(opts.Liveness, p.Name)
 			}
 		default:
-			return fail(at(p.Line, "unknown property %q (the model defines %v)", p.Name, append(m.ActionProperties(), live...)))
+			return at(p.Line, "unknown property %q (the model defines %v)", p.Name, append(m.ActionProperties(), live...))
 		}
 	}
-	return m, opts, nil
+	return nil
 }
 
 // definition looks up the definition of MCDrainRegistrationReduced.tla
