@@ -32,6 +32,29 @@ const (
 	// UnknownErasesCount names the bug whose "unknown" LogCoordinator
 	// answer replaces the accepted count with 0.
 	UnknownErasesCount = "UnknownErasesCount"
+	// SampleBeforeClose names the bug whose report sums the brokers'
+	// counts before it closes admission.
+	SampleBeforeClose = "SampleBeforeClose"
+	// ClosedBeforeBrokers names the bug whose close of admission sets the
+	// service's closed flag before it closes each broker's gate bit.
+	ClosedBeforeBrokers = "ClosedBeforeBrokers"
+	// RollbackBeforeUnsubscribe names the bug whose failed registration
+	// rolls its count back before it releases its event-store
+	// subscription.
+	RollbackBeforeUnsubscribe = "RollbackBeforeUnsubscribe"
+	// SkipDraining names the bug whose coordinator sends STOPPING without
+	// having observed DRAINING and no maintainer work.
+	SkipDraining = "SkipDraining"
+	// NodeAcceptsSkip names the bug whose node takes any forward liveness
+	// step, a skip (ALIVE to STOPPING) included.
+	NodeAcceptsSkip = "NodeAcceptsSkip"
+	// LegacyOnUnknown names the bug whose coordinator gives the legacy
+	// hard-restart answer while a node's version is still unknown.
+	LegacyOnUnknown = "LegacyOnUnknown"
+	// NoReReport names the bug whose event service reports to the
+	// LogCoordinator only when its report changed, so that a cache entry
+	// expired by its TTL is never refreshed.
+	NoReReport = "NoReReport"
 )
 
 // EnvVar is the environment variable [FromEnv] reads.
@@ -48,6 +71,13 @@ var names = []string{
 	TrustLivenessResponse,
 	AcceptStaleEpoch,
 	UnknownErasesCount,
+	SampleBeforeClose,
+	ClosedBeforeBrokers,
+	RollbackBeforeUnsubscribe,
+	SkipDraining,
+	NodeAcceptsSkip,
+	LegacyOnUnknown,
+	NoReReport,
 }
 
 // ErrNotBuilt is returned by [Enable] in a binary built without the tag
@@ -60,7 +90,9 @@ var ErrUnknown = errors.New("bugs: unknown bug")
 
 // Names returns the names of the bugs that can be switched on: the event
 // service's, in the order of PROTOCOL.md's bug table, then the drain
-// controller's (packages node, coordinator, logcoord).
+// controller's (packages node, coordinator, logcoord), then those of the
+// model at the implementation's granularity (issue 10), in the order the
+// TLA+ set BugNames appends them.
 func Names() []string {
 	return append([]string(nil), names...)
 }

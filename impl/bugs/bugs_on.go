@@ -7,7 +7,7 @@ import "sync/atomic"
 // Built reports whether the fault points are compiled in (build tag bugs).
 const Built = true
 
-var on [10]atomic.Bool
+var on [17]atomic.Bool
 
 // Enable switches on the bug called name. It is safe to call from any
 // goroutine, but tests should call it before they start the code under
@@ -68,3 +68,24 @@ func AcceptStaleEpochOn() bool { return on[8].Load() }
 
 // UnknownErasesCountOn is the fault point of UnknownErasesCount.
 func UnknownErasesCountOn() bool { return on[9].Load() }
+
+// SampleBeforeCloseOn is the fault point of SampleBeforeClose.
+func SampleBeforeCloseOn() bool { return on[10].Load() }
+
+// ClosedBeforeBrokersOn is the fault point of ClosedBeforeBrokers.
+func ClosedBeforeBrokersOn() bool { return on[11].Load() }
+
+// RollbackBeforeUnsubscribeOn is the fault point of RollbackBeforeUnsubscribe.
+func RollbackBeforeUnsubscribeOn() bool { return on[12].Load() }
+
+// SkipDrainingOn is the fault point of SkipDraining.
+func SkipDrainingOn() bool { return on[13].Load() }
+
+// NodeAcceptsSkipOn is the fault point of NodeAcceptsSkip.
+func NodeAcceptsSkipOn() bool { return on[14].Load() }
+
+// LegacyOnUnknownOn is the fault point of LegacyOnUnknown.
+func LegacyOnUnknownOn() bool { return on[15].Load() }
+
+// NoReReportOn is the fault point of NoReReport.
+func NoReReportOn() bool { return on[16].Load() }

@@ -18,7 +18,9 @@ func TestMain(m *testing.M) {
 func TestNamesMatchBugTable(t *testing.T) {
 	want := []string{"CountAfterPublish", "NoAdmissionGate", "DecrementBeforeCleanup",
 		"LeakOnSchemaFailure", "DoubleDecrement", "DoubleIncrement",
-		"IgnoreBrokerCount", "TrustLivenessResponse", "AcceptStaleEpoch", "UnknownErasesCount"}
+		"IgnoreBrokerCount", "TrustLivenessResponse", "AcceptStaleEpoch", "UnknownErasesCount",
+		"SampleBeforeClose", "ClosedBeforeBrokers", "RollbackBeforeUnsubscribe", "SkipDraining",
+		"NodeAcceptsSkip", "LegacyOnUnknown", "NoReReport"}
 	got := bugs.Names()
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("Names() = %v, want %v", got, want)
@@ -57,4 +59,54 @@ func TestEnable(t *testing.T) {
 	if len(bugs.Enabled()) != 0 {
 		t.Fatalf("Enabled after Reset = %v", bugs.Enabled())
 	}
+}
+
+// TestEveryNameHasAFaultPoint: each name switches on its own fault point
+// and no other (a switch array too short, or two names on one index,
+// would fail here).
+func TestEveryNameHasAFaultPoint(t *testing.T) {
+	if !bugs.Built {
+		t.Skip("fault points compiled out")
+	}
+	if os.Getenv(bugs.EnvVar) != "" {
+		t.Skip("a bug is selected from the environment; leave the switches alone")
+	}
+	defer bugs.Reset()
+	for _, name := range bugs.Names() {
+		bugs.Reset()
+		if err := bugs.Enable(name); err != nil {
+			t.Fatal(err)
+		}
+		if got := bugs.Enabled(); len(got) != 1 || got[0] != name {
+			t.Fatalf("Enable(%s): Enabled() = %v", name, got)
+		}
+		for other, on := range faultPoints {
+			if on() != (other == name) {
+				t.Fatalf("Enable(%s): %sOn() = %v", name, other, on())
+			}
+		}
+	}
+	if len(faultPoints) != len(bugs.Names()) {
+		t.Fatalf("%d fault points for %d names", len(faultPoints), len(bugs.Names()))
+	}
+}
+
+var faultPoints = map[string]func() bool{
+	bugs.CountAfterPublish:         bugs.CountAfterPublishOn,
+	bugs.NoAdmissionGate:           bugs.NoAdmissionGateOn,
+	bugs.DecrementBeforeCleanup:    bugs.DecrementBeforeCleanupOn,
+	bugs.LeakOnSchemaFailure:       bugs.LeakOnSchemaFailureOn,
+	bugs.DoubleDecrement:           bugs.DoubleDecrementOn,
+	bugs.DoubleIncrement:           bugs.DoubleIncrementOn,
+	bugs.IgnoreBrokerCount:         bugs.IgnoreBrokerCountOn,
+	bugs.TrustLivenessResponse:     bugs.TrustLivenessResponseOn,
+	bugs.AcceptStaleEpoch:          bugs.AcceptStaleEpochOn,
+	bugs.UnknownErasesCount:        bugs.UnknownErasesCountOn,
+	bugs.SampleBeforeClose:         bugs.SampleBeforeCloseOn,
+	bugs.ClosedBeforeBrokers:       bugs.ClosedBeforeBrokersOn,
+	bugs.RollbackBeforeUnsubscribe: bugs.RollbackBeforeUnsubscribeOn,
+	bugs.SkipDraining:              bugs.SkipDrainingOn,
+	bugs.NodeAcceptsSkip:           bugs.NodeAcceptsSkipOn,
+	bugs.LegacyOnUnknown:           bugs.LegacyOnUnknownOn,
+	bugs.NoReReport:                bugs.NoReReportOn,
 }

@@ -22,4 +22,11 @@ func ExampleNames() {
 	// TrustLivenessResponse
 	// AcceptStaleEpoch
 	// UnknownErasesCount
+	// SampleBeforeClose
+	// ClosedBeforeBrokers
+	// RollbackBeforeUnsubscribe
+	// SkipDraining
+	// NodeAcceptsSkip
+	// LegacyOnUnknown
+	// NoReReport
 }

@@ -332,6 +332,9 @@ func (c *Coordinator) evaluate(target node.ID, now int64, act bool) (Decision, e
 		ids := slices.Sorted(maps.Keys(c.nodes))
 		for _, id := range ids {
 			if !c.nodes[id].versionKnown {
+				if bugs.LegacyOnUnknownOn() {
+					return Decision{Legacy: true}, nil // the bug: unknown read as legacy
+				}
 				return Decision{Remaining: 1, Waiting: true}, nil
 			}
 		}
@@ -377,6 +380,8 @@ func (c *Coordinator) NextCommand(now int64) (node.Command, bool) {
 	}
 	var target node.Liveness
 	switch {
+	case bugs.SkipDrainingOn() && n.liveness != node.Stopping:
+		target = node.Stopping // the bug: neither DRAINING observed nor the work awaited
 	case n.liveness == node.Alive:
 		target = node.Draining
 	case n.liveness == node.Draining && s.progress.max() == 0 && !c.unknown(n, now):

@@ -113,6 +113,8 @@ type Service struct {
 	closed  atomic.Bool
 
 	dropped atomic.Int64 // notifications dropped for removed dispatchers
+
+	hook atomic.Pointer[hookFunc] // tests under the tag bugs: see hooks.go
 }
 
 // New returns a service for cfg. Start its request loop with Run.
@@ -456,17 +458,27 @@ func (s *Service) Snapshot(ctx context.Context) (Snapshot, error) {
 // with admissionClosed true counts every registration ever admitted and
 // not yet fully removed: such a report's zero is final (R2, R8).
 func (s *Service) Report() (count int64, admissionClosed bool) {
+	if bugs.SampleBeforeCloseOn() {
+		// The bug: the sum is taken before the close, so a registration
+		// admitted in between is missing from a closed report.
+		count = s.sumCounts()
+	}
 	if !s.closed.Load() && s.cfg.Stopping != nil && s.cfg.Stopping() {
 		s.CloseAdmission()
 	}
 	admissionClosed = s.closed.Load()
+	if bugs.SampleBeforeCloseOn() {
+		return count, admissionClosed
+	}
 	return s.sumCounts(), admissionClosed
 }
 
-// sumCounts returns the sum of the brokers' counts.
+// sumCounts returns the sum of the brokers' counts, read one broker at a
+// time (TLA+ ServiceReadBroker(b) for each b).
 func (s *Service) sumCounts() int64 {
 	var n int64
 	for _, b := range *s.brokers.Load() {
+		s.at(stepReadBroker, b)
 		n += b.count()
 	}
 	return n
@@ -488,11 +500,15 @@ func (s *Service) CloseAdmission() {
 	if s.closed.Load() {
 		return
 	}
-	s.closing.Store(true)
-	for _, b := range *s.brokers.Load() {
-		b.gate.Or(gateClosed)
+	s.closing.Store(true) // TLA+ ServiceStartClose
+	if bugs.ClosedBeforeBrokersOn() {
+		s.closed.Store(true) // the bug: closed before the brokers' bits
 	}
-	s.closed.Store(true)
+	for _, b := range *s.brokers.Load() {
+		s.at(stepCloseBroker, b)
+		b.gate.Or(gateClosed) // TLA+ ServiceCloseBroker(b)
+	}
+	s.closed.Store(true) // TLA+ ServiceFinishClose
 }
 
 // AdmissionClosed reports whether the admission gate is closed.
@@ -641,6 +657,7 @@ func (s *Service) register(ctx context.Context, req *Request) error {
 	if b == nil || b.cluster != req.Cluster {
 		b = s.brokerFor(req.Cluster)
 	}
+	s.at(stepGated, b)
 	if w := b.gate.Load(); w&gateClosed != 0 || bugs.CountAfterPublishOn() || !b.gate.CompareAndSwap(w, w+2) {
 		if !s.admit(b) {
 			return s.refuse(req)

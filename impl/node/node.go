@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+
+	"github.com/drainproof/drainproof/impl/bugs"
 )
 
 // Liveness is a node's liveness. The order is the model's Rank.
@@ -48,6 +50,18 @@ func (s *LivenessStore) Load() Liveness { return Liveness(s.v.Load()) }
 func (s *LivenessStore) Advance(target Liveness) bool {
 	if !target.Valid() || target == Alive {
 		return false
+	}
+	if bugs.NodeAcceptsSkipOn() {
+		// The bug: any forward step, a skip included.
+		for {
+			cur := s.v.Load()
+			if int32(target) <= cur {
+				return false
+			}
+			if s.v.CompareAndSwap(cur, int32(target)) {
+				return true
+			}
+		}
 	}
 	return s.v.CompareAndSwap(int32(target-1), int32(target))
 }

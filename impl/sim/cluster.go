@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/drainproof/drainproof/impl/bugs"
 	"github.com/drainproof/drainproof/impl/coordinator"
 	"github.com/drainproof/drainproof/impl/eventservice"
 	"github.com/drainproof/drainproof/impl/logcoord"
@@ -107,6 +108,8 @@ type process struct {
 	done     chan struct{}
 	pending  *pendingOp
 	observer atomic.Bool // suppresses the Stopping callback while observing
+
+	lastReport *node.Report // the last report sent (NoReReport only)
 }
 
 // Cluster is the simulated cluster around the drained node T: T's current
@@ -415,9 +418,19 @@ func (c *Cluster) NodeRecvCommand(i int, keep, forced bool) error {
 }
 
 // ServiceSendReport sends T's event service report to the LogCoordinator
-// (TLA+ ServiceSendReport).
+// (TLA+ ServiceSendReport). The service reports periodically whether or
+// not its report changed: the LogCoordinator's TTL expires the entry of a
+// live process that stops reporting.
 func (c *Cluster) ServiceSendReport() {
-	c.send(Msg{Kind: KindReport, Report: c.proc.node.Report()})
+	r := c.proc.node.Report()
+	if bugs.NoReReportOn() {
+		// The bug: report only what changed since the last report.
+		if last := c.proc.lastReport; last != nil && *last == r {
+			return
+		}
+		c.proc.lastReport = &r
+	}
+	c.send(Msg{Kind: KindReport, Report: r})
 }
 
 // BrokenStreams returns the dispatchers T's current process still serves
