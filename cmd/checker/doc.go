@@ -8,7 +8,7 @@
 //	                 [--html FILE] [--simulate --walks N --depth D --seed S]
 //	checker verify   [--models tla/models.json] [--all] [--workers N] [--json]
 //	checker tlc      [--models tla/models.json] [--jar tla2tools.jar] [--record] [--only CFG]
-//	checker simulate --seed S --steps N [--seeds K] [--transport heartbeat|logcoord] [--json]
+//	checker simulate --seed S --steps N [--seeds K] [--transport heartbeat|logcoord] [--settle M] [--json]
 //	checker lincheck [--clients N] [--ops N] [--seed S] [--timeout D] [--html FILE] [--history FILE] [--json]
 //	checker models
 //

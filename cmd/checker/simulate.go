@@ -18,11 +18,16 @@ type simulateOutput struct {
 	sim.Result
 	Seeds int    `json:"seeds"`
 	Bug   string `json:"bug,omitempty"`
+	// Drains summarises how many events the completed drains took;
+	// Settle, how many fault-free events the drains open at the end took.
+	Drains sim.Summary `json:"drain_steps"`
+	Settle sim.Summary `json:"settle_steps"`
 }
 
 // runSimulate is `checker simulate`: seeded runs of the deterministic
-// cluster simulator (package impl/sim). Exit 0 when no stream broke, 1
-// when some did, 2 on usage errors.
+// cluster simulator (package impl/sim). Exit 0 when no stream broke and
+// no drain stalled once the faults stopped (--settle), 1 when some did, 2
+// on usage errors.
 func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("checker simulate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -31,13 +36,14 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	steps := fs.Int("steps", 2000, "events per run")
 	transport := fs.String("transport", "heartbeat", "how the broker count travels: heartbeat or logcoord")
 	bug := fs.String("bug", "", "switch on a bug of the zoo (binary built with -tags bugs): "+fmt.Sprint(bugs.Names()))
+	settle := fs.Int("settle", 0, "after the steps, up to this many fault-free events while a drain is still open (0: none)")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
 	}
 	tr, err := node.ParseTransport(*transport)
-	if err != nil || *steps < 0 || *seeds < 1 {
-		fmt.Fprintf(stderr, "checker simulate: bad flags (transport %q, steps %d, seeds %d)\n", *transport, *steps, *seeds)
+	if err != nil || *steps < 0 || *seeds < 1 || *settle < 0 {
+		fmt.Fprintf(stderr, "checker simulate: bad flags (transport %q, steps %d, seeds %d, settle %d)\n", *transport, *steps, *seeds, *settle)
 		return exitUsage
 	}
 	if *bug != "" {
@@ -49,13 +55,14 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	}
 	out := simulateOutput{Result: sim.Result{Seed: *seed, Steps: *steps, Transport: string(tr)}, Seeds: *seeds, Bug: *bug}
 	for i := 0; i < *seeds; i++ {
-		r, err := sim.Run(ctx, sim.Config{Seed: *seed + uint64(i), Steps: *steps, Transport: tr})
+		r, err := sim.Run(ctx, sim.Config{Seed: *seed + uint64(i), Steps: *steps, Transport: tr, Settle: *settle})
 		if err != nil {
 			fmt.Fprintf(stderr, "checker simulate: %v\n", err)
 			return exitUsage
 		}
 		out.Add(r)
 	}
+	out.Drains, out.Settle = sim.Summarise(out.DrainSteps), sim.Summarise(out.SettleSteps)
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		if err := enc.Encode(out); err != nil {
@@ -70,9 +77,15 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 			out.DrainsCompleted, out.Restarts, out.UpgradeRestarts, out.CrashRestarts, out.LegacyRestarts)
 		fmt.Fprintf(stdout, "  registrations %d, messages sent %d, lost %d, duplicated %d\n",
 			out.Registrations, out.MessagesSent, out.MessagesLost, out.Duplicated)
-		fmt.Fprintf(stdout, "  broken streams %d\n", out.BrokenStreams)
+		fmt.Fprintf(stdout, "  drain length in events: median %d, p99 %d, max %d; open at the end %d",
+			out.Drains.Median, out.Drains.P99, out.Drains.Max, out.OpenDrains)
+		if *settle > 0 {
+			fmt.Fprintf(stdout, " (without faults: %d completed, median %d, max %d events; %d stalled)",
+				out.SettledDrains, out.Settle.Median, out.Settle.Max, out.StalledDrains)
+		}
+		fmt.Fprintf(stdout, "\n  broken streams %d\n", out.BrokenStreams)
 	}
-	if out.BrokenStreams > 0 {
+	if out.BrokenStreams > 0 || out.StalledDrains > 0 {
 		return exitViolation
 	}
 	return exitOK

@@ -250,7 +250,7 @@ func TestConformance(t *testing.T) {
 		if err != nil {
 			rt.Fatal(err)
 		}
-		c, err := sim.NewCluster(sim.ClusterConfig{Transport: node.Transport(tr), Dispatchers: 2, TableTriggers: 1, SetBus: true})
+		c, err := sim.NewCluster(sim.ClusterConfig{Transport: node.Transport(tr), Dispatchers: 2, TableTriggers: 1, Clusters: 2, SetBus: true})
 		if err != nil {
 			rt.Fatal(err)
 		}

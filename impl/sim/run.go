@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/drainproof/drainproof/impl/coordinator"
 	"github.com/drainproof/drainproof/impl/node"
@@ -20,6 +21,15 @@ type Config struct {
 	// Dispatchers (default 4) and TableTriggers (default 1) the collectors
 	// register with T.
 	Dispatchers, TableTriggers int
+	// Clusters is the number of upstream clusters, so of event brokers in
+	// T's event service (default 2).
+	Clusters int
+	// Settle, if positive, follows the Steps events with up to Settle
+	// events without faults (no loss, duplication, crash, store fault or
+	// stale LogCoordinator) while a drain open at the end of the Steps is
+	// still open: Result.SettledDrains and StalledDrains say whether it
+	// completed.
+	Settle int
 
 	_ struct{}
 }
@@ -42,6 +52,19 @@ type Result struct {
 	MessagesSent    int    `json:"messages_sent"`
 	MessagesLost    int    `json:"messages_lost"`
 	Duplicated      int    `json:"messages_duplicated"`
+	// DrainSteps holds how many events each completed drain took, from
+	// the poll that started its session to the one that found it
+	// complete, in the order they completed (summarised by [Summarise]).
+	DrainSteps []int `json:"-"`
+	// OpenDrains counts the drains still open after the Steps events.
+	OpenDrains int `json:"open_drains"`
+	// SettledDrains counts the open drains that completed in the fault-free
+	// events that followed (Config.Settle); SettleSteps holds how many
+	// events each took. StalledDrains counts those still open after
+	// Settle events.
+	SettledDrains int   `json:"settled_drains"`
+	StalledDrains int   `json:"stalled_drains"`
+	SettleSteps   []int `json:"-"`
 }
 
 // Add adds r's counts to s (Seed and Steps are kept, Transport too).
@@ -56,6 +79,30 @@ func (s *Result) Add(r Result) {
 	s.MessagesSent += r.MessagesSent
 	s.MessagesLost += r.MessagesLost
 	s.Duplicated += r.Duplicated
+	s.DrainSteps = append(s.DrainSteps, r.DrainSteps...)
+	s.OpenDrains += r.OpenDrains
+	s.SettledDrains += r.SettledDrains
+	s.StalledDrains += r.StalledDrains
+	s.SettleSteps = append(s.SettleSteps, r.SettleSteps...)
+}
+
+// Summary is the distribution of drain durations, in events.
+type Summary struct {
+	N      int `json:"n"`
+	Median int `json:"median"`
+	P99    int `json:"p99"`
+	Max    int `json:"max"`
+}
+
+// Summarise returns the count, median, 99th percentile (nearest rank) and
+// maximum of steps; all zero when steps is empty.
+func Summarise(steps []int) Summary {
+	if len(steps) == 0 {
+		return Summary{}
+	}
+	s := slices.Sorted(slices.Values(steps))
+	rank := func(p int) int { return s[max(0, (p*len(s)+99)/100-1)] }
+	return Summary{N: len(s), Median: rank(50), P99: rank(99), Max: s[len(s)-1]}
 }
 
 // The peer that hosts the LogCoordinator; it may run a legacy version for
@@ -75,6 +122,10 @@ type runner struct {
 	versionKnown  bool
 	legacyUntil   int // step until which the peer is legacy (-1: never)
 	staleLCActive bool
+
+	step       int  // the event being run
+	drainStart int  // the event whose poll started the open drain's session; -1: none open
+	calm       bool // the fault-free events after the Steps (Config.Settle)
 }
 
 // Run simulates cfg.Steps events of a cluster draining T again and again
@@ -92,11 +143,14 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if cfg.Dispatchers == 0 {
 		cfg.Dispatchers, cfg.TableTriggers = 4, 1
 	}
-	if cfg.Steps < 0 {
+	if cfg.Clusters == 0 {
+		cfg.Clusters = 2
+	}
+	if cfg.Steps < 0 || cfg.Settle < 0 {
 		return Result{}, fmt.Errorf("sim: negative steps")
 	}
 	c, err := NewCluster(ClusterConfig{Transport: cfg.Transport, Dispatchers: cfg.Dispatchers,
-		TableTriggers: cfg.TableTriggers, ResendInterval: 4, QueryInterval: 2, UnknownAfter: 40,
+		TableTriggers: cfg.TableTriggers, Clusters: cfg.Clusters, ResendInterval: 4, QueryInterval: 2, UnknownAfter: 40,
 		HeartbeatInterval: 3, CacheTTL: 10})
 	if err != nil {
 		return Result{}, err
@@ -104,22 +158,50 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	defer c.Close()
 	r := &runner{c: c, rng: rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)),
 		res: Result{Seed: cfg.Seed, Steps: cfg.Steps, Transport: string(cfg.Transport)}, versionKnown: true,
-		legacyUntil: -1}
+		legacyUntil: -1, drainStart: -1}
 	if r.rng.IntN(5) == 0 {
 		r.legacyUntil = r.rng.IntN(max(cfg.Steps, 1))
 	}
 	c.Coord.AddNode(peer, 1, 0)
 	c.Coord.ObserveVersion(peer, r.peerVersion(0))
-	for step := 0; step < cfg.Steps; step++ {
-		if step%256 == 0 && ctx.Err() != nil {
+	for ; r.step < cfg.Steps; r.step++ {
+		if r.step%256 == 0 && ctx.Err() != nil {
 			return r.res, ctx.Err()
 		}
-		if err := r.step(step); err != nil {
-			return r.res, fmt.Errorf("sim: seed %d step %d: %w", cfg.Seed, step, err)
+		if err := r.event(); err != nil {
+			return r.res, fmt.Errorf("sim: seed %d step %d: %w", cfg.Seed, r.step, err)
+		}
+	}
+	if r.drainStart >= 0 {
+		r.res.OpenDrains++
+		if err := r.settle(ctx, cfg.Settle); err != nil {
+			return r.res, fmt.Errorf("sim: seed %d settle step %d: %w", cfg.Seed, r.step, err)
 		}
 	}
 	r.res.Registrations = c.Registrations()
 	return r.res, nil
+}
+
+// settle runs up to n fault-free events while the drain open at the end of
+// the Steps is still open.
+func (r *runner) settle(ctx context.Context, n int) error {
+	if n == 0 {
+		return nil
+	}
+	r.calm, r.staleLCActive = true, false
+	for end := r.step + n; r.step < end; r.step++ {
+		if r.step%256 == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err := r.event(); err != nil {
+			return err
+		}
+		if r.res.SettledDrains > 0 { // completed, and T restarted
+			return nil
+		}
+	}
+	r.res.StalledDrains++
+	return nil
 }
 
 func (r *runner) peerVersion(step int) node.Version {
@@ -131,11 +213,11 @@ func (r *runner) peerVersion(step int) node.Version {
 
 func (r *runner) chance(p float64) bool { return r.rng.Float64() < p }
 
-// step runs one event, chosen by weight.
-func (r *runner) step(step int) error {
+// event runs one event, chosen by weight; once calm, no fault.
+func (r *runner) event() error {
 	c := r.c
-	if step == r.legacyUntil {
-		c.Coord.ObserveVersion(peer, r.peerVersion(step)) // the peer was upgraded
+	if r.step == r.legacyUntil {
+		c.Coord.ObserveVersion(peer, r.peerVersion(r.step)) // the peer was upgraded
 	}
 	draining := c.Coord.Observe(Target).Liveness >= node.Draining
 	type event struct {
@@ -155,6 +237,9 @@ func (r *runner) step(step int) error {
 	}
 	if draining {
 		events = append(events, event{4, r.remove}) // collectors move off a draining node
+	}
+	if r.calm {
+		events[2].w, events[8].w = 0, 0 // no loss, no crash
 	}
 	total := 0
 	for _, e := range events {
@@ -193,22 +278,43 @@ func (r *runner) tick() error {
 		r.versionKnown = true
 		c.Coord.ObserveVersion(Target, node.VersionBrokerDrain)
 	}
-	if r.chance(0.02) {
+	if r.chance(0.02) && !r.calm {
 		r.staleLCActive = !r.staleLCActive
 	}
 	r.sent(before)
 	return nil
 }
 
-// deliver delivers a message chosen at random (reordering and delay), and
-// sometimes keeps it in flight (duplication).
+// inFlightPerDelivery sets the network's parallelism: a delivery event
+// delivers one message for every inFlightPerDelivery messages in flight,
+// at least one.
+const inFlightPerDelivery = 8
+
+// deliver delivers messages chosen at random (reordering and delay). The
+// network carries messages in parallel, so the more are in flight the
+// more one event delivers (inFlightPerDelivery): with one message per
+// event, a transport that sends more messages per tick than the events
+// deliver (the LogCoordinator's reports and answers beside the
+// heartbeats) piles hundreds of messages up on the bus, and every
+// message then waits hundreds of events for its turn.
 func (r *runner) deliver() error {
+	for k := 1 + len(r.c.bus)/inFlightPerDelivery; k > 0; k-- {
+		if err := r.deliverOne(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// deliverOne delivers a message chosen at random, and sometimes keeps it
+// in flight (duplication).
+func (r *runner) deliverOne() error {
 	c := r.c
 	if len(c.bus) == 0 {
 		return nil
 	}
 	i := r.rng.IntN(len(c.bus))
-	keep := r.chance(0.1)
+	keep := r.chance(0.1) && !r.calm
 	if keep {
 		r.res.Duplicated++
 	}
@@ -248,7 +354,7 @@ func (r *runner) register() error {
 		return nil
 	}
 	d := r.rng.IntN(c.cfg.Dispatchers)
-	err := c.CollectorRegister(d, r.chance(0.1))
+	err := c.CollectorRegister(d, r.chance(0.1) && !r.calm)
 	_ = err // refusals are the collectors' business: they try elsewhere
 	return nil
 }
@@ -280,7 +386,7 @@ func (r *runner) brokerStep() error {
 		return nil
 	case removing:
 		return c.BrokerRemoveFinish()
-	case r.chance(0.2):
+	case r.chance(0.2) && !r.calm:
 		return c.BrokerRegisterTableFails()
 	}
 	_ = c.BrokerRegisterTable()
@@ -310,7 +416,7 @@ func (r *runner) upgradeController() error {
 	}
 	if !r.sessionSeen {
 		if _, ok := c.Coord.Target(); ok {
-			r.sessionSeen = true
+			r.sessionSeen, r.drainStart = true, r.step
 			r.work = 1 + r.rng.Int64N(3)
 			c.Coord.ReportProgress(Target, coordinator.Progress{Dispatchers: r.work})
 		}
@@ -319,7 +425,13 @@ func (r *runner) upgradeController() error {
 	case dec.Legacy:
 		r.res.LegacyRestarts++
 	case dec.Complete && dec.DrainedEpoch == c.Epoch():
-		r.res.DrainsCompleted++
+		if r.calm {
+			r.res.SettledDrains++
+			r.res.SettleSteps = append(r.res.SettleSteps, r.step-r.res.Steps+1)
+		} else {
+			r.res.DrainsCompleted++
+			r.res.DrainSteps = append(r.res.DrainSteps, r.step-r.drainStart)
+		}
 		r.res.UpgradeRestarts++
 		broken := c.BrokenStreams()
 		r.res.BrokenStreams += broken
@@ -347,7 +459,7 @@ func (r *runner) rejoin() {
 	c.LogCoord.RemoveNode(Target)
 	c.Coord.AddNode(Target, c.Epoch(), c.now)
 	r.versionKnown = false
-	r.sessionSeen = false
+	r.sessionSeen, r.drainStart = false, -1
 }
 
 // crash restarts T unplanned; the coordinator learns the new epoch from
