@@ -38,6 +38,10 @@ import (
 //	node goes DRAINING/STOPPING  liveness' = Succ(liveness) (environment: the node's liveness)
 //	reset d                   nothing (the model has no stat epochs); the count must not change
 //
+// The dispatchers belong to two upstream clusters (d1 and the table
+// trigger d3 to c1, d2 to c2), so the service runs two brokers, each with
+// its own stores, and the model's count is the sum of theirs.
+//
 // Environment bookkeeping outside the model's actions: the REGISTER budget
 // (registrations) is refilled, and the heartbeat a report puts on the
 // network is dropped (NetLose) so that the network stays empty.
@@ -61,16 +65,21 @@ type conformance struct {
 func (c *conformance) id(d int) DispatcherID    { return DispatcherID(confDispatchers[d]) }
 func (c *conformance) table(d int) TableID      { return TableID(d + 1) }
 func (c *conformance) isTrigger(d int) bool     { return d == 2 }
-func (c *conformance) es() *store.MemEventStore { return c.h.eventStore("c1") }
-func (c *conformance) ss() *store.MemSchemaStore {
-	return c.h.schemaStore("c1")
+// cluster is d's upstream cluster: d1 and d3 are c1's, d2 is c2's, so
+// the service has two brokers and a report sums two counts.
+func (c *conformance) cluster(d int) ClusterID { return ClusterID(fmt.Sprintf("c%d", d%2+1)) }
+func (c *conformance) es(d int) *store.MemEventStore {
+	return c.h.eventStore(c.cluster(d))
+}
+func (c *conformance) ss(d int) *store.MemSchemaStore {
+	return c.h.schemaStore(c.cluster(d))
 }
 
 func (c *conformance) request(d int) Request {
 	if c.isTrigger(d) {
-		return trig("c1", c.id(d))
+		return trig(c.cluster(d), c.id(d))
 	}
-	return reg(c.id(d), c.table(d))
+	return regOn(c.cluster(d), c.id(d), c.table(d))
 }
 
 // step applies the spec action named name to the model state; it must be
@@ -131,16 +140,16 @@ func (c *conformance) register(t *rapid.T, d int, outcome string) {
 	}
 	switch outcome {
 	case "refused":
-		c.es().Refuse(func(DispatcherID, store.Subscription) bool { return true })
+		c.es(d).Refuse(func(DispatcherID, store.Subscription) bool { return true })
 		err := c.h.do(c.request(d))
-		c.es().Refuse(nil)
+		c.es(d).Refuse(nil)
 		if !errors.Is(err, ErrNotReusable) {
 			t.Fatalf("refused REGISTER %s: %v", c.id(d), err)
 		}
 		c.step(t, "BrokerSubscribeRefused", func(s *spec.State) (spec.State, bool) { return c.m.BrokerSubscribeRefused(s, d) })
 		return
 	case "fails":
-		c.ss().FailOnce(nil)
+		c.ss(d).FailOnce(nil)
 		if err := c.h.do(c.request(d)); !errors.Is(err, store.ErrInjected) {
 			t.Fatalf("failing REGISTER %s: %v", c.id(d), err)
 		}
@@ -148,12 +157,12 @@ func (c *conformance) register(t *rapid.T, d int, outcome string) {
 		c.step(t, "BrokerRegisterTableFails", func(s *spec.State) (spec.State, bool) { return c.m.BrokerRegisterTableFails(s, d) })
 		return
 	case "block":
-		c.gate = c.ss().BlockRegisterTable()
+		c.gate = c.ss(d).BlockRegisterTable()
 		c.inflight, c.errc = d, make(chan error, 1)
 		req := c.request(d)
 		go func() { c.errc <- c.h.do(req) }()
 		<-c.gate.Entered()
-		c.ss().Unblock()
+		c.ss(d).Unblock()
 		c.step(t, "BrokerSubscribe", func(s *spec.State) (spec.State, bool) { return c.m.BrokerSubscribe(s, d) })
 		return
 	}
@@ -172,12 +181,12 @@ func (c *conformance) register(t *rapid.T, d int, outcome string) {
 func (c *conformance) removeBlocked(t *rapid.T, d int) {
 	c.step(t, "CollectorRemove", func(s *spec.State) (spec.State, bool) { return c.m.CollectorRemove(s, d) })
 	delete(c.epoch, d)
-	c.gate = c.es().BlockUnregister()
+	c.gate = c.es(d).BlockUnregister()
 	c.inflight, c.removing, c.errc = d, true, make(chan error, 1)
-	req := rem("c1", c.id(d))
+	req := rem(c.cluster(d), c.id(d))
 	go func() { c.errc <- c.h.do(req) }()
 	<-c.gate.Entered()
-	c.es().Unblock()
+	c.es(d).Unblock()
 }
 
 // release lets the blocked registration go on, to success or failure, or
@@ -195,11 +204,11 @@ func (c *conformance) release(t *rapid.T, fail bool) {
 		return
 	}
 	if fail {
-		c.ss().FailOnce(nil)
+		c.ss(d).FailOnce(nil)
 	}
 	c.gate.Release()
 	err := <-c.errc
-	c.ss().Heal()
+	c.ss(d).Heal()
 	c.inflight, c.gate = -1, nil
 	if fail {
 		if !errors.Is(err, store.ErrInjected) {
@@ -248,10 +257,10 @@ func (c *conformance) compare(t *rapid.T) {
 	for d := range confDispatchers {
 		sub := c.s.Subscribed&(1<<d) != 0
 		ref := c.s.SchemaRef&(1<<d) != 0
-		if got := c.es().Subscribed(c.id(d)); got != sub {
+		if got := c.es(d).Subscribed(c.id(d)); got != sub {
 			t.Fatalf("%s subscribed %v, spec %v", c.id(d), got, sub)
 		}
-		if got, want := c.ss().Refs(c.table(d)), map[bool]int{false: 0, true: 1}[ref]; got != want {
+		if got, want := c.ss(d).Refs(c.table(d)), map[bool]int{false: 0, true: 1}[ref]; got != want {
 			t.Fatalf("%s schema references %d, spec %d", c.id(d), got, want)
 		}
 	}
@@ -262,6 +271,7 @@ func (c *conformance) compare(t *rapid.T) {
 	for _, b := range c.h.snapshot().Brokers {
 		published = append(published, ids(b)...)
 	}
+	slices.Sort(published) // the brokers' lists, one after the other
 	var want []DispatcherID
 	for d := range confDispatchers {
 		if c.s.Pc[d] == spec.PcRegistered {
@@ -319,7 +329,7 @@ func TestConformance(t *testing.T) {
 				if c.s.Pc[d] == spec.PcRegistered {
 					c.specRemove(t, d)
 				}
-				if err := c.h.do(rem("c1", c.id(d))); err != nil {
+				if err := c.h.do(rem(c.cluster(d), c.id(d))); err != nil {
 					t.Fatal(err)
 				}
 			},
@@ -338,7 +348,7 @@ func TestConformance(t *testing.T) {
 					t.Skip("loop busy")
 				}
 				d := dispatcher.Draw(t, "d")
-				err := c.h.do(reset("c1", c.id(d), c.epoch[d]+1, 100))
+				err := c.h.do(reset(c.cluster(d), c.id(d), c.epoch[d]+1, 100))
 				if _, ok := c.epoch[d]; ok {
 					if err != nil {
 						t.Fatal(err)
@@ -382,7 +392,7 @@ func TestConformance(t *testing.T) {
 			"notify": func(t *rapid.T) {
 				d := dispatcher.Draw(t, "d")
 				c.h.takeEvents()
-				delivered := c.es().Notify(c.id(d))
+				delivered := c.es(d).Notify(c.id(d))
 				if want := c.s.Subscribed&(1<<d) != 0; delivered != want {
 					t.Fatalf("notify %s delivered %v, spec subscribed %v", c.id(d), delivered, want)
 				}
