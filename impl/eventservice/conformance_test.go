@@ -62,9 +62,10 @@ type conformance struct {
 	errc     chan error
 }
 
-func (c *conformance) id(d int) DispatcherID    { return DispatcherID(confDispatchers[d]) }
-func (c *conformance) table(d int) TableID      { return TableID(d + 1) }
-func (c *conformance) isTrigger(d int) bool     { return d == 2 }
+func (c *conformance) id(d int) DispatcherID { return DispatcherID(confDispatchers[d]) }
+func (c *conformance) table(d int) TableID   { return TableID(d + 1) }
+func (c *conformance) isTrigger(d int) bool  { return d == 2 }
+
 // cluster is d's upstream cluster: d1 and d3 are c1's, d2 is c2's, so
 // the service has two brokers and a report sums two counts.
 func (c *conformance) cluster(d int) ClusterID { return ClusterID(fmt.Sprintf("c%d", d%2+1)) }
