@@ -229,6 +229,31 @@ func TestHandWritten(t *testing.T) {
 			{Client: 2, Call: 3, Return: 4, Kind: KindReport, Count: 1, Closed: true},
 		},
 	}, {
+		// The inactivity cleanup walks the brokers in order, each one's
+		// dispatchers in ID order: d0 and d2 (c1's) go before d1 (c2's),
+		// so a read in the middle may see d1 alone.
+		name: "cleanup broker by broker",
+		want: Linearizable,
+		ops: []Op{
+			{Client: 0, Call: 1, Return: 2, Kind: KindRegister, ID: "d0"},
+			{Client: 0, Call: 3, Return: 4, Kind: KindRegister, ID: "d1"},
+			{Client: 0, Call: 5, Return: 6, Kind: KindRegister, ID: "d2"},
+			{Client: 0, Call: 7, Return: 8, Kind: KindClose},
+			{Client: 0, Call: 9, Return: 20, Kind: KindCleanup, Removed: 3},
+			{Client: 1, Call: 10, Return: 11, Kind: KindSubscribers, Held: []string{"d1"}},
+		},
+	}, {
+		name: "cleanup in ID order across brokers",
+		want: NotLinearizable,
+		ops: []Op{
+			{Client: 0, Call: 1, Return: 2, Kind: KindRegister, ID: "d0"},
+			{Client: 0, Call: 3, Return: 4, Kind: KindRegister, ID: "d1"},
+			{Client: 0, Call: 5, Return: 6, Kind: KindRegister, ID: "d2"},
+			{Client: 0, Call: 7, Return: 8, Kind: KindClose},
+			{Client: 0, Call: 9, Return: 20, Kind: KindCleanup, Removed: 3},
+			{Client: 1, Call: 10, Return: 11, Kind: KindSubscribers, Held: []string{"d2"}},
+		},
+	}, {
 		name: "reset of an unknown dispatcher succeeds",
 		want: NotLinearizable,
 		ops: []Op{

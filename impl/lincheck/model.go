@@ -267,6 +267,20 @@ func loopStep(s State, in *Input, last bool) (State, bool) {
 	return s, true
 }
 
+// nextCleanup returns the dispatcher of set (not empty) that the
+// inactivity cleanup removes next: it walks the brokers in order and each
+// broker's dispatchers in ID order.
+func nextCleanup(set uint16) int {
+	for k := range NumBrokers {
+		for i := k; i < NumIDs; i += NumBrokers { // BrokerOf(i) == k
+			if set&(1<<i) != 0 {
+				return i
+			}
+		}
+	}
+	panic("lincheck: nextCleanup of an empty set")
+}
+
 // expectedRegisterErr is what an admitted registration returns.
 func expectedRegisterErr(in *Input) Err {
 	if isTrigger(in.id) {
@@ -391,10 +405,11 @@ func step(s State, in *Input) (bool, State) {
 			if s, ok = loopStep(s, in, false); !ok || s.Arg == 0 {
 				return false, s
 			}
-			j := uint16(1) << bits.TrailingZeros16(s.Arg)
+			i := nextCleanup(s.Arg)
+			j := uint16(1) << i
 			s.Reg &^= j
 			s.Held &^= j
-			s.Epoch[bits.TrailingZeros16(j)] = 0
+			s.Epoch[i] = 0
 			return true, s
 		}
 		present := s.Reg&bit != 0
@@ -414,9 +429,10 @@ func step(s State, in *Input) (bool, State) {
 			if s, ok = loopStep(s, in, in.Index == n-1); !ok || arg == 0 {
 				return false, s
 			}
-			s.Count[BrokerOf(bits.TrailingZeros16(arg))]--
+			i := nextCleanup(arg)
+			s.Count[BrokerOf(i)]--
 			if in.Index < n-1 {
-				s.Arg = arg &^ (1 << bits.TrailingZeros16(arg))
+				s.Arg = arg &^ (1 << i)
 			}
 			return true, s
 		}
