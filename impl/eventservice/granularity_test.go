@@ -135,38 +135,61 @@ func (h *harness) checkClosedReport(t *testing.T, n int64, closed bool, when str
 	}
 }
 
+// gatedReg is a registration of d3 on c2, with d1 on c1 and d2 on c2 already
+// registered: stopped at its broker's gate word (gated) until released,
+// then held in RegisterTable (held), its outcome on errc.
+type gatedReg struct {
+	h     *harness
+	gated *pause
+	held  *store.Gate
+	errc  <-chan error
+}
+
+// gatedRegistration starts a harness with two brokers and a registration
+// stopped between the gate check and the compare-and-swap.
+func gatedRegistration(t *testing.T) (*harness, *gatedReg) {
+	h := newHarness(t)
+	twoBrokers(t, h)
+	r := &gatedReg{h: h, gated: h.at(t, stepGated, "c2", nil), held: h.schemaStore("c2").BlockRegisterTable()}
+	t.Cleanup(r.held.Release) // before the harness's: a failed test must not hold the loop
+	r.errc = async(h, regOn("c2", "d3", 3))
+	<-r.gated.Entered()
+	return h, r
+}
+
+// finish lets the admitted registration complete and checks that it
+// succeeded and that a report now counts all three, admission closed.
+func (r *gatedReg) finish(t *testing.T) {
+	t.Helper()
+	r.held.Release()
+	r.h.schemaStore("c2").Unblock()
+	if err := <-r.errc; err != nil {
+		t.Fatalf("the registration admitted before the close failed: %v", err)
+	}
+	if n, closed := r.h.svc.Report(); n != 3 || !closed {
+		t.Fatalf("Report after = (%d, %v), want (3, true)", n, closed)
+	}
+}
+
 // TestReportClosesBeforeSampling: a registration passed the gate check
 // before the node went STOPPING and is admitted while the report closes
 // admission. The report closes first and samples after, so it counts the
 // registration (caught: SampleBeforeClose, which sums first).
 func TestReportClosesBeforeSampling(t *testing.T) {
-	h := newHarness(t)
-	twoBrokers(t, h)
-	gated := h.at(t, stepGated, "c2", nil)
-	held := h.schemaStore("c2").BlockRegisterTable()
-	t.Cleanup(held.Release) // before the harness's: a failed test must not hold the loop
-	errc := async(h, regOn("c2", "d3", 3))
-	<-gated.Entered()
+	h, r := gatedRegistration(t)
 	h.stopping.Store(true) // the node goes STOPPING
 	// While the report closes admission (at c1's bit, before c2's), the
 	// gated registration takes its compare-and-swap on c2's open gate.
 	h.at(t, stepCloseBroker, "c1", func() {
-		gated.Release()
-		<-held.Entered() // admitted and counted: now in RegisterTable
+		r.gated.Release()
+		<-r.held.Entered() // admitted and counted: now in RegisterTable
 	})
 	n, closed := h.svc.Report()
 	if !closed {
 		t.Fatal("a report of a STOPPING node left admission open")
 	}
 	h.checkClosedReport(t, n, closed, "during the registration")
-	held.Release()
-	h.schemaStore("c2").Unblock()
-	if err := <-errc; err != nil {
-		t.Fatalf("the registration admitted before the close failed: %v", err)
-	}
-	if n, closed := h.svc.Report(); n != 3 || !closed {
-		t.Fatalf("Report after = (%d, %v), want (3, true)", n, closed)
-	}
+	r.finish(t)
 	h.checkQuiescent()
 }
 
@@ -175,13 +198,7 @@ func TestReportClosesBeforeSampling(t *testing.T) {
 // since a broker whose bit is still open admits a registration that
 // passed the gate check earlier (caught: ClosedBeforeBrokers).
 func TestCloseAdmissionClosesBrokersFirst(t *testing.T) {
-	h := newHarness(t)
-	twoBrokers(t, h)
-	gated := h.at(t, stepGated, "c2", nil)
-	held := h.schemaStore("c2").BlockRegisterTable()
-	t.Cleanup(held.Release) // before the harness's: a failed test must not hold the loop
-	errc := async(h, regOn("c2", "d3", 3))
-	<-gated.Entered()
+	h, r := gatedRegistration(t)
 	closing := h.at(t, stepCloseBroker, "c2", nil)
 	closed := make(chan struct{})
 	go func() {
@@ -190,19 +207,12 @@ func TestCloseAdmissionClosesBrokersFirst(t *testing.T) {
 	}()
 	<-closing.Entered() // c1's bit is closed, c2's not yet
 	n, isClosed := h.svc.Report()
-	gated.Release()
-	<-held.Entered() // admitted by c2's open bit
+	r.gated.Release()
+	<-r.held.Entered() // admitted by c2's open bit
 	h.checkClosedReport(t, n, isClosed, "between two brokers' gate bits")
 	closing.Release()
 	<-closed
-	held.Release()
-	h.schemaStore("c2").Unblock()
-	if err := <-errc; err != nil {
-		t.Fatalf("the registration admitted before c2's bit closed failed: %v", err)
-	}
-	if n, closed := h.svc.Report(); n != 3 || !closed {
-		t.Fatalf("Report after = (%d, %v), want (3, true)", n, closed)
-	}
+	r.finish(t)
 	if err := h.do(regOn("c1", "d4", 4)); !errors.Is(err, ErrAdmissionClosed) {
 		t.Fatalf("a registration after the close: %v, want ErrAdmissionClosed", err)
 	}

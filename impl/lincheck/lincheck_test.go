@@ -84,6 +84,20 @@ func hist(t *testing.T, clients int, ops ...Op) *History {
 	return h
 }
 
+// cleanupSeen is a history in which d0, d1 (c2's) and d2 are registered
+// and made eligible by the close, and a read in the middle of the cleanup
+// that removes them sees held subscribed.
+func cleanupSeen(held ...string) []Op {
+	return []Op{
+		{Client: 0, Call: 1, Return: 2, Kind: KindRegister, ID: "d0"},
+		{Client: 0, Call: 3, Return: 4, Kind: KindRegister, ID: "d1"},
+		{Client: 0, Call: 5, Return: 6, Kind: KindRegister, ID: "d2"},
+		{Client: 0, Call: 7, Return: 8, Kind: KindClose},
+		{Client: 0, Call: 9, Return: 20, Kind: KindCleanup, Removed: 3},
+		{Client: 1, Call: 10, Return: 11, Kind: KindSubscribers, Held: held},
+	}
+}
+
 func TestHandWritten(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -234,25 +248,11 @@ func TestHandWritten(t *testing.T) {
 		// so a read in the middle may see d1 alone.
 		name: "cleanup broker by broker",
 		want: Linearizable,
-		ops: []Op{
-			{Client: 0, Call: 1, Return: 2, Kind: KindRegister, ID: "d0"},
-			{Client: 0, Call: 3, Return: 4, Kind: KindRegister, ID: "d1"},
-			{Client: 0, Call: 5, Return: 6, Kind: KindRegister, ID: "d2"},
-			{Client: 0, Call: 7, Return: 8, Kind: KindClose},
-			{Client: 0, Call: 9, Return: 20, Kind: KindCleanup, Removed: 3},
-			{Client: 1, Call: 10, Return: 11, Kind: KindSubscribers, Held: []string{"d1"}},
-		},
+		ops:  cleanupSeen("d1"),
 	}, {
 		name: "cleanup in ID order across brokers",
 		want: NotLinearizable,
-		ops: []Op{
-			{Client: 0, Call: 1, Return: 2, Kind: KindRegister, ID: "d0"},
-			{Client: 0, Call: 3, Return: 4, Kind: KindRegister, ID: "d1"},
-			{Client: 0, Call: 5, Return: 6, Kind: KindRegister, ID: "d2"},
-			{Client: 0, Call: 7, Return: 8, Kind: KindClose},
-			{Client: 0, Call: 9, Return: 20, Kind: KindCleanup, Removed: 3},
-			{Client: 1, Call: 10, Return: 11, Kind: KindSubscribers, Held: []string{"d2"}},
-		},
+		ops:  cleanupSeen("d2"),
 	}, {
 		name: "reset of an unknown dispatcher succeeds",
 		want: NotLinearizable,
