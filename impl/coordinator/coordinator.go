@@ -163,7 +163,7 @@ func (c *Coordinator) AddNode(id node.ID, epoch uint64, now int64) {
 }
 
 // ObserveVersion records id's drain protocol version from its bootstrap
-// response (§2.6).
+// response (§2.6; TLA+ CoordLearnVersion).
 func (c *Coordinator) ObserveVersion(id node.ID, v node.Version) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -340,7 +340,7 @@ func (c *Coordinator) evaluate(target node.ID, now int64, act bool) (Decision, e
 		}
 		for _, id := range ids {
 			if c.nodes[id].version < c.cfg.RequiredVersion {
-				return Decision{Legacy: true}, nil
+				return Decision{Legacy: true}, nil // TLA+ CoordLegacyRestart
 			}
 		}
 		s = &session{target: target, progress: Progress{PendingStatus: 1}}

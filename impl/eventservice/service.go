@@ -463,6 +463,8 @@ func (s *Service) Report() (count int64, admissionClosed bool) {
 		// admitted in between is missing from a closed report.
 		count = s.sumCounts()
 	}
+	// TLA+ ServiceStartReport (NodeStartHeartbeat for a heartbeat's
+	// sample): close admission when STOPPING, then read the flag.
 	if !s.closed.Load() && s.cfg.Stopping != nil && s.cfg.Stopping() {
 		s.CloseAdmission()
 	}
@@ -584,7 +586,7 @@ func (s *Service) gateOpen() bool {
 
 // admit raises b's count for one registration (the early count) unless
 // admission closed; the check and the increment are one compare-and-swap
-// of b.gate (TLA+ CollectorRegister). A registration refused by b's gate
+// of b.gate (TLA+ BrokerAdmit). A registration refused by b's gate
 // bit while a CloseAdmission is still under way finishes the close first,
 // so that whoever learns of the refusal also sees admission closed.
 func (s *Service) admit(b *broker) bool {
@@ -644,7 +646,10 @@ func (s *Service) refuse(req *Request) error {
 	return ErrAdmissionClosed
 }
 
-// register is TLA+ CollectorRegister followed by the broker's add steps.
+// register is TLA+ ServiceRecvRegister (the service-level gate check:
+// gateOpen), BrokerAdmit (the one compare-and-swap of the broker's gate
+// word that checks its gate bit and raises its count), BrokerReleaseOld
+// for a re-registration, then the broker's add steps.
 //
 // The gate, the broker and the admission have an inline fast path each
 // (open gate, the last broker used, one successful compare-and-swap);
@@ -657,7 +662,8 @@ func (s *Service) register(ctx context.Context, req *Request) error {
 	if b == nil || b.cluster != req.Cluster {
 		b = s.brokerFor(req.Cluster)
 	}
-	s.at(stepGated, b)
+	s.at(stepGated, b) // TLA+ pc "gated"
+	// TLA+ BrokerAdmit: one compare-and-swap (here, or in admit's loop).
 	if w := b.gate.Load(); w&gateClosed != 0 || bugs.CountAfterPublishOn() || !b.gate.CompareAndSwap(w, w+2) {
 		if !s.admit(b) {
 			return s.refuse(req)
@@ -671,8 +677,8 @@ func (s *Service) register(ctx context.Context, req *Request) error {
 	// as the lookup.
 	d := b.newDispatcher(req)
 	old, slot := b.lookupAndJoin(d)
-	if old != nil && !bugs.DoubleIncrementOn() {
-		if b.remove(old) {
+	if old != nil && !bugs.DoubleIncrementOn() { // TLA+ pc "replacing"
+		if b.remove(old) { // TLA+ BrokerReleaseOld
 			b.recycle(old)
 		}
 	}
