@@ -2,6 +2,7 @@ package eventservice
 
 import (
 	"errors"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -247,6 +248,36 @@ func TestFailedRegistrationRollsBackLast(t *testing.T) {
 	}
 	if n, _ := h.svc.Report(); n != 1 {
 		t.Fatalf("Report after the rollback = %d, want 1", n)
+	}
+	h.checkQuiescent()
+}
+
+// TestGates: Gates reads each broker's count and gate bit without the
+// request loop, also while a registration holds it, and a close sets
+// every bit.
+func TestGates(t *testing.T) {
+	h := newHarness(t)
+	if g := h.svc.Gates(); len(g) != 0 {
+		t.Fatalf("Gates without brokers = %v", g)
+	}
+	twoBrokers(t, h)
+	held := h.schemaStore("c1").BlockRegisterTable()
+	t.Cleanup(held.Release)
+	errc := async(h, regOn("c1", "d3", 3))
+	<-held.Entered() // the loop is busy: d3 is counted, not published
+	want := []Gate{{Cluster: "c1", Count: 2}, {Cluster: "c2", Count: 1}}
+	if g := h.svc.Gates(); !slices.Equal(g, want) {
+		t.Fatalf("Gates = %v, want %v", g, want)
+	}
+	h.svc.CloseAdmission()
+	want[0].Closed, want[1].Closed = true, true
+	if g := h.svc.Gates(); !slices.Equal(g, want) {
+		t.Fatalf("Gates after the close = %v, want %v", g, want)
+	}
+	held.Release()
+	h.schemaStore("c1").Unblock()
+	if err := <-errc; err != nil {
+		t.Fatal(err)
 	}
 	h.checkQuiescent()
 }

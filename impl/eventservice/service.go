@@ -513,6 +513,21 @@ func (s *Service) CloseAdmission() {
 	s.closed.Store(true) // TLA+ ServiceFinishClose
 }
 
+// Gates returns each broker's count and gate bit, sorted by cluster, one
+// atomic load per broker (so, like Report's sum, not one atomic read of
+// them all). It never waits for the request loop or a store, and never
+// closes admission.
+func (s *Service) Gates() []Gate {
+	brokers := *s.brokers.Load()
+	out := make([]Gate, 0, len(brokers))
+	for _, b := range brokers {
+		w := b.gate.Load()
+		out = append(out, Gate{Cluster: b.cluster, Count: w >> 1, Closed: w&gateClosed != 0})
+	}
+	slices.SortFunc(out, func(x, y Gate) int { return compare(x.Cluster, y.Cluster) })
+	return out
+}
+
 // AdmissionClosed reports whether the admission gate is closed.
 func (s *Service) AdmissionClosed() bool { return s.closed.Load() }
 

@@ -83,6 +83,16 @@ func abstract(m *spec.Model, c *sim.Cluster) spec.State {
 	return s
 }
 
+// brokersAgree: the report's count is the sum of the brokers' counts,
+// and admission is closed only once every broker's gate bit is.
+func brokersAgree(o sim.Observation) bool {
+	var sum int64
+	for _, n := range o.Counts {
+		sum += n
+	}
+	return sum == o.Count && (!o.AdmissionClosed || !slices.Contains(o.GateClosed, false))
+}
+
 func withoutNet(m *spec.Model, s spec.State) spec.State {
 	t := m.InitState()
 	s.NetLen, s.Net = t.NetLen, t.Net
@@ -262,6 +272,10 @@ func TestConformance(t *testing.T) {
 		prev := abstract(m, c)
 		check := func(step string) {
 			a := abstract(m, c)
+			if o := c.Observe(); !brokersAgree(o) {
+				rt.Fatalf("after %s the brokers' counts %v and gate bits %v disagree with the report (%d, closed %v)",
+					step, o.Counts, o.GateClosed, o.Count, o.AdmissionClosed)
+			}
 			if got, want := m.Vars(a), m.Vars(withoutNet(m, s)); !slices.Equal(got[:15], want[:15]) {
 				rt.Fatalf("after %s the cluster diverges from the model:\n cluster %v\n model   %v", step, got[:15], want[:15])
 			}
