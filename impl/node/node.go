@@ -268,7 +268,10 @@ func (n *Node) Tick(now int64) (Heartbeat, bool) {
 
 // Report is the event service's answer to the LogCoordinator's broadcast
 // (TLA+ ServiceSendReport): the count and admission state, tagged with
-// the node's epoch.
+// the node's epoch. The caller sends one periodically whether or not it
+// changed: the LogCoordinator's TTL expires the entry of a live node too,
+// and a node that reports only changes (the NoReReport bug) leaves the
+// coordinator with "unknown" answers and its drain stalls.
 func (n *Node) Report() Report {
 	r := Report{From: n.cfg.ID, Epoch: n.cfg.Epoch}
 	if n.cfg.Service != nil {
