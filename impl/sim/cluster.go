@@ -142,6 +142,9 @@ type Cluster struct {
 	// T's current process (its REGISTER returned success).
 	registered    []bool
 	registrations int
+	// regs holds the dispatchers of the REGISTER requests in flight to
+	// T's current process, in sending order.
+	regs []int
 }
 
 // NewCluster starts T's first process (epoch 1) and a coordinator that
@@ -209,6 +212,7 @@ func (c *Cluster) start() error {
 	}()
 	c.proc = p
 	clear(c.registered)
+	c.regs = nil // REGISTERs in flight to the old process are lost
 	return nil
 }
 
@@ -299,6 +303,56 @@ func (c *Cluster) CollectorRegister(d int, refuse bool) error {
 		return ErrBusy
 	}
 	c.registrations++
+	return c.register(d, refuse)
+}
+
+// CollectorSendRegister puts a REGISTER(d) in flight to T's event service
+// (TLA+ CollectorSendRegister): [Cluster.ServiceRecvRegister] delivers
+// it, [Cluster.NetLoseRegister] loses it, and a restart of T loses every
+// REGISTER in flight to the old process. Meanwhile T's liveness may
+// change, and the collector may send it again (a retry), so a REGISTER
+// can arrive after admission closed or for a dispatcher already
+// registered (a re-registration that replaces the old one).
+func (c *Cluster) CollectorSendRegister(d int) {
+	c.registrations++
+	c.regs = append(c.regs, d)
+}
+
+// Registers returns the dispatchers of the REGISTERs in flight, in
+// sending order.
+func (c *Cluster) Registers() []int { return slices.Clone(c.regs) }
+
+// ServiceRecvRegister delivers REGISTER i of [Cluster.Registers] to T's
+// event service (TLA+ ServiceRecvRegister), keeping it in flight if keep
+// (duplication); the registration then runs as CollectorRegister's does,
+// refused by the event store if refuse. The service's loop is serial: it
+// returns ErrBusy while a request is held between store steps.
+func (c *Cluster) ServiceRecvRegister(i int, keep, refuse bool) error {
+	if c.Busy() {
+		return ErrBusy
+	}
+	if i < 0 || i >= len(c.regs) {
+		return fmt.Errorf("sim: no REGISTER %d in flight", i)
+	}
+	d := c.regs[i]
+	if !keep {
+		c.regs = slices.Delete(c.regs, i, i+1)
+	}
+	return c.register(d, refuse)
+}
+
+// NetLoseRegister loses REGISTER i of [Cluster.Registers] (TLA+
+// NetLoseRegister).
+func (c *Cluster) NetLoseRegister(i int) error {
+	if i < 0 || i >= len(c.regs) {
+		return fmt.Errorf("sim: no REGISTER %d in flight", i)
+	}
+	c.regs = slices.Delete(c.regs, i, i+1)
+	return nil
+}
+
+// register runs REGISTER(d) in T's event service (see CollectorRegister).
+func (c *Cluster) register(d int, refuse bool) error {
 	p := c.proc
 	req := c.request(eventservice.Register, d)
 	if c.isTT(d) || c.registered[d] {

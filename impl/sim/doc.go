@@ -22,6 +22,12 @@
 // variables, so a test can run the model beside the cluster and compare
 // them after every step (the rapid test in this package does).
 //
+// A collector's REGISTER travels as a message ([Cluster.CollectorSendRegister],
+// [Cluster.ServiceRecvRegister], [Cluster.NetLoseRegister]): [Run]'s
+// collectors send one at random, registered or not, and the bus delivers
+// it late (maybe after T went STOPPING), twice (a re-registration that
+// replaces the first) or never; a restart loses those in flight.
+//
 // A registration is held between its store steps by the stores' gates
 // (its count raised, its subscription taken, RegisterTable not yet
 // returned), and a removal inside UnregisterDispatcher, so the model's

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -298,7 +299,7 @@ const inFlightPerDelivery = 8
 // heartbeats) piles hundreds of messages up on the bus, and every
 // message then waits hundreds of events for its turn.
 func (r *runner) deliver() error {
-	for k := 1 + len(r.c.bus)/inFlightPerDelivery; k > 0; k-- {
+	for k := 1 + r.inFlight()/inFlightPerDelivery; k > 0; k-- {
 		if err := r.deliverOne(); err != nil {
 			return err
 		}
@@ -306,15 +307,32 @@ func (r *runner) deliver() error {
 	return nil
 }
 
+// inFlight counts the messages in flight: the bus and the REGISTERs.
+func (r *runner) inFlight() int { return len(r.c.bus) + len(r.c.regs) }
+
 // deliverOne delivers a message chosen at random, and sometimes keeps it
-// in flight (duplication).
+// in flight (duplication). A REGISTER waits while the event service's
+// loop is busy.
 func (r *runner) deliverOne() error {
 	c := r.c
-	if len(c.bus) == 0 {
+	if r.inFlight() == 0 {
 		return nil
 	}
-	i := r.rng.IntN(len(c.bus))
+	i := r.rng.IntN(r.inFlight())
 	keep := r.chance(0.1) && !r.calm
+	if i >= len(c.bus) {
+		if c.Busy() {
+			return nil
+		}
+		if keep {
+			r.res.Duplicated++
+		}
+		err := c.ServiceRecvRegister(i-len(c.bus), keep, r.chance(0.1) && !r.calm)
+		if errors.Is(err, ErrBusy) {
+			return err // checked above: a bug of the cluster
+		}
+		return nil // refusals are the collectors' business: they try again or elsewhere
+	}
 	if keep {
 		r.res.Duplicated++
 	}
@@ -339,23 +357,24 @@ func (r *runner) deliverOne() error {
 }
 
 func (r *runner) lose() error {
-	if len(r.c.bus) == 0 {
+	if r.inFlight() == 0 {
 		return nil
 	}
 	r.res.MessagesLost++
-	return r.c.NetLose(r.rng.IntN(len(r.c.bus)))
+	i := r.rng.IntN(r.inFlight())
+	if i >= len(r.c.bus) {
+		return r.c.NetLoseRegister(i - len(r.c.bus))
+	}
+	return r.c.NetLose(i)
 }
 
-// register has a collector register a dispatcher that it does not hold
-// (late registrations after STOPPING are refused by the gate).
+// register has a collector send a REGISTER for a dispatcher, registered
+// or not (a retry, or a re-registration), which the bus delivers later,
+// maybe after T's liveness changed (late registrations after STOPPING are
+// refused by the gate), maybe twice, maybe never.
 func (r *runner) register() error {
-	c := r.c
-	if c.Busy() {
-		return nil
-	}
-	d := r.rng.IntN(c.cfg.Dispatchers)
-	err := c.CollectorRegister(d, r.chance(0.1) && !r.calm)
-	_ = err // refusals are the collectors' business: they try elsewhere
+	r.c.CollectorSendRegister(r.rng.IntN(r.c.cfg.Dispatchers))
+	r.res.MessagesSent++
 	return nil
 }
 
