@@ -4,12 +4,13 @@ CHECKER := $(GO) run ./cmd/checker
 
 .PHONY: check test lint bench bugs tlc fuzz clean
 
-## check: every model of tla/models.json against its recorded figures, the
-## calibration model, a short seeded simulation per transport (whose drains
-## still open must complete once the faults stop), and one
-## linearizability check of the event service
+## check: every model of tla/models.json against its recorded figures and
+## bug matrix, action coverage over the correct models, the calibration
+## model, a short seeded simulation per transport (whose drains still open
+## must complete once the faults stop), and one linearizability check of
+## the event service
 check:
-	$(CHECKER) verify --models tla/models.json
+	$(CHECKER) verify --models tla/models.json --coverage
 	$(CHECKER) check --model twophase --rms 3 --progress 0
 	$(CHECKER) simulate --seed 1 --seeds 50 --steps 2000 --settle 3000 --transport heartbeat
 	$(CHECKER) simulate --seed 1 --seeds 50 --steps 2000 --settle 3000 --transport logcoord

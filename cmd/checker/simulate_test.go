@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"testing"
 
 	"github.com/drainproof/drainproof/impl/bugs"
@@ -13,14 +12,12 @@ func TestSimulateIsDeterministic(t *testing.T) {
 		code, out1, errOut := runCLI(t, "simulate", "--seed", "7", "--seeds", "3", "--steps", "500", "--transport", transport, "--json")
 		require.Equal(t, exitOK, code, errOut)
 		_, out2, _ := runCLI(t, "simulate", "--seed", "7", "--seeds", "3", "--steps", "500", "--transport", transport, "--json")
-		require.JSONEq(t, out1, out2, "the same seed gives the same run")
-		var r map[string]any
-		require.NoError(t, json.Unmarshal([]byte(out1), &r))
-		for _, k := range []string{"seed", "steps", "transport", "drains_completed", "restarts", "broken_streams"} {
-			require.Contains(t, r, k)
-		}
-		require.EqualValues(t, 0, r["broken_streams"])
-		require.Equal(t, transport, r["transport"])
+		r1, r2 := decodeReport(t, out1, "simulate"), decodeReport(t, out2, "simulate")
+		require.Equal(t, *r1.Simulate, *r2.Simulate, "the same seed gives the same run")
+		require.Equal(t, "ok", r1.Outcome)
+		require.Equal(t, 0, r1.Simulate.BrokenStreams)
+		require.Positive(t, r1.Simulate.DrainsCompleted)
+		require.Equal(t, transport, r1.Simulate.Transport)
 	}
 }
 
@@ -29,25 +26,15 @@ func TestSimulateIsDeterministic(t *testing.T) {
 func TestSimulateDrainFigures(t *testing.T) {
 	code, out, errOut := runCLI(t, "simulate", "--seed", "1", "--seeds", "5", "--steps", "1000", "--transport", "logcoord", "--settle", "3000", "--json")
 	require.Equal(t, exitOK, code, errOut)
-	var r struct {
-		Completed int `json:"drains_completed"`
-		Open      int `json:"open_drains"`
-		Settled   int `json:"settled_drains"`
-		Stalled   int `json:"stalled_drains"`
-		Drains    struct {
-			N, Median, P99, Max int
-		} `json:"drain_steps"`
-		Settle struct{ N, Max int } `json:"settle_steps"`
-	}
-	require.NoError(t, json.Unmarshal([]byte(out), &r))
-	require.Equal(t, r.Completed, r.Drains.N)
-	require.Positive(t, r.Drains.Median)
-	require.LessOrEqual(t, r.Drains.Median, r.Drains.P99)
-	require.LessOrEqual(t, r.Drains.P99, r.Drains.Max)
-	require.Positive(t, r.Open)
-	require.Equal(t, r.Open, r.Settled, "every open drain completes without faults")
-	require.Zero(t, r.Stalled)
-	require.Equal(t, r.Settled, r.Settle.N)
+	r := decodeReport(t, out, "simulate").Simulate
+	require.Equal(t, r.DrainsCompleted, r.DrainEvents.N)
+	require.Positive(t, r.DrainEvents.Median)
+	require.LessOrEqual(t, r.DrainEvents.Median, r.DrainEvents.P99)
+	require.LessOrEqual(t, r.DrainEvents.P99, r.DrainEvents.Max)
+	require.Positive(t, r.OpenDrains)
+	require.Equal(t, r.OpenDrains, r.SettledDrains, "every open drain completes without faults")
+	require.Zero(t, r.StalledDrains)
+	require.Equal(t, r.SettledDrains, r.SettleEvents.N)
 	code, text, _ := runCLI(t, "simulate", "--seed", "1", "--seeds", "5", "--steps", "1000", "--transport", "logcoord", "--settle", "3000")
 	require.Equal(t, exitOK, code)
 	require.Contains(t, text, "drain length in events: median")

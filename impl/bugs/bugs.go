@@ -89,12 +89,21 @@ var ErrNotBuilt = errors.New("bugs: fault points not built in (build with -tags 
 var ErrUnknown = errors.New("bugs: unknown bug")
 
 // Names returns the names of the bugs that can be switched on: the event
-// service's, in the order of PROTOCOL.md's bug table, then the drain
+// service's, in the order of docs/protocol.md §13's bug table, then the drain
 // controller's (packages node, coordinator, logcoord), then those of the
-// model at the implementation's granularity (issue 10), in the order the
-// TLA+ set BugNames appends them.
+// model at the implementation's granularity, in the order the TLA+ set
+// BugNames appends them.
 func Names() []string {
 	return append([]string(nil), names...)
+}
+
+// EventService returns the names of the bugs whose fault points are in
+// package eventservice: the first six of [Names], then SampleBeforeClose,
+// ClosedBeforeBrokers and RollbackBeforeUnsubscribe; the others are the
+// drain controller's, which only a whole cluster (package sim) exercises.
+func EventService() []string {
+	out := append([]string(nil), names[:6]...)
+	return append(out, SampleBeforeClose, ClosedBeforeBrokers, RollbackBeforeUnsubscribe)
 }
 
 func index(name string) (int, error) {

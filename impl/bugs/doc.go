@@ -1,6 +1,6 @@
 // Package bugs holds the fault points of the implementation's bug zoo.
 //
-// Each registry bug of PROTOCOL.md's bug table can be switched on by name
+// Each bug of docs/protocol.md §13 can be switched on by name
 // in a binary or test built with the build tag bugs:
 //
 //	go test -tags bugs ./impl/...   # with DRAINPROOF_BUG=DoubleIncrement
@@ -21,7 +21,7 @@
 //   - DecrementBeforeCleanup: removal decrements before its store cleanup
 //     (F6, R2).
 //   - LeakOnSchemaFailure: a failed RegisterTable leaves the event-store
-//     subscription and no removed mark (seed 004, F-R1, R3/R4).
+//     subscription and no removed mark (F-R1, R3/R4).
 //   - DoubleDecrement: the inactivity cleanup runs outside the serial
 //     loop and removers decrement without compare-and-delete (F-R2, R1).
 //   - DoubleIncrement: a repeated registration of one ID counts twice
@@ -39,7 +39,7 @@
 //   - UnknownErasesCount: an "unknown" LogCoordinator answer replaces the
 //     accepted count with 0 (F7, D8; LogCoordinator transport).
 //
-// The bugs of the model at the implementation's granularity (issue 10),
+// The bugs of the model at the implementation's granularity,
 // each a step of the code taken in the wrong order or a guard dropped:
 //
 //   - SampleBeforeClose: Service.Report sums the brokers' counts before it
@@ -49,13 +49,13 @@
 //     closes each broker's gate bit, so a report that sees closed may
 //     miss a registration a broker still admits (D5, R8).
 //   - RollbackBeforeUnsubscribe: a failed RegisterTable rolls the count
-//     back before it releases the event-store subscription (seed 004, R2).
+//     back before it releases the event-store subscription (F-R1, R2).
 //   - SkipDraining: the coordinator sends STOPPING without having observed
 //     DRAINING with no maintainer work (C3).
 //   - NodeAcceptsSkip: the node takes any forward liveness step, ALIVE to
 //     STOPPING included (D1, N1).
 //   - LegacyOnUnknown: the coordinator gives the legacy hard-restart answer
-//     while a node's version is unknown (§2.6).
+//     while a node's version is unknown (§9).
 //   - NoReReport: the event service reports to the LogCoordinator only when
 //     its report changed (the simulator's reporter), so an entry the
 //     cache's TTL expired is never refreshed and the drain stalls.

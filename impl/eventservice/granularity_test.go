@@ -11,8 +11,8 @@ import (
 )
 
 // The tests of this file put one goroutine's step between two steps of
-// another, as the model at the implementation's granularity does (issue
-// 10): a registration stopped between the service's gate check and the
+// another, as the model at the implementation's granularity does: a
+// registration stopped between the service's gate check and the
 // broker's compare-and-swap (TLA+ pc "gated"), a close of admission
 // stopped before a broker's gate bit (ServiceCloseBroker(b)), a failed
 // registration stopped inside its store release (BrokerUnsubscribe). They
@@ -220,8 +220,7 @@ func TestCloseAdmissionClosesBrokersFirst(t *testing.T) {
 	h.checkQuiescent()
 }
 
-// TestFailedRegistrationRollsBackLast is seed 004 at the code's
-// granularity: a registration whose RegisterTable failed is stopped while
+// TestFailedRegistrationRollsBackLast is F-R1 at the code's granularity: a registration whose RegisterTable failed is stopped while
 // it releases its event-store subscription; a report taken then still
 // counts it (caught: RollbackBeforeUnsubscribe, which rolls the count
 // back before the release).

@@ -206,9 +206,10 @@ func (c *Cluster) start() error {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	p.cancel = cancel
+	wait := svc.Start(ctx)
 	go func() {
 		defer close(p.done)
-		_ = svc.Run(ctx)
+		_ = wait()
 	}()
 	c.proc = p
 	clear(c.registered)
@@ -292,12 +293,15 @@ func (c *Cluster) Registered(d int) bool { return c.registered[d] }
 // between steps (the event service's loop is serial).
 var ErrBusy = errors.New("sim: event service busy")
 
-// CollectorRegister sends REGISTER(d) (TLA+ CollectorRegister). A table
+// CollectorRegister sends REGISTER(d) to d's cluster and the event
+// service takes it (TLA+ CollectorSendRegister, ServiceRecvRegister, then
+// BrokerAdmit, and BrokerReleaseOld for a repeated registration). A table
 // trigger, a repeated registration or a refused one completes at once.
 // An ordinary registration is held inside SchemaStore.RegisterTable after
 // its subscription (TLA+ BrokerSubscribe) unless refuse makes the event
-// store refuse it (TLA+ BrokerSubscribeRefused); BrokerRegisterTable or
-// BrokerRegisterTableFails finishes it.
+// store refuse it (TLA+ BrokerSubscribeRefused, BrokerRollback);
+// BrokerRegisterTable or BrokerRegisterTableFails (with BrokerUnsubscribe
+// and BrokerRollback) finishes it.
 func (c *Cluster) CollectorRegister(d int, refuse bool) error {
 	if c.Busy() {
 		return ErrBusy
@@ -403,7 +407,8 @@ func (c *Cluster) BrokerRegisterTable() error {
 }
 
 // BrokerRegisterTableFails makes the held registration's RegisterTable
-// fail (TLA+ BrokerRegisterTableFails, seed 004).
+// fail (TLA+ BrokerRegisterTableFails, BrokerUnsubscribe, BrokerRollback;
+// F-R1).
 func (c *Cluster) BrokerRegisterTableFails() error {
 	op := c.proc.pending
 	if op == nil || op.remove {
@@ -609,6 +614,33 @@ func (c *Cluster) LogCoordAnswer(stale bool) bool {
 	}
 	c.send(Msg{Kind: KindAns, Ans: a})
 	return true
+}
+
+// ClusterOf returns the upstream cluster (0-based, see [ClusterID]) that
+// dispatcher d belongs to: its broker in T's event service.
+func (c *Cluster) ClusterOf(d int) int { return c.clusterOf(d) }
+
+// BrokerCounts returns the dispatcher count of each upstream cluster's
+// broker in T's event service (0 for a cluster with no broker yet), as
+// the request loop sees them between two requests. It reports false while
+// a registration or removal is held between steps: the loop is busy.
+func (c *Cluster) BrokerCounts() ([]int64, bool) {
+	if c.Busy() {
+		return nil, false
+	}
+	snap, err := c.proc.svc.Snapshot(context.Background())
+	if err != nil {
+		return nil, false
+	}
+	out := make([]int64, c.cfg.Clusters)
+	for _, b := range snap.Brokers {
+		for k := range out {
+			if b.Cluster == ClusterID(k) {
+				out[k] = b.Count
+			}
+		}
+	}
+	return out, true
 }
 
 // Observation is T's state as the model sees it, read without side

@@ -107,7 +107,7 @@ func Summarise(steps []int) Summary {
 }
 
 // The peer that hosts the LogCoordinator; it may run a legacy version for
-// a while (mixed versions, §2.6).
+// a while (mixed versions, docs/protocol.md §9).
 const peer node.ID = "P1"
 
 // runner is one run's environment: the collectors, the maintainers, the
@@ -396,7 +396,7 @@ func (r *runner) remove() error {
 }
 
 // brokerStep finishes the held store call; a RegisterTable fails now and
-// then (the schema store still initialising, seed 004).
+// then (the schema store still initialising, F-R1).
 func (r *runner) brokerStep() error {
 	c := r.c
 	_, removing, ok := c.Pending()
