@@ -8,7 +8,8 @@
 //	                 [--html FILE] [--simulate --walks N --depth D --seed S]
 //	checker verify   [--models tla/models.json] [--all] [--workers N] [--json]
 //	checker tlc      [--models tla/models.json] [--jar tla2tools.jar] [--all | --only CFG] [--record] [--json]
-//	checker simulate [--seed S] [--seeds K] [--steps N] [--transport heartbeat|logcoord] [--bug NAME] [--json]
+//	checker simulate [--seed S] [--seeds K] [--steps N] [--settle M] [--transport heartbeat|logcoord]
+//	                 [--store memory|pebble] [--bug NAME] [--json]
 //	checker lincheck [--clients N] [--ops N] [--seed S] [--timeout D] [--html FILE]
 //	                 [--history FILE | --save FILE] [--bug NAME] [--json]
 //	checker models

@@ -31,7 +31,7 @@ func TestLincheckRecordsAndPasses(t *testing.T) {
 func illegalHistory(t *testing.T, dir string) string {
 	t.Helper()
 	hist := filepath.Join(dir, "bad.json")
-	require.NoError(t, os.WriteFile(hist, []byte(`{"version":1,"clients":2,"seed":0,"ops":[
+	require.NoError(t, os.WriteFile(hist, []byte(`{"version":2,"clients":2,"seed":0,"ops":[
 		{"client":0,"call":1,"return":2,"kind":"close"},
 		{"client":1,"call":3,"return":4,"kind":"register","id":"t0"}]}`), 0o644))
 	return hist
@@ -60,14 +60,14 @@ func TestLincheckIllegalHistoryExitsOne(t *testing.T) {
 	require.Equal(t, exitViolation, code)
 	require.Contains(t, out, "NOT linearizable")
 	require.Contains(t, out, "first illegal operation: client 1: Register(t0)")
-	require.Contains(t, out, "expected state count=0 closed")
+	require.Contains(t, out, "expected state count=0+0 closed")
 	require.Contains(t, out, "report: "+html)
 }
 
 func TestLincheckUsageErrorsExitTwo(t *testing.T) {
 	dir := t.TempDir()
 	malformed := filepath.Join(dir, "m.json")
-	require.NoError(t, os.WriteFile(malformed, []byte(`{"version":1,"clients":1,"ops":[{"client":0,"call":2,"return":1,"kind":"close"}]}`), 0o644))
+	require.NoError(t, os.WriteFile(malformed, []byte(`{"version":2,"clients":1,"ops":[{"client":0,"call":2,"return":1,"kind":"close"}]}`), 0o644))
 	for _, tc := range []struct {
 		args []string
 		want string

@@ -138,6 +138,15 @@ type simulateReport struct {
 	// events_received, events_lost, events_duplicated,
 	// events_out_of_order, events_redelivered and first_lost.
 	sim.Delivery
+	// DrainEvents summarises how many events the completed drains took;
+	// OpenDrains counts the drains open when the events ran out, and with
+	// --settle SettledDrains and StalledDrains those that completed once
+	// the faults stopped (in SettleEvents events) or never did.
+	DrainEvents   sim.Summary `json:"drain_events"`
+	OpenDrains    int         `json:"open_drains"`
+	SettledDrains int         `json:"settled_drains"`
+	StalledDrains int         `json:"stalled_drains"`
+	SettleEvents  sim.Summary `json:"settle_events"`
 }
 
 // lincheckReport is what `checker lincheck` adds.

@@ -112,9 +112,14 @@ func TestEverySubcommandSpeaksOneJSON(t *testing.T) {
 			require.EqualValues(t, 21840, r.Models[0].Distinct)
 		}},
 		{[]string{"tlc", "--models", oneModelManifest(t, 1), "--jar", jar}, "unexpected", nil},
-		{[]string{"simulate", "--seeds", "2", "--steps", "300"}, "ok", func(t *testing.T, r report) {
+		{[]string{"simulate", "--seeds", "2", "--steps", "300", "--settle", "3000"}, "ok", func(t *testing.T, r report) {
 			require.Equal(t, 2, r.Simulate.Seeds)
 			require.Equal(t, 300, r.Simulate.EventsPerSeed)
+			require.Equal(t, "memory", r.Simulate.Store)
+			require.Equal(t, r.Simulate.DrainsCompleted, r.Simulate.DrainEvents.N)
+			require.Equal(t, r.Simulate.OpenDrains, r.Simulate.SettledDrains+r.Simulate.StalledDrains)
+			require.Equal(t, r.Simulate.SettledDrains, r.Simulate.SettleEvents.N)
+			require.Positive(t, r.Simulate.Committed)
 		}},
 		{[]string{"lincheck", "--clients", "2", "--ops", "100"}, "ok", nil},
 		{[]string{"lincheck", "--history", bad, "--html", filepath.Join(dir, "r.html")}, "violated", func(t *testing.T, r report) {

@@ -21,21 +21,28 @@ type simulateOutput struct {
 	Bug   string
 	// Interrupted is set when Ctrl-C stopped the run: Seeds seeds ran.
 	Interrupted bool
+	// Drains summarises how many events the completed drains took;
+	// Settle, how many fault-free events the drains open at the end took.
+	Drains, Settle sim.Summary
 }
 
-// violated returns the property the run violated, "" if none:
-// DrainSafety when a restart broke a registered dispatcher's stream (the
-// drain completed too early, D5), EventDelivery when the changefeed
+// violated returns the property the run violated and its kind, "" if
+// none: DrainSafety when a restart broke a registered dispatcher's stream
+// (the drain completed too early, D5), EventDelivery when the changefeed
 // missed a committed event or received one twice (a re-delivery after a
-// crash aside) or out of commit order (package sim's delivery check).
-func (o simulateOutput) violated() string {
+// crash aside) or out of commit order (package sim's delivery check),
+// DrainCompletes when a drain open when the faults stopped never
+// completed (--settle; the model's liveness property).
+func (o simulateOutput) violated() (property, kind string) {
 	switch {
 	case o.BrokenStreams > 0:
-		return "DrainSafety"
+		return "DrainSafety", "stream"
 	case o.Lost > 0 || o.Delivery.Duplicated > 0 || o.OutOfOrder > 0:
-		return "EventDelivery"
+		return "EventDelivery", "stream"
+	case o.StalledDrains > 0:
+		return "DrainCompletes", "liveness"
 	}
-	return ""
+	return "", ""
 }
 
 // Bounds of the simulate flags.
@@ -46,8 +53,10 @@ const (
 
 // runSimulate is `checker simulate`: seeded runs of the deterministic
 // cluster simulator (package impl/sim). Exit 0 when no stream broke and
-// the changefeed received every committed event once and in order
-// (re-deliveries after a crash aside), 1 otherwise, 2 on usage errors.
+// cluster simulator (package impl/sim). Exit 0 when no stream broke, the
+// changefeed received every committed event once and in order
+// (re-deliveries after a crash aside) and no drain stalled once the faults
+// stopped (--settle), 1 otherwise, 2 on usage errors, 3 when interrupted.
 func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("checker simulate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -56,10 +65,11 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	steps := fs.Int("steps", 2000, "events per seed (0..100,000,000)")
 	transport := fs.String("transport", "heartbeat", "how the broker count travels: heartbeat or logcoord")
 	storeKind := fs.String("store", "memory", "T's event store: memory or pebble (a temporary directory per process)")
+	settle := fs.Int("settle", 0, "after the steps, up to this many fault-free events while a drain is still open; one still open then is a violation (0..100,000,000; 0: none)")
 	bug := fs.String("bug", "", "switch on a bug of the zoo (binary built with -tags bugs): "+fmt.Sprint(bugs.Names()))
 	asJSON := fs.Bool("json", false, "print one JSON object (see the README's \"JSON output\")")
-	fs.Usage = usageFunc(fs, "checker simulate [--seed S] [--seeds K] [--steps N] [--transport heartbeat|logcoord] [--store memory|pebble] [--bug NAME] [--json]",
-		"Run the deterministic cluster simulator over the real library (loss, duplication, reordering, crashes, upgrades)\nfor the seeds S..S+K-1 and count drains, restarts, broken streams and the change events the changefeed lost,\nreceived twice or out of order; a broken stream or such an event is a violation.")
+	fs.Usage = usageFunc(fs, "checker simulate [--seed S] [--seeds K] [--steps N] [--settle M] [--transport heartbeat|logcoord] [--store memory|pebble] [--bug NAME] [--json]",
+		"Run the deterministic cluster simulator over the real library (loss, duplication, reordering, crashes, upgrades)\nfor the seeds S..S+K-1 and count drains, restarts, broken streams and the change events the changefeed lost,\nreceived twice or out of order; a broken stream or such an event is a violation.\nWith --settle, a drain still open once the faults stop that does not complete is one too.")
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
@@ -78,6 +88,7 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	if flagErr(stderr, "checker simulate", err, serr,
 		intRange("seeds", int64(*seeds), 1, maxSeeds),
 		intRange("steps", int64(*steps), 0, maxSimSteps),
+		intRange("settle", int64(*settle), 0, maxSimSteps),
 		overflow,
 	) {
 		return exitUsage
@@ -92,7 +103,7 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	start := time.Now()
 	out := simulateOutput{Result: sim.Result{Seed: *seed, Steps: *steps, Transport: string(tr), Store: string(sk)}, Seeds: *seeds, Bug: *bug}
 	for i := 0; i < *seeds; i++ {
-		r, err := sim.Run(ctx, sim.Config{Seed: *seed + uint64(i), Steps: *steps, Transport: tr, Store: sk})
+		r, err := sim.Run(ctx, sim.Config{Seed: *seed + uint64(i), Steps: *steps, Transport: tr, Store: sk, Settle: *settle})
 		if ctx.Err() != nil {
 			// Ctrl-C: the seeds run so far are the partial figures; the
 			// interrupted run's counts are left out.
@@ -108,16 +119,19 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		}
 		out.Add(r)
 	}
+	out.Drains, out.Settle = sim.Summarise(out.DrainSteps), sim.Summarise(out.SettleSteps)
+	violated, kind := out.violated()
 	if *asJSON {
 		r := report{Command: "simulate", Outcome: outcomeOK, Seconds: time.Since(start).Seconds(), Simulate: &simulateReport{
 			Seed: out.Seed, Seeds: out.Seeds, EventsPerSeed: out.Steps, Transport: out.Transport, Store: out.Store, Bug: out.Bug,
 			DrainsCompleted: out.DrainsCompleted, Restarts: out.Restarts, UpgradeRestarts: out.UpgradeRestarts,
 			CrashRestarts: out.CrashRestarts, LegacyRestarts: out.LegacyRestarts, BrokenStreams: out.BrokenStreams,
 			Registrations: out.Registrations, MessagesSent: out.MessagesSent, MessagesLost: out.MessagesLost, Duplicated: out.Duplicated,
-			Delivery: out.Delivery}}
-		switch v := out.violated(); {
-		case v != "":
-			r.Outcome, r.Violated, r.Kind = outcomeViolated, v, "stream"
+			Delivery: out.Delivery, DrainEvents: out.Drains, OpenDrains: out.OpenDrains, SettledDrains: out.SettledDrains,
+			StalledDrains: out.StalledDrains, SettleEvents: out.Settle}}
+		switch {
+		case violated != "":
+			r.Outcome, r.Violated, r.Kind = outcomeViolated, violated, kind
 		case out.Interrupted:
 			r.Outcome, r.Reason = outcomeIncomplete, fmt.Sprintf("interrupted: %d of %d seeds run", out.Seeds, *seeds)
 		}
@@ -134,7 +148,13 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 			out.DrainsCompleted, out.Restarts, out.UpgradeRestarts, out.CrashRestarts, out.LegacyRestarts)
 		fmt.Fprintf(stdout, "  registrations %d, messages sent %d, lost %d, duplicated %d\n",
 			out.Registrations, out.MessagesSent, out.MessagesLost, out.Duplicated)
-		fmt.Fprintf(stdout, "  broken streams %d\n", out.BrokenStreams)
+		fmt.Fprintf(stdout, "  drain length in events: median %d, p99 %d, max %d; open at the end %d",
+			out.Drains.Median, out.Drains.P99, out.Drains.Max, out.OpenDrains)
+		if *settle > 0 {
+			fmt.Fprintf(stdout, " (without faults: %d completed, median %d, max %d events; %d stalled)",
+				out.SettledDrains, out.Settle.Median, out.Settle.Max, out.StalledDrains)
+		}
+		fmt.Fprintf(stdout, "\n  broken streams %d\n", out.BrokenStreams)
 		fmt.Fprintf(stdout, "  events committed %d, received %d, lost %d, duplicated %d, out of order %d, redelivered after a crash %d\n",
 			out.Committed, out.Received, out.Lost, out.Delivery.Duplicated, out.OutOfOrder, out.Redelivered)
 		if out.FirstLost != "" {
@@ -145,7 +165,7 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		}
 	}
 	switch {
-	case out.violated() != "":
+	case violated != "":
 		return exitViolation
 	case out.Interrupted:
 		return exitIncomplete

@@ -57,20 +57,26 @@ func TestSimulateNamesTheFirstLostEvent(t *testing.T) {
 }
 
 // TestSimulateViolated: a broken stream violates DrainSafety; a lost,
-// duplicated or out-of-order event without one, EventDelivery.
+// duplicated or out-of-order event without one, EventDelivery; a drain
+// that stalled once the faults stopped without either, DrainCompletes.
 func TestSimulateViolated(t *testing.T) {
 	for _, tc := range []struct {
-		r    sim.Result
-		want string
+		r          sim.Result
+		want, kind string
 	}{
-		{sim.Result{}, ""},
-		{sim.Result{Delivery: sim.Delivery{Committed: 5, Received: 7, Redelivered: 2}}, ""},
-		{sim.Result{BrokenStreams: 1, Delivery: sim.Delivery{Lost: 3}}, "DrainSafety"},
-		{sim.Result{Delivery: sim.Delivery{Lost: 1}}, "EventDelivery"},
-		{sim.Result{Delivery: sim.Delivery{Duplicated: 1}}, "EventDelivery"},
-		{sim.Result{Delivery: sim.Delivery{OutOfOrder: 1}}, "EventDelivery"},
-		{sim.Result{Duplicated: 4}, ""}, // duplicated messages are the bus's faults
+		{sim.Result{}, "", ""},
+		{sim.Result{Delivery: sim.Delivery{Committed: 5, Received: 7, Redelivered: 2}}, "", ""},
+		{sim.Result{BrokenStreams: 1, Delivery: sim.Delivery{Lost: 3}}, "DrainSafety", "stream"},
+		{sim.Result{Delivery: sim.Delivery{Lost: 1}}, "EventDelivery", "stream"},
+		{sim.Result{Delivery: sim.Delivery{Duplicated: 1}}, "EventDelivery", "stream"},
+		{sim.Result{Delivery: sim.Delivery{OutOfOrder: 1}}, "EventDelivery", "stream"},
+		{sim.Result{Duplicated: 4}, "", ""}, // duplicated messages are the bus's faults
+		{sim.Result{OpenDrains: 1, SettledDrains: 1}, "", ""},
+		{sim.Result{OpenDrains: 1, StalledDrains: 1}, "DrainCompletes", "liveness"},
+		{sim.Result{StalledDrains: 1, Delivery: sim.Delivery{Lost: 1}}, "EventDelivery", "stream"},
 	} {
-		require.Equal(t, tc.want, simulateOutput{Result: tc.r}.violated(), "%+v", tc.r)
+		v, kind := simulateOutput{Result: tc.r}.violated()
+		require.Equal(t, tc.want, v, "%+v", tc.r)
+		require.Equal(t, tc.kind, kind, "%+v", tc.r)
 	}
 }

@@ -21,10 +21,31 @@ func TestSimulateIsDeterministic(t *testing.T) {
 	}
 }
 
+// TestSimulateDrainFigures: the drain lengths and the drains left open,
+// and with --settle the open drains completing once the faults stop.
+func TestSimulateDrainFigures(t *testing.T) {
+	code, out, errOut := runCLI(t, "simulate", "--seed", "1", "--seeds", "5", "--steps", "1000", "--transport", "logcoord", "--settle", "3000", "--json")
+	require.Equal(t, exitOK, code, errOut)
+	r := decodeReport(t, out, "simulate").Simulate
+	require.Equal(t, r.DrainsCompleted, r.DrainEvents.N)
+	require.Positive(t, r.DrainEvents.Median)
+	require.LessOrEqual(t, r.DrainEvents.Median, r.DrainEvents.P99)
+	require.LessOrEqual(t, r.DrainEvents.P99, r.DrainEvents.Max)
+	require.Positive(t, r.OpenDrains)
+	require.Equal(t, r.OpenDrains, r.SettledDrains, "every open drain completes without faults")
+	require.Zero(t, r.StalledDrains)
+	require.Equal(t, r.SettledDrains, r.SettleEvents.N)
+	code, text, _ := runCLI(t, "simulate", "--seed", "1", "--seeds", "5", "--steps", "1000", "--transport", "logcoord", "--settle", "3000")
+	require.Equal(t, exitOK, code)
+	require.Contains(t, text, "drain length in events: median")
+	require.Contains(t, text, "0 stalled")
+}
+
 func TestSimulateUsageErrors(t *testing.T) {
 	for _, args := range [][]string{
 		{"simulate", "--transport", "pigeon"},
 		{"simulate", "--steps", "-1"},
+		{"simulate", "--settle", "-1"},
 		{"simulate", "--bogus"},
 	} {
 		code, _, errOut := runCLI(t, args...)

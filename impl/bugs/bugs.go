@@ -32,6 +32,29 @@ const (
 	// UnknownErasesCount names the bug whose "unknown" LogCoordinator
 	// answer replaces the accepted count with 0.
 	UnknownErasesCount = "UnknownErasesCount"
+	// SampleBeforeClose names the bug whose report sums the brokers'
+	// counts before it closes admission.
+	SampleBeforeClose = "SampleBeforeClose"
+	// ClosedBeforeBrokers names the bug whose close of admission sets the
+	// service's closed flag before it closes each broker's gate bit.
+	ClosedBeforeBrokers = "ClosedBeforeBrokers"
+	// RollbackBeforeUnsubscribe names the bug whose failed registration
+	// rolls its count back before it releases its event-store
+	// subscription.
+	RollbackBeforeUnsubscribe = "RollbackBeforeUnsubscribe"
+	// SkipDraining names the bug whose coordinator sends STOPPING without
+	// having observed DRAINING and no maintainer work.
+	SkipDraining = "SkipDraining"
+	// NodeAcceptsSkip names the bug whose node takes any forward liveness
+	// step, a skip (ALIVE to STOPPING) included.
+	NodeAcceptsSkip = "NodeAcceptsSkip"
+	// LegacyOnUnknown names the bug whose coordinator gives the legacy
+	// hard-restart answer while a node's version is still unknown.
+	LegacyOnUnknown = "LegacyOnUnknown"
+	// NoReReport names the bug whose event service reports to the
+	// LogCoordinator only when its report changed, so that a cache entry
+	// expired by its TTL is never refreshed.
+	NoReReport = "NoReReport"
 	// LeakBatchOnError names the implementation-only bug whose event store
 	// does not close a write batch when the write fails (TiCDC PR #4366's
 	// defer batch.Close()); it has no counterpart in the TLA+ model.
@@ -42,22 +65,29 @@ const (
 const EnvVar = "DRAINPROOF_BUG"
 
 var names = []string{
+	IgnoreBrokerCount,
+	TrustLivenessResponse,
+	AcceptStaleEpoch,
 	CountAfterPublish,
 	NoAdmissionGate,
 	DecrementBeforeCleanup,
 	LeakOnSchemaFailure,
 	DoubleDecrement,
 	DoubleIncrement,
-	IgnoreBrokerCount,
-	TrustLivenessResponse,
-	AcceptStaleEpoch,
 	UnknownErasesCount,
+	SampleBeforeClose,
+	ClosedBeforeBrokers,
+	RollbackBeforeUnsubscribe,
+	SkipDraining,
+	NodeAcceptsSkip,
+	LegacyOnUnknown,
+	NoReReport,
 	LeakBatchOnError,
 }
 
 // modelBugs is how many of names, from the start, are model bugs: the
 // elements of the TLA+ set BugNames. The rest are implementation-only.
-const modelBugs = 10
+const modelBugs = 17
 
 // ErrNotBuilt is returned by [Enable] in a binary built without the tag
 // bugs: the fault points are not compiled in.
@@ -67,20 +97,21 @@ var ErrNotBuilt = errors.New("bugs: fault points not built in (build with -tags 
 // not one of [Names].
 var ErrUnknown = errors.New("bugs: unknown bug")
 
-// Names returns the names of the bugs that can be switched on: the event
-// service's, in the order of docs/protocol.md §13's bug table, then the drain
-// controller's (packages node, coordinator, logcoord), which together are
-// [ModelNames], then the implementation-only ones ([ImplOnlyNames]).
+// Names returns the names of the bugs that can be switched on: the model
+// bugs in the order of the TLA+ set BugNames (spec.BugNames; together
+// [ModelNames]), then the implementation-only ones ([ImplOnlyNames]).
 func Names() []string {
 	return append([]string(nil), names...)
 }
 
 // EventService returns the names of the bugs whose fault points are in
-// package eventservice, the first six of [Names]; the others are the
-// drain controller's, which only a whole cluster (package sim) exercises,
-// and the implementation-only ones ([ImplOnlyNames]).
+// package eventservice, in the order of docs/protocol.md §13's bug table
+// and then of [Names]; the others are the drain controller's, which only
+// a whole cluster (package sim) exercises, and the implementation-only
+// ones ([ImplOnlyNames]).
 func EventService() []string {
-	return append([]string(nil), names[:6]...)
+	return []string{CountAfterPublish, NoAdmissionGate, DecrementBeforeCleanup, LeakOnSchemaFailure,
+		DoubleDecrement, DoubleIncrement, SampleBeforeClose, ClosedBeforeBrokers, RollbackBeforeUnsubscribe}
 }
 
 // ModelNames returns the names of the model bugs: elements of the TLA+

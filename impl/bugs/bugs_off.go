@@ -50,5 +50,26 @@ func AcceptStaleEpochOn() bool { return false }
 // UnknownErasesCountOn is the fault point of UnknownErasesCount: false.
 func UnknownErasesCountOn() bool { return false }
 
+// SampleBeforeCloseOn is the fault point of SampleBeforeClose: false.
+func SampleBeforeCloseOn() bool { return false }
+
+// ClosedBeforeBrokersOn is the fault point of ClosedBeforeBrokers: false.
+func ClosedBeforeBrokersOn() bool { return false }
+
+// RollbackBeforeUnsubscribeOn is the fault point of RollbackBeforeUnsubscribe: false.
+func RollbackBeforeUnsubscribeOn() bool { return false }
+
+// SkipDrainingOn is the fault point of SkipDraining: false.
+func SkipDrainingOn() bool { return false }
+
+// NodeAcceptsSkipOn is the fault point of NodeAcceptsSkip: false.
+func NodeAcceptsSkipOn() bool { return false }
+
+// LegacyOnUnknownOn is the fault point of LegacyOnUnknown: false.
+func LegacyOnUnknownOn() bool { return false }
+
+// NoReReportOn is the fault point of NoReReport: false.
+func NoReReportOn() bool { return false }
+
 // LeakBatchOnErrorOn is the fault point of LeakBatchOnError: false.
 func LeakBatchOnErrorOn() bool { return false }

@@ -7,7 +7,7 @@ import "sync/atomic"
 // Built reports whether the fault points are compiled in (build tag bugs).
 const Built = true
 
-var on [11]atomic.Bool
+var on [18]atomic.Bool
 
 // Enable switches on the bug called name. It is safe to call from any
 // goroutine, but tests should call it before they start the code under
@@ -40,34 +40,55 @@ func Enabled() []string {
 }
 
 // CountAfterPublishOn is the fault point of CountAfterPublish.
-func CountAfterPublishOn() bool { return on[0].Load() }
+func CountAfterPublishOn() bool { return on[3].Load() }
 
 // NoAdmissionGateOn is the fault point of NoAdmissionGate.
-func NoAdmissionGateOn() bool { return on[1].Load() }
+func NoAdmissionGateOn() bool { return on[4].Load() }
 
 // DecrementBeforeCleanupOn is the fault point of DecrementBeforeCleanup.
-func DecrementBeforeCleanupOn() bool { return on[2].Load() }
+func DecrementBeforeCleanupOn() bool { return on[5].Load() }
 
 // LeakOnSchemaFailureOn is the fault point of LeakOnSchemaFailure.
-func LeakOnSchemaFailureOn() bool { return on[3].Load() }
+func LeakOnSchemaFailureOn() bool { return on[6].Load() }
 
 // DoubleDecrementOn is the fault point of DoubleDecrement.
-func DoubleDecrementOn() bool { return on[4].Load() }
+func DoubleDecrementOn() bool { return on[7].Load() }
 
 // DoubleIncrementOn is the fault point of DoubleIncrement.
-func DoubleIncrementOn() bool { return on[5].Load() }
+func DoubleIncrementOn() bool { return on[8].Load() }
 
 // IgnoreBrokerCountOn is the fault point of IgnoreBrokerCount.
-func IgnoreBrokerCountOn() bool { return on[6].Load() }
+func IgnoreBrokerCountOn() bool { return on[0].Load() }
 
 // TrustLivenessResponseOn is the fault point of TrustLivenessResponse.
-func TrustLivenessResponseOn() bool { return on[7].Load() }
+func TrustLivenessResponseOn() bool { return on[1].Load() }
 
 // AcceptStaleEpochOn is the fault point of AcceptStaleEpoch.
-func AcceptStaleEpochOn() bool { return on[8].Load() }
+func AcceptStaleEpochOn() bool { return on[2].Load() }
 
 // UnknownErasesCountOn is the fault point of UnknownErasesCount.
 func UnknownErasesCountOn() bool { return on[9].Load() }
 
+// SampleBeforeCloseOn is the fault point of SampleBeforeClose.
+func SampleBeforeCloseOn() bool { return on[10].Load() }
+
+// ClosedBeforeBrokersOn is the fault point of ClosedBeforeBrokers.
+func ClosedBeforeBrokersOn() bool { return on[11].Load() }
+
+// RollbackBeforeUnsubscribeOn is the fault point of RollbackBeforeUnsubscribe.
+func RollbackBeforeUnsubscribeOn() bool { return on[12].Load() }
+
+// SkipDrainingOn is the fault point of SkipDraining.
+func SkipDrainingOn() bool { return on[13].Load() }
+
+// NodeAcceptsSkipOn is the fault point of NodeAcceptsSkip.
+func NodeAcceptsSkipOn() bool { return on[14].Load() }
+
+// LegacyOnUnknownOn is the fault point of LegacyOnUnknown.
+func LegacyOnUnknownOn() bool { return on[15].Load() }
+
+// NoReReportOn is the fault point of NoReReport.
+func NoReReportOn() bool { return on[16].Load() }
+
 // LeakBatchOnErrorOn is the fault point of LeakBatchOnError.
-func LeakBatchOnErrorOn() bool { return on[10].Load() }
+func LeakBatchOnErrorOn() bool { return on[17].Load() }

@@ -18,9 +18,11 @@ func TestMain(m *testing.M) {
 }
 
 func TestNamesMatchBugTable(t *testing.T) {
-	model := []string{"CountAfterPublish", "NoAdmissionGate", "DecrementBeforeCleanup",
-		"LeakOnSchemaFailure", "DoubleDecrement", "DoubleIncrement",
-		"IgnoreBrokerCount", "TrustLivenessResponse", "AcceptStaleEpoch", "UnknownErasesCount"}
+	model := []string{"IgnoreBrokerCount", "TrustLivenessResponse", "AcceptStaleEpoch",
+		"CountAfterPublish", "NoAdmissionGate", "DecrementBeforeCleanup",
+		"LeakOnSchemaFailure", "DoubleDecrement", "DoubleIncrement", "UnknownErasesCount",
+		"SampleBeforeClose", "ClosedBeforeBrokers", "RollbackBeforeUnsubscribe", "SkipDraining",
+		"NodeAcceptsSkip", "LegacyOnUnknown", "NoReReport"}
 	implOnly := []string{"LeakBatchOnError"}
 	if got := bugs.ModelNames(); fmt.Sprint(got) != fmt.Sprint(model) {
 		t.Fatalf("ModelNames() = %v, want %v", got, model)
@@ -38,17 +40,12 @@ func TestNamesMatchBugTable(t *testing.T) {
 	}
 }
 
-// TestModelNamesAreTheTLABugNames: every model bug of the implementation is
-// an element of the TLA+ set BugNames (spec.BugNames), and no
-// implementation-only bug is. The refined model has bugs whose fault points
-// the implementation does not have yet (branch implgran adds them); once
-// that is merged ModelNames equals spec.BugNames and this test should
-// require equality.
+// TestModelNamesAreTheTLABugNames: the implementation's model bugs are
+// exactly the elements of the TLA+ set BugNames (spec.BugNames), in its
+// order, and no implementation-only bug is one of them.
 func TestModelNamesAreTheTLABugNames(t *testing.T) {
-	for _, n := range bugs.ModelNames() {
-		if _, err := spec.ParseBug(n); err != nil {
-			t.Errorf("model bug %s is not a TLA+ bug: %v", n, err)
-		}
+	if got, want := bugs.ModelNames(), spec.BugNames(); !slices.Equal(got, want) {
+		t.Errorf("ModelNames() = %v\nspec.BugNames() = %v", got, want)
 	}
 	for _, n := range bugs.ImplOnlyNames() {
 		if _, err := spec.ParseBug(n); err == nil {
@@ -85,4 +82,55 @@ func TestEnable(t *testing.T) {
 	if len(bugs.Enabled()) != 0 {
 		t.Fatalf("Enabled after Reset = %v", bugs.Enabled())
 	}
+}
+
+// TestEveryNameHasAFaultPoint: each name switches on its own fault point
+// and no other (a switch array too short, or two names on one index,
+// would fail here).
+func TestEveryNameHasAFaultPoint(t *testing.T) {
+	if !bugs.Built {
+		t.Skip("fault points compiled out")
+	}
+	if os.Getenv(bugs.EnvVar) != "" {
+		t.Skip("a bug is selected from the environment; leave the switches alone")
+	}
+	defer bugs.Reset()
+	for _, name := range bugs.Names() {
+		bugs.Reset()
+		if err := bugs.Enable(name); err != nil {
+			t.Fatal(err)
+		}
+		if got := bugs.Enabled(); len(got) != 1 || got[0] != name {
+			t.Fatalf("Enable(%s): Enabled() = %v", name, got)
+		}
+		for other, on := range faultPoints {
+			if on() != (other == name) {
+				t.Fatalf("Enable(%s): %sOn() = %v", name, other, on())
+			}
+		}
+	}
+	if len(faultPoints) != len(bugs.Names()) {
+		t.Fatalf("%d fault points for %d names", len(faultPoints), len(bugs.Names()))
+	}
+}
+
+var faultPoints = map[string]func() bool{
+	bugs.CountAfterPublish:         bugs.CountAfterPublishOn,
+	bugs.NoAdmissionGate:           bugs.NoAdmissionGateOn,
+	bugs.DecrementBeforeCleanup:    bugs.DecrementBeforeCleanupOn,
+	bugs.LeakOnSchemaFailure:       bugs.LeakOnSchemaFailureOn,
+	bugs.DoubleDecrement:           bugs.DoubleDecrementOn,
+	bugs.DoubleIncrement:           bugs.DoubleIncrementOn,
+	bugs.IgnoreBrokerCount:         bugs.IgnoreBrokerCountOn,
+	bugs.TrustLivenessResponse:     bugs.TrustLivenessResponseOn,
+	bugs.AcceptStaleEpoch:          bugs.AcceptStaleEpochOn,
+	bugs.UnknownErasesCount:        bugs.UnknownErasesCountOn,
+	bugs.SampleBeforeClose:         bugs.SampleBeforeCloseOn,
+	bugs.ClosedBeforeBrokers:       bugs.ClosedBeforeBrokersOn,
+	bugs.RollbackBeforeUnsubscribe: bugs.RollbackBeforeUnsubscribeOn,
+	bugs.SkipDraining:              bugs.SkipDrainingOn,
+	bugs.NodeAcceptsSkip:           bugs.NodeAcceptsSkipOn,
+	bugs.LegacyOnUnknown:           bugs.LegacyOnUnknownOn,
+	bugs.NoReReport:                bugs.NoReReportOn,
+	bugs.LeakBatchOnError:          bugs.LeakBatchOnErrorOn,
 }

@@ -40,9 +40,30 @@
 //   - UnknownErasesCount: an "unknown" LogCoordinator answer replaces the
 //     accepted count with 0 (F7, D8; LogCoordinator transport).
 //
+// The bugs of the model at the implementation's granularity,
+// each a step of the code taken in the wrong order or a guard dropped:
+//
+//   - SampleBeforeClose: Service.Report sums the brokers' counts before it
+//     closes admission, so a registration admitted between the sum and
+//     the close is missing from a report that says closed (D5).
+//   - ClosedBeforeBrokers: Service.CloseAdmission sets closed before it
+//     closes each broker's gate bit, so a report that sees closed may
+//     miss a registration a broker still admits (D5, R8).
+//   - RollbackBeforeUnsubscribe: a failed RegisterTable rolls the count
+//     back before it releases the event-store subscription (F-R1, R2).
+//   - SkipDraining: the coordinator sends STOPPING without having observed
+//     DRAINING with no maintainer work (C3).
+//   - NodeAcceptsSkip: the node takes any forward liveness step, ALIVE to
+//     STOPPING included (D1, N1).
+//   - LegacyOnUnknown: the coordinator gives the legacy hard-restart answer
+//     while a node's version is unknown (§9).
+//   - NoReReport: the event service reports to the LogCoordinator only when
+//     its report changed (the simulator's reporter), so an entry the
+//     cache's TTL expired is never refreshed and the drain stalls.
+//
 // One bug is implementation-only ([ImplOnlyNames]): it lies below the
 // model's level of detail, so it has no TLA+ switch and no .cfg, and
-// [ModelNames] (a subset of spec.BugNames) leaves it out:
+// [ModelNames] (equal to spec.BugNames) leaves it out:
 //
 //   - LeakBatchOnError: the event store does not close a write batch when
 //     the write fails (TiCDC PR #4366's defer batch.Close() in

@@ -12,15 +12,22 @@ func ExampleNames() {
 		fmt.Println(name)
 	}
 	// Output:
+	// IgnoreBrokerCount
+	// TrustLivenessResponse
+	// AcceptStaleEpoch
 	// CountAfterPublish
 	// NoAdmissionGate
 	// DecrementBeforeCleanup
 	// LeakOnSchemaFailure
 	// DoubleDecrement
 	// DoubleIncrement
-	// IgnoreBrokerCount
-	// TrustLivenessResponse
-	// AcceptStaleEpoch
 	// UnknownErasesCount
+	// SampleBeforeClose
+	// ClosedBeforeBrokers
+	// RollbackBeforeUnsubscribe
+	// SkipDraining
+	// NodeAcceptsSkip
+	// LegacyOnUnknown
+	// NoReReport
 	// LeakBatchOnError
 }

@@ -163,7 +163,7 @@ func (c *Coordinator) AddNode(id node.ID, epoch uint64, now int64) {
 }
 
 // ObserveVersion records id's drain protocol version from its bootstrap
-// response (docs/protocol.md §9).
+// response (docs/protocol.md §9; TLA+ CoordLearnVersion).
 func (c *Coordinator) ObserveVersion(id node.ID, v node.Version) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -332,12 +332,15 @@ func (c *Coordinator) evaluate(target node.ID, now int64, act bool) (Decision, e
 		ids := slices.Sorted(maps.Keys(c.nodes))
 		for _, id := range ids {
 			if !c.nodes[id].versionKnown {
+				if bugs.LegacyOnUnknownOn() {
+					return Decision{Legacy: true}, nil // the bug: unknown read as legacy
+				}
 				return Decision{Remaining: 1, Waiting: true}, nil
 			}
 		}
 		for _, id := range ids {
 			if c.nodes[id].version < c.cfg.RequiredVersion {
-				return Decision{Legacy: true}, nil
+				return Decision{Legacy: true}, nil // TLA+ CoordLegacyRestart
 			}
 		}
 		s = &session{target: target, progress: Progress{PendingStatus: 1}}
@@ -377,6 +380,8 @@ func (c *Coordinator) NextCommand(now int64) (node.Command, bool) {
 	}
 	var target node.Liveness
 	switch {
+	case bugs.SkipDrainingOn() && n.liveness != node.Stopping:
+		target = node.Stopping // the bug: neither DRAINING observed nor the work awaited
 	case n.liveness == node.Alive:
 		target = node.Draining
 	case n.liveness == node.Draining && s.progress.max() == 0 && !c.unknown(n, now):

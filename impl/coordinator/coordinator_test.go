@@ -2,6 +2,7 @@ package coordinator_test
 
 import (
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/drainproof/drainproof/impl/coordinator"
@@ -252,6 +253,10 @@ func TestMixedVersions(t *testing.T) {
 			coordinator.Decision{Remaining: 1, Waiting: true}, false},
 		{"peer version unknown", func(c *coordinator.Coordinator) { c.ObserveVersion(T, node.VersionBrokerDrain) },
 			coordinator.Decision{Remaining: 1, Waiting: true}, false},
+		// LegacyOnUnknown: an unknown version is not legacy, even while
+		// another node is known to be legacy; the answer waits.
+		{"target unknown, peer legacy", func(c *coordinator.Coordinator) { c.ObserveVersion("P", node.VersionLegacy) },
+			coordinator.Decision{Remaining: 1, Waiting: true}, false},
 		{"legacy target", func(c *coordinator.Coordinator) {
 			c.ObserveVersion(T, node.VersionLegacy)
 			c.ObserveVersion("P", node.VersionBrokerDrain)
@@ -338,5 +343,36 @@ func TestUnknownState(t *testing.T) {
 	}
 	if d, _ := c.Evaluate(T, 22); !d.Complete {
 		t.Fatal("a fresh STOPPING zero did not complete")
+	}
+}
+
+// TestStoppingOnlyAfterDrainingWithoutWork is C3 as model v2's
+// CoordSendStopping guards it (caught: SkipDraining): over every resend,
+// the coordinator sends STOPPING only once it observed DRAINING of the
+// epoch tracked and the maintainers report no work; before, DRAINING or
+// nothing.
+func TestStoppingOnlyAfterDrainingWithoutWork(t *testing.T) {
+	c := fixture(t, node.TransportHeartbeat)
+	now := int64(0)
+	commands := func(until int64) []node.Liveness {
+		var out []node.Liveness
+		for ; now < until; now++ {
+			if cmd, ok := c.NextCommand(now); ok {
+				out = append(out, cmd.Target)
+			}
+		}
+		return out
+	}
+	if got := commands(40); len(got) == 0 || slices.Contains(got, node.Stopping) {
+		t.Fatalf("commands while ALIVE = %v, want DRAINING only", got)
+	}
+	c.ObserveResponse(resp(42, node.Draining), now)
+	c.ReportProgress(T, coordinator.Progress{Dispatchers: 2})
+	if got := commands(80); len(got) != 0 {
+		t.Fatalf("commands while DRAINING with work = %v, want none", got)
+	}
+	c.ReportProgress(T, coordinator.Progress{})
+	if got := commands(81); !slices.Equal(got, []node.Liveness{node.Stopping}) {
+		t.Fatalf("commands once the work is 0 = %v, want STOPPING", got)
 	}
 }

@@ -57,6 +57,8 @@
 // # Bug zoo
 //
 // Built with -tags bugs, the fault points of package bugs reintroduce
-// IgnoreBrokerCount, TrustLivenessResponse, AcceptStaleEpoch and
-// UnknownErasesCount; the normal build compiles them out.
+// IgnoreBrokerCount, TrustLivenessResponse, AcceptStaleEpoch,
+// UnknownErasesCount, SkipDraining (STOPPING sent without DRAINING
+// observed and no work) and LegacyOnUnknown (the legacy answer while a
+// version is unknown); the normal build compiles them out.
 package coordinator

@@ -398,11 +398,16 @@ func (b *broker) add(ctx context.Context, d *dispatcher, req *Request, slot hint
 			// release the subscription, drop the changefeed entry, and roll
 			// the count back last, after the store release (R2, R3).
 			if !bugs.LeakOnSchemaFailureOn() {
-				d.markRemoved()
-				b.es.UnregisterDispatcher(d.id)
+				d.markRemoved() // TLA+ BrokerRegisterTableFails
+				if bugs.RollbackBeforeUnsubscribeOn() {
+					b.rollback() // the bug: the count falls while d is still subscribed
+				}
+				b.es.UnregisterDispatcher(d.id) // TLA+ BrokerUnsubscribe
 			}
 			b.leaveChangefeed(d)
-			b.rollback()
+			if !bugs.RollbackBeforeUnsubscribeOn() {
+				b.rollback() // TLA+ BrokerRollback
+			}
 			return fmt.Errorf("eventservice: register table %d of dispatcher %s/%s: %w", req.Table, b.cluster, d.id, err)
 		}
 	}

@@ -82,5 +82,13 @@
 // Built with -tags bugs, the fault points of package bugs reintroduce the
 // registry bugs of docs/protocol.md §13 (CountAfterPublish, NoAdmissionGate,
 // DecrementBeforeCleanup, LeakOnSchemaFailure, DoubleDecrement,
-// DoubleIncrement); the normal build compiles them out.
+// DoubleIncrement) and those of the model at the implementation's
+// granularity (SampleBeforeClose, ClosedBeforeBrokers,
+// RollbackBeforeUnsubscribe: a step of Report, CloseAdmission or a failed
+// registration's rollback taken out of order); the normal build compiles
+// them out. The same builds have step hooks (hooks.go) at which the tests
+// stop a registration between the gate check and the broker's
+// compare-and-swap, a close before a broker's gate bit or a report before
+// a broker's count, so that each out-of-order step is caught
+// deterministically; the normal build has none.
 package eventservice

@@ -43,6 +43,8 @@ type harness struct {
 
 	stopping atomic.Bool
 	now      atomic.Int64 // unix nanoseconds of the fake clock
+
+	pauses *pauses // the step hooks' pauses (granularity_test.go), under mu
 }
 
 type harnessOption func(*Config)

@@ -113,6 +113,8 @@ type Service struct {
 	closed  atomic.Bool
 
 	dropped atomic.Int64 // notifications dropped for removed dispatchers
+
+	hook atomic.Pointer[hookFunc] // tests under the tag bugs: see hooks.go
 }
 
 // New returns a service for cfg. Start its request loop with Run.
@@ -491,17 +493,29 @@ func (s *Service) Snapshot(ctx context.Context) (Snapshot, error) {
 // with admissionClosed true counts every registration ever admitted and
 // not yet fully removed: such a report's zero is final (R2, R8).
 func (s *Service) Report() (count int64, admissionClosed bool) {
+	if bugs.SampleBeforeCloseOn() {
+		// The bug: the sum is taken before the close, so a registration
+		// admitted in between is missing from a closed report.
+		count = s.sumCounts()
+	}
+	// TLA+ ServiceStartReport (NodeStartHeartbeat for a heartbeat's
+	// sample): close admission when STOPPING, then read the flag.
 	if !s.closed.Load() && s.cfg.Stopping != nil && s.cfg.Stopping() {
 		s.CloseAdmission()
 	}
 	admissionClosed = s.closed.Load()
+	if bugs.SampleBeforeCloseOn() {
+		return count, admissionClosed
+	}
 	return s.sumCounts(), admissionClosed
 }
 
-// sumCounts returns the sum of the brokers' counts.
+// sumCounts returns the sum of the brokers' counts, read one broker at a
+// time (TLA+ ServiceReadBroker(b) for each b).
 func (s *Service) sumCounts() int64 {
 	var n int64
 	for _, b := range *s.brokers.Load() {
+		s.at(stepReadBroker, b)
 		n += b.count()
 	}
 	return n
@@ -523,11 +537,30 @@ func (s *Service) CloseAdmission() {
 	if s.closed.Load() {
 		return
 	}
-	s.closing.Store(true)
-	for _, b := range *s.brokers.Load() {
-		b.gate.Or(gateClosed)
+	s.closing.Store(true) // TLA+ ServiceStartClose
+	if bugs.ClosedBeforeBrokersOn() {
+		s.closed.Store(true) // the bug: closed before the brokers' bits
 	}
-	s.closed.Store(true)
+	for _, b := range *s.brokers.Load() {
+		s.at(stepCloseBroker, b)
+		b.gate.Or(gateClosed) // TLA+ ServiceCloseBroker(b)
+	}
+	s.closed.Store(true) // TLA+ ServiceFinishClose
+}
+
+// Gates returns each broker's count and gate bit, sorted by cluster, one
+// atomic load per broker (so, like Report's sum, not one atomic read of
+// them all). It never waits for the request loop or a store, and never
+// closes admission.
+func (s *Service) Gates() []Gate {
+	brokers := *s.brokers.Load()
+	out := make([]Gate, 0, len(brokers))
+	for _, b := range brokers {
+		w := b.gate.Load()
+		out = append(out, Gate{Cluster: b.cluster, Count: w >> 1, Closed: w&gateClosed != 0})
+	}
+	slices.SortFunc(out, func(x, y Gate) int { return compare(x.Cluster, y.Cluster) })
+	return out
 }
 
 // AdmissionClosed reports whether the admission gate is closed.
@@ -610,7 +643,7 @@ func (s *Service) gateOpen() bool {
 
 // admit raises b's count for one registration (the early count) unless
 // admission closed; the check and the increment are one compare-and-swap
-// of b.gate (TLA+ CollectorRegister). A registration refused by b's gate
+// of b.gate (TLA+ BrokerAdmit). A registration refused by b's gate
 // bit while a CloseAdmission is still under way finishes the close first,
 // so that whoever learns of the refusal also sees admission closed.
 func (s *Service) admit(b *broker) bool {
@@ -670,7 +703,10 @@ func (s *Service) refuse(req *Request) error {
 	return ErrAdmissionClosed
 }
 
-// register is TLA+ CollectorRegister followed by the broker's add steps.
+// register is TLA+ ServiceRecvRegister (the service-level gate check:
+// gateOpen), BrokerAdmit (the one compare-and-swap of the broker's gate
+// word that checks its gate bit and raises its count), BrokerReleaseOld
+// for a re-registration, then the broker's add steps.
 //
 // The gate, the broker and the admission have an inline fast path each
 // (open gate, the last broker used, one successful compare-and-swap);
@@ -683,6 +719,8 @@ func (s *Service) register(ctx context.Context, req *Request) error {
 	if b == nil || b.cluster != req.Cluster {
 		b = s.brokerFor(req.Cluster)
 	}
+	s.at(stepGated, b) // TLA+ pc "gated"
+	// TLA+ BrokerAdmit: one compare-and-swap (here, or in admit's loop).
 	if w := b.gate.Load(); w&gateClosed != 0 || bugs.CountAfterPublishOn() || !b.gate.CompareAndSwap(w, w+2) {
 		if !s.admit(b) {
 			return s.refuse(req)
@@ -696,8 +734,8 @@ func (s *Service) register(ctx context.Context, req *Request) error {
 	// as the lookup.
 	d := b.newDispatcher(req)
 	old, slot := b.lookupAndJoin(d)
-	if old != nil && !bugs.DoubleIncrementOn() {
-		if b.remove(old) {
+	if old != nil && !bugs.DoubleIncrementOn() { // TLA+ pc "replacing"
+		if b.remove(old) { // TLA+ BrokerReleaseOld
 			b.recycle(old)
 		}
 	}

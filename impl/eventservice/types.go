@@ -167,6 +167,16 @@ type Snapshot struct {
 	Brokers []BrokerSnapshot
 }
 
+// Gate is one broker's gate word as [Service.Gates] reads it: the TLA+
+// count[b] and gateClosed[b] of broker b.
+type Gate struct {
+	Cluster ClusterID
+	// Count is the broker's dispatcher count.
+	Count int64
+	// Closed is the broker's copy of the admission gate (its gate bit).
+	Closed bool
+}
+
 // BrokerSnapshot is one broker in a [Snapshot].
 type BrokerSnapshot struct {
 	Cluster ClusterID

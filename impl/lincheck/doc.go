@@ -19,8 +19,9 @@
 //
 // # What is recorded
 //
-// N client goroutines issue random operations on one service with one
-// broker (cluster c1) over in-memory stores: Register of ordinary
+// N client goroutines issue random operations on one service with two
+// brokers (clusters c1 and c2: dispatcher index i is broker i mod 2's,
+// [BrokerOf]) over in-memory stores shared by both: Register of ordinary
 // dispatchers d0..d5 and table triggers t0..t2, Remove, Reset (epochs
 // 1..4), Report, the inactivity Cleanup (the service's clock jumps an hour
 // at every reading, so every dispatcher that has handshaked, or every
@@ -36,9 +37,13 @@
 // audit: the service's Snapshot and both stores, read while nothing else
 // runs.
 //
-// One broker only: Report sums the brokers' counts one load at a time, so
-// with several brokers its sum is not an atomic read and no sequential
-// specification of atomic steps would describe it.
+// Two brokers: Report sums the brokers' counts one load at a time, so its
+// sum is not an atomic read of the total; the specification reads the
+// brokers one step each, in the order the service created them, which the
+// recorder fixes (it creates c1's broker, then c2's, before the first
+// audit). So a report that straddles a removal on c1 and a registration
+// on c2 may count both, as the code does, and the check covers the
+// non-atomic sum too.
 //
 // # The clock (porcupine issue #40)
 //
@@ -77,20 +82,26 @@
 //     trigger: one step;
 //   - cleanup: start (which dispatchers are inactive) · release ·
 //     decrement per removed dispatcher, in ID order;
-//   - report: gate · count (Report reads the gate, then the count);
-//   - reset, close, subscribers, audit: one step each.
+//   - report: gate · count per broker (Report reads the gate, then each
+//     broker's count);
+//   - close: close-broker per broker (its gate bit) · closed (the flag);
+//   - reset, subscribers, audit: one step each.
 //
 // The state records which request the loop is in and at which step, so
 // the steps of one request happen in order and no two requests interleave
-// (R7); report steps keep a per-client bit so a report reads its gate
-// before its count. An admitted registration must return what its fault
-// says; one after the gate closed must be refused (R8); a reset of an
+// (R7); report and close steps keep per-client bits so a report reads
+// its gate before its counts, in broker order, and a close closes the
+// brokers' bits in order before the flag. The admission step is the one
+// compare-and-swap on its broker's gate word: it is admitted iff that
+// broker's bit is open, and a refused registration finishes the close
+// before it returns. An admitted registration must return what its
+// fault says; one after the gate closed must be refused (R8); a reset of an
 // unpublished dispatcher fails and moves a published one only to a newer
 // epoch (R6); an audit must see exactly the model's state, with one schema
 // reference per published ordinary dispatcher (R9) and no leaked
 // subscription (R3).
 //
-// States are small comparable values ([State], 28 bytes): Equal is
+// States are small comparable values ([State], 108 bytes): Equal is
 // ==, Hash mixes the fields, and Step is constant-time (StepContext is
 // set but has nothing to interrupt; porcupine checks its context between
 // steps).
@@ -130,5 +141,8 @@
 // LeakOnSchemaFailure (a subscription outlives its failed registration),
 // DoubleDecrement (the cleanup runs beside the loop and both removers
 // decrement: the count falls below the published set), DoubleIncrement
-// (a repeated registration counts twice).
+// (a repeated registration counts twice). Of the bugs at the
+// implementation's granularity it catches SampleBeforeClose now and then
+// (a closed report that summed before the close); the event service's
+// deterministic tests catch it and the others every time.
 package lincheck

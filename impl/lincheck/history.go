@@ -13,9 +13,10 @@ import (
 )
 
 // The dispatcher universe of a history: NumOrdinary ordinary dispatchers
-// "d0".."d5" and NumTriggers table-trigger dispatchers "t0".."t2", all of
-// one cluster. The index order is the service's ID order (its inactivity
-// cleanup walks dispatchers sorted by ID).
+// "d0".."d5" and NumTriggers table-trigger dispatchers "t0".."t2", spread
+// over NumBrokers upstream clusters (dispatcher index i belongs to broker
+// i mod NumBrokers: [BrokerOf]). The index order is the service's ID
+// order (its inactivity cleanup walks dispatchers sorted by ID).
 const (
 	// NumOrdinary is the number of ordinary dispatcher IDs, "d0".."d5".
 	NumOrdinary = 6
@@ -23,11 +24,18 @@ const (
 	NumTriggers = 3
 	// NumIDs is the size of the dispatcher universe.
 	NumIDs = NumOrdinary + NumTriggers
+	// NumBrokers is the number of event brokers (upstream clusters "c1",
+	// "c2").
+	NumBrokers = 2
 	// MaxClients is the largest number of clients a history may have.
 	MaxClients = 32
-	// HistoryVersion is the version of the history file format.
-	HistoryVersion = 1
+	// HistoryVersion is the version of the history file format (2: two
+	// brokers, audits carry the count of each).
+	HistoryVersion = 2
 )
+
+// BrokerOf returns the broker (0-based) of dispatcher index i.
+func BrokerOf(i int) int { return i % NumBrokers }
 
 const ordinaryMask = uint16(1)<<NumOrdinary - 1
 
@@ -131,8 +139,12 @@ type Op struct {
 
 	// Err is the error class a register or reset returned.
 	Err Err `json:"err,omitempty"`
-	// Count is a report's or an audit's dispatcher count.
+	// Count is a report's or an audit's dispatcher count (a report's is
+	// the sum over the brokers).
 	Count int64 `json:"count,omitempty"`
+	// Counts is an audit's count per broker, NumBrokers of them summing
+	// to Count; it may be omitted when Count is 0.
+	Counts []int64 `json:"counts,omitempty"`
 	// Closed is a report's or an audit's admission flag.
 	Closed bool `json:"closed,omitempty"`
 	// Removed is how many dispatchers a cleanup removed.
@@ -284,9 +296,18 @@ func (h *History) validateOp(op *Op) error {
 	case KindSubscribers:
 		used = []string{"held"}
 	case KindAudit:
-		used = []string{"count", "closed", "held", "registered", "refs"}
+		used = []string{"count", "counts", "closed", "held", "registered", "refs"}
 		if op.Refs < 0 {
 			return fmt.Errorf("audit: refs %d < 0", op.Refs)
+		}
+		if op.Counts != nil || op.Count != 0 {
+			var sum int64
+			for _, n := range op.Counts {
+				sum += n
+			}
+			if len(op.Counts) != NumBrokers || sum != op.Count {
+				return fmt.Errorf("audit: counts %v: want %d per-broker counts summing to count %d", op.Counts, NumBrokers, op.Count)
+			}
 		}
 		for name, e := range op.Registered {
 			if _, err := ParseID(name); err != nil {
@@ -307,7 +328,7 @@ func (h *History) validateOp(op *Op) error {
 	}
 	set := map[string]bool{
 		"id": op.ID != "", "fault": op.Fault != "", "epoch": op.Epoch != 0, "err": op.Err != "",
-		"count": op.Count != 0, "closed": op.Closed, "removed": op.Removed != 0,
+		"count": op.Count != 0, "counts": op.Counts != nil, "closed": op.Closed, "removed": op.Removed != 0,
 		"held": op.Held != nil, "registered": op.Registered != nil, "refs": op.Refs != 0,
 	}
 	var extra []string

@@ -85,6 +85,20 @@ func hist(t *testing.T, clients int, ops ...Op) *History {
 	return h
 }
 
+// cleanupSeen is a history in which d0, d1 (c2's) and d2 are registered
+// and made eligible by the close, and a read in the middle of the cleanup
+// that removes them sees held subscribed.
+func cleanupSeen(held ...string) []Op {
+	return []Op{
+		{Client: 0, Call: 1, Return: 2, Kind: KindRegister, ID: "d0"},
+		{Client: 0, Call: 3, Return: 4, Kind: KindRegister, ID: "d1"},
+		{Client: 0, Call: 5, Return: 6, Kind: KindRegister, ID: "d2"},
+		{Client: 0, Call: 7, Return: 8, Kind: KindClose},
+		{Client: 0, Call: 9, Return: 20, Kind: KindCleanup, Removed: 3},
+		{Client: 1, Call: 10, Return: 11, Kind: KindSubscribers, Held: held},
+	}
+}
+
 func TestHandWritten(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -184,6 +198,63 @@ func TestHandWritten(t *testing.T) {
 			{Client: 0, Call: 3, Return: 4, Kind: KindAudit, Held: []string{"d1"}, Registered: map[string]uint8{}},
 		},
 	}, {
+		// Two brokers (d0 is c1's, d1 is c2's): a report reads c1's count,
+		// then c2's. Between the two reads d0 goes and d1 comes, so the
+		// report counts both though no moment had two registrations: the
+		// non-atomic sum is what the code returns, and it is safe, since
+		// no count rises once its broker's gate is closed.
+		name: "report reads the brokers one at a time",
+		want: Linearizable,
+		ops: []Op{
+			{Client: 0, Call: 1, Return: 2, Kind: KindRegister, ID: "d0"},
+			{Client: 1, Call: 3, Return: 10, Kind: KindReport, Count: 2},
+			{Client: 0, Call: 4, Return: 5, Kind: KindRemove, ID: "d0"},
+			{Client: 0, Call: 6, Return: 7, Kind: KindRegister, ID: "d1"},
+		},
+	}, {
+		// The same with d1 registered before d0 goes: 0 needs c2's count
+		// read before c1's, which the report never does.
+		name: "report reads the brokers in the other order",
+		want: NotLinearizable,
+		ops: []Op{
+			{Client: 0, Call: 1, Return: 2, Kind: KindRegister, ID: "d0"},
+			{Client: 1, Call: 3, Return: 10, Kind: KindReport},
+			{Client: 0, Call: 4, Return: 5, Kind: KindRegister, ID: "d1"},
+			{Client: 0, Call: 6, Return: 7, Kind: KindRemove, ID: "d0"},
+		},
+	}, {
+		// A close is under way; a registration on c2 succeeds; a report
+		// says closed. The close sets the flag only after every broker's
+		// gate bit, and the registration was admitted before c2's bit, so
+		// the closed report must count it (ClosedBeforeBrokers breaks
+		// this).
+		name: "closed report misses a registration of a broker still open",
+		want: NotLinearizable,
+		ops: []Op{
+			{Client: 0, Call: 1, Return: 10, Kind: KindClose},
+			{Client: 1, Call: 2, Return: 8, Kind: KindRegister, ID: "t1"},
+			{Client: 2, Call: 3, Return: 4, Kind: KindReport, Closed: true},
+		},
+	}, {
+		name: "closed report counts a registration of a broker still open",
+		want: Linearizable,
+		ops: []Op{
+			{Client: 0, Call: 1, Return: 10, Kind: KindClose},
+			{Client: 1, Call: 2, Return: 8, Kind: KindRegister, ID: "t1"},
+			{Client: 2, Call: 3, Return: 4, Kind: KindReport, Count: 1, Closed: true},
+		},
+	}, {
+		// The inactivity cleanup walks the brokers in order, each one's
+		// dispatchers in ID order: d0 and d2 (c1's) go before d1 (c2's),
+		// so a read in the middle may see d1 alone.
+		name: "cleanup broker by broker",
+		want: Linearizable,
+		ops:  cleanupSeen("d1"),
+	}, {
+		name: "cleanup in ID order across brokers",
+		want: NotLinearizable,
+		ops:  cleanupSeen("d2"),
+	}, {
 		name: "reset of an unknown dispatcher succeeds",
 		want: NotLinearizable,
 		ops: []Op{
@@ -208,10 +279,11 @@ func TestVisualizeIllegal(t *testing.T) {
 	if res.Outcome != NotLinearizable {
 		t.Fatalf("outcome %s", res.Outcome)
 	}
-	// The first illegal operation, and the state the model expected.
+	// The first illegal operation, and the state the model expected: after
+	// the close's steps (one per broker's gate bit, then the flag).
 	il := res.Illegal
-	if il == nil || il.Client != 1 || !strings.HasPrefix(il.Op, "Register(d0") || il.Linearized != 1 || !strings.Contains(il.Expected, "closed") {
-		t.Fatalf("Illegal = %+v, want client 1's Register(d0) after 1 step, expected state closed", il)
+	if il == nil || il.Client != 1 || !strings.HasPrefix(il.Op, "Register(d0") || il.Linearized != NumBrokers+1 || !strings.Contains(il.Expected, "closed") {
+		t.Fatalf("Illegal = %+v, want client 1's Register(d0) after the close's %d steps, expected state closed", il, NumBrokers+1)
 	}
 	t.Log(il)
 	var buf bytes.Buffer
@@ -298,16 +370,19 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 }
 
 func TestLoadMalformed(t *testing.T) {
-	const head = `{"version":1,"clients":2,"seed":0,"ops":[`
+	const head = `{"version":2,"clients":2,"seed":0,"ops":[`
 	for _, tc := range []struct{ name, in, want string }{
 		{"empty", ``, "EOF"},
 		{"not json", `hello`, "invalid character"},
 		{"array", `[]`, "cannot unmarshal"},
-		{"unknown field", `{"version":1,"clients":1,"ops":[],"extra":1}`, "unknown field"},
-		{"trailing", `{"version":1,"clients":1,"ops":[]} {}`, "trailing data"},
-		{"version", `{"version":2,"clients":1,"ops":[]}`, "version 2"},
-		{"no clients", `{"version":1,"clients":0,"ops":[]}`, "clients 0"},
-		{"too many clients", `{"version":1,"clients":33,"ops":[]}`, "clients 33"},
+		{"unknown field", `{"version":2,"clients":1,"ops":[],"extra":1}`, "unknown field"},
+		{"trailing", `{"version":2,"clients":1,"ops":[]} {}`, "trailing data"},
+		{"version", `{"version":1,"clients":1,"ops":[]}`, "version 1"},
+		{"audit counts", head + `{"client":0,"call":1,"return":2,"kind":"audit","count":2,"counts":[1,0]}]}`, "want 2 per-broker counts summing to count 2"},
+		{"audit without counts", head + `{"client":0,"call":1,"return":2,"kind":"audit","count":2}]}`, "per-broker counts"},
+		{"report counts", head + `{"client":0,"call":1,"return":2,"kind":"report","counts":[1,0]}]}`, "report does not take field(s) counts"},
+		{"no clients", `{"version":2,"clients":0,"ops":[]}`, "clients 0"},
+		{"too many clients", `{"version":2,"clients":33,"ops":[]}`, "clients 33"},
 		{"client range", head + `{"client":2,"call":1,"return":2,"kind":"close"}]}`, "op 0: client 2"},
 		{"negative client", head + `{"client":-1,"call":1,"return":2,"kind":"close"}]}`, "client -1"},
 		{"interval", head + `{"client":0,"call":3,"return":2,"kind":"close"}]}`, "interval [3, 2]"},
@@ -343,8 +418,8 @@ func TestLoadMalformed(t *testing.T) {
 
 // FuzzLoad: Load never panics, and what it accepts can be checked.
 func FuzzLoad(f *testing.F) {
-	f.Add(`{"version":1,"clients":2,"ops":[{"client":0,"call":1,"return":5,"kind":"register","id":"d0","fault":"schema","err":"schema"},{"client":1,"call":2,"return":3,"kind":"report","count":1}]}`)
-	f.Add(`{"version":1,"clients":1,"ops":[{"client":0,"call":1,"return":2,"kind":"cleanup","removed":2}]}`)
+	f.Add(`{"version":2,"clients":2,"ops":[{"client":0,"call":1,"return":5,"kind":"register","id":"d0","fault":"schema","err":"schema"},{"client":1,"call":2,"return":3,"kind":"report","count":1}]}`)
+	f.Add(`{"version":2,"clients":1,"ops":[{"client":0,"call":1,"return":2,"kind":"cleanup","removed":2}]}`)
 	f.Fuzz(func(t *testing.T, in string) {
 		h, err := Load(strings.NewReader(in))
 		if err != nil {
@@ -397,8 +472,12 @@ func TestRecordConfig(t *testing.T) {
 
 func TestModelDescriptions(t *testing.T) {
 	s := initState()
-	s.Reg, s.Held, s.Count, s.Epoch[0], s.Req, s.Stage = 0b11, 0b1, 2, 3, 4, 1
-	if got, want := Model.DescribeState(s), "count=2 open reg={d0@3,d1} held={d0} loop=req4/step1"; got != want {
+	s.Reg, s.Held, s.Count, s.Epoch[0], s.Req, s.Stage = 0b11, 0b1, [NumBrokers]int16{1, 1}, 3, 4, 1
+	if got, want := Model.DescribeState(s), "count=1+1 open reg={d0@3,d1} held={d0} loop=req4/step1"; got != want {
+		t.Errorf("DescribeState = %q, want %q", got, want)
+	}
+	s.Bits = 0b01
+	if got, want := Model.DescribeState(s), "count=1+1 closing=01 reg={d0@3,d1} held={d0} loop=req4/step1"; got != want {
 		t.Errorf("DescribeState = %q, want %q", got, want)
 	}
 	op := &Op{Kind: KindReset, ID: "d1", Epoch: 2, Err: ErrUnknownDispatcher}

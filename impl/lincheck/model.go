@@ -31,9 +31,10 @@ const (
 	stepRemove                   // remove of a table trigger: one step
 	stepReset                    // reset
 	stepStart                    // cleanup: pick the inactive dispatchers
-	stepClose                    // close admission
+	stepCloseBroker              // close admission: set broker Index's gate bit
+	stepClosed                   // close admission: set the service's closed flag
 	stepGate                     // report: read the admission gate
-	stepCount                    // report: read the count
+	stepCount                    // report: read broker Index-1's count
 	stepSubscribers              // read the event store's subscribers
 	stepAudit                    // quiescent audit: check the whole state
 	stepAssume                   // first step of a partition: take the audit's state
@@ -43,7 +44,8 @@ var stepNames = [...]string{
 	stepAdmit: "admit", stepOldRelease: "old-release", stepOldDrop: "old-drop",
 	stepSubscribe: "subscribe", stepFailRelease: "fail-release", stepFailRollback: "fail-rollback",
 	stepFinish: "finish", stepRelease: "release", stepDecrement: "decrement", stepRemove: "remove",
-	stepReset: "reset", stepStart: "start", stepClose: "close", stepGate: "gate", stepCount: "count",
+	stepReset: "reset", stepStart: "start", stepCloseBroker: "close-broker", stepClosed: "closed",
+	stepGate: "gate", stepCount: "count",
 	stepSubscribers: "subscribers", stepAudit: "audit", stepAssume: "assume",
 }
 
@@ -75,15 +77,22 @@ type State struct {
 	Reg uint16
 	// Held is the set of dispatchers subscribed in the event store.
 	Held uint16
-	// Count is the broker's dispatcher count.
-	Count int16
-	// Closed is the admission gate.
+	// Count is each broker's dispatcher count.
+	Count [NumBrokers]int16
+	// Closed is the service's admission flag; Bits holds the brokers
+	// whose copy of the gate (the gate bit) is closed.
 	Closed bool
+	Bits   uint8
 	// Epoch is each published dispatcher's epoch (0 if unpublished).
 	Epoch [NumIDs]uint8
-	// Gate holds the clients whose report has read the gate but not yet
-	// the count.
-	Gate uint32
+	// Rep[j] holds the clients whose report has read the gate and the
+	// counts of the brokers before j, and reads broker j's next; Partial
+	// is such a report's sum so far.
+	Rep     [NumBrokers]uint32
+	Partial [MaxClients]int16
+	// Cls[j] holds the clients whose close has closed the gate bits of
+	// brokers 0..j and not yet the next.
+	Cls [NumBrokers]uint32
 	// Req is the request the serial loop is in the middle of (0: none);
 	// Stage is its next step's index; Arg is its private data: whether a
 	// registration replaced an old one, the remaining dispatchers of a
@@ -93,13 +102,24 @@ type State struct {
 	Arg   uint16
 }
 
-// String renders s like "count=2 open reg={d0@3,t1} held={d0}".
+// String renders s like "count=2+0 open reg={d0@3,t1} held={d0}"
+// (one count per broker; "closing=01" while some gate bits are closed and
+// the flag not yet).
 func (s State) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "count=%d", s.Count)
-	if s.Closed {
+	b.WriteString("count=")
+	for k, n := range s.Count {
+		if k > 0 {
+			b.WriteString("+")
+		}
+		fmt.Fprintf(&b, "%d", n)
+	}
+	switch {
+	case s.Closed:
 		b.WriteString(" closed")
-	} else {
+	case s.Bits != 0:
+		fmt.Fprintf(&b, " closing=%0*b", NumBrokers, s.Bits)
+	default:
 		b.WriteString(" open")
 	}
 	b.WriteString(" reg={")
@@ -122,11 +142,18 @@ func (s State) String() string {
 }
 
 func (s *State) hash() uint64 {
-	h := uint64(s.Reg) | uint64(s.Held)<<16 | uint64(uint16(s.Count))<<32 | uint64(s.Stage)<<48
+	h := uint64(s.Reg) | uint64(s.Held)<<16 | uint64(s.Stage)<<48 | uint64(s.Bits)<<56
 	if s.Closed {
 		h |= 1 << 63
 	}
-	h ^= uint64(s.Gate) * 0x9e3779b97f4a7c15
+	for k := range NumBrokers {
+		h ^= (uint64(uint16(s.Count[k])) | uint64(s.Rep[k])<<16 ^ uint64(s.Cls[k])<<32) * (0x9e3779b97f4a7c15 + uint64(k)<<1)
+	}
+	for c, p := range s.Partial {
+		if p != 0 {
+			h ^= (uint64(uint16(p)) + uint64(c)<<16) * 0xd6e8feb86659fd93
+		}
+	}
 	h ^= (uint64(uint32(s.Req)) | uint64(s.Arg)<<32) * 0xc2b2ae3d27d4eb4f
 	for i, e := range s.Epoch {
 		h ^= uint64(e) << (7 * uint(i) % 61)
@@ -164,9 +191,18 @@ func template(op *Op, id int) []Step {
 		}
 		return out
 	case KindClose:
-		return []Step{stepClose}
+		out := make([]Step, 0, NumBrokers+1)
+		for range NumBrokers {
+			out = append(out, stepCloseBroker)
+		}
+		return append(out, stepClosed)
 	case KindReport:
-		return []Step{stepGate, stepCount}
+		out := make([]Step, 0, NumBrokers+1)
+		out = append(out, stepGate)
+		for range NumBrokers {
+			out = append(out, stepCount)
+		}
+		return out
 	case KindSubscribers:
 		return []Step{stepSubscribers}
 	case KindAudit:
@@ -231,6 +267,20 @@ func loopStep(s State, in *Input, last bool) (State, bool) {
 	return s, true
 }
 
+// nextCleanup returns the dispatcher of set (not empty) that the
+// inactivity cleanup removes next: it walks the brokers in order and each
+// broker's dispatchers in ID order.
+func nextCleanup(set uint16) int {
+	for k := range NumBrokers {
+		for i := k; i < NumIDs; i += NumBrokers { // BrokerOf(i) == k
+			if set&(1<<i) != 0 {
+				return i
+			}
+		}
+	}
+	panic("lincheck: nextCleanup of an empty set")
+}
+
 // expectedRegisterErr is what an admitted registration returns.
 func expectedRegisterErr(in *Input) Err {
 	if isTrigger(in.id) {
@@ -252,25 +302,32 @@ func step(s State, in *Input) (bool, State) {
 	n := in.n
 	var ok bool
 	bit := uint16(0)
+	k := 0 // the dispatcher's broker
 	if in.id >= 0 {
 		bit = 1 << in.id
+		k = BrokerOf(in.id)
 	}
 	switch in.Step {
 	case stepAdmit:
+		// The gate check and the early count are one compare-and-swap on
+		// the broker's gate word: admitted iff its gate bit is open.
+		gateBit := uint8(1) << k
 		if op.Err == ErrAdmissionClosed {
-			if !s.Closed {
+			if s.Bits&gateBit == 0 {
 				return false, s
 			}
 			s, ok = loopStep(s, in, true)
+			// A refusal finishes the close before it returns.
+			s.Bits, s.Closed = 1<<NumBrokers-1, true
 			return ok, s
 		}
-		if s.Closed || op.Err != expectedRegisterErr(in) {
+		if s.Bits&gateBit != 0 || op.Err != expectedRegisterErr(in) {
 			return false, s
 		}
 		if s, ok = loopStep(s, in, false); !ok {
 			return false, s
 		}
-		s.Count++
+		s.Count[k]++
 		if s.Reg&bit != 0 {
 			s.Arg = 1 // replaces an old registration (F-R3)
 		}
@@ -291,7 +348,7 @@ func step(s State, in *Input) (bool, State) {
 			return false, s
 		}
 		if old {
-			s.Count--
+			s.Count[k]--
 		}
 		s.Arg = 0
 		return true, s
@@ -301,7 +358,7 @@ func step(s State, in *Input) (bool, State) {
 		}
 		switch op.Err {
 		case ErrNotReusable:
-			s.Count-- // rollback; nothing was subscribed
+			s.Count[k]-- // rollback; nothing was subscribed
 		case ErrNone:
 			s.Held |= bit
 			s.Reg |= bit
@@ -320,7 +377,7 @@ func step(s State, in *Input) (bool, State) {
 		if s, ok = loopStep(s, in, true); !ok {
 			return false, s
 		}
-		s.Count--
+		s.Count[k]--
 		return true, s
 	case stepFinish: // table trigger: drop the old registration, publish
 		old := s.Arg == 1
@@ -328,7 +385,7 @@ func step(s State, in *Input) (bool, State) {
 			return false, s
 		}
 		if old {
-			s.Count--
+			s.Count[k]--
 		}
 		s.Reg |= bit
 		s.Epoch[in.id] = 0
@@ -340,7 +397,7 @@ func step(s State, in *Input) (bool, State) {
 		if s.Reg&bit != 0 {
 			s.Reg &^= bit
 			s.Epoch[in.id] = 0
-			s.Count--
+			s.Count[k]--
 		}
 		return true, s
 	case stepRelease:
@@ -348,10 +405,11 @@ func step(s State, in *Input) (bool, State) {
 			if s, ok = loopStep(s, in, false); !ok || s.Arg == 0 {
 				return false, s
 			}
-			j := uint16(1) << bits.TrailingZeros16(s.Arg)
+			i := nextCleanup(s.Arg)
+			j := uint16(1) << i
 			s.Reg &^= j
 			s.Held &^= j
-			s.Epoch[bits.TrailingZeros16(j)] = 0
+			s.Epoch[i] = 0
 			return true, s
 		}
 		present := s.Reg&bit != 0
@@ -371,9 +429,10 @@ func step(s State, in *Input) (bool, State) {
 			if s, ok = loopStep(s, in, in.Index == n-1); !ok || arg == 0 {
 				return false, s
 			}
-			s.Count--
+			i := nextCleanup(arg)
+			s.Count[BrokerOf(i)]--
 			if in.Index < n-1 {
-				s.Arg = arg &^ (1 << bits.TrailingZeros16(arg))
+				s.Arg = arg &^ (1 << i)
 			}
 			return true, s
 		}
@@ -382,7 +441,7 @@ func step(s State, in *Input) (bool, State) {
 			return false, s
 		}
 		if present {
-			s.Count--
+			s.Count[k]--
 		}
 		return true, s
 	case stepReset:
@@ -414,22 +473,60 @@ func step(s State, in *Input) (bool, State) {
 			s.Arg = eligible
 		}
 		return true, s
-	case stepClose:
+	case stepCloseBroker: // broker in.Index's gate bit, in broker order
+		c := uint32(1) << op.Client
+		j := in.Index
+		if j == 0 {
+			for _, m := range s.Cls {
+				if m&c != 0 {
+					return false, s
+				}
+			}
+		} else if s.Cls[j-1]&c == 0 {
+			return false, s
+		} else {
+			s.Cls[j-1] &^= c
+		}
+		s.Cls[j] |= c
+		s.Bits |= 1 << j
+		return true, s
+	case stepClosed: // after every broker's bit
+		c := uint32(1) << op.Client
+		if s.Cls[NumBrokers-1]&c == 0 {
+			return false, s
+		}
+		s.Cls[NumBrokers-1] &^= c
 		s.Closed = true
 		return true, s
 	case stepGate:
 		c := uint32(1) << op.Client
-		if s.Gate&c != 0 || op.Closed != s.Closed {
+		for _, m := range s.Rep {
+			if m&c != 0 {
+				return false, s
+			}
+		}
+		if op.Closed != s.Closed {
 			return false, s
 		}
-		s.Gate |= c
+		s.Rep[0] |= c
 		return true, s
-	case stepCount:
+	case stepCount: // broker in.Index-1's count, in broker order
 		c := uint32(1) << op.Client
-		if s.Gate&c == 0 || op.Count != int64(s.Count) {
+		j := in.Index - 1
+		if s.Rep[j]&c == 0 {
 			return false, s
 		}
-		s.Gate &^= c
+		s.Rep[j] &^= c
+		sum := s.Partial[op.Client] + s.Count[j]
+		if j < NumBrokers-1 {
+			s.Rep[j+1] |= c
+			s.Partial[op.Client] = sum
+			return true, s
+		}
+		if int64(sum) != op.Count {
+			return false, s
+		}
+		s.Partial[op.Client] = 0
 		return true, s
 	case stepSubscribers:
 		return in.held == s.Held, s
@@ -464,11 +561,16 @@ func auditState(op *Op) (State, error) {
 		return s, fmt.Errorf("refs %d, want one per published ordinary dispatcher", op.Refs)
 	}
 	s.Held = held
-	s.Count = int16(op.Count)
-	if int64(s.Count) != op.Count {
-		return s, fmt.Errorf("count %d out of range", op.Count)
+	for k, n := range op.Counts { // none when every count is 0
+		s.Count[k] = int16(n)
+		if int64(s.Count[k]) != n {
+			return s, fmt.Errorf("count %d out of range", n)
+		}
 	}
 	s.Closed = op.Closed
+	if s.Closed {
+		s.Bits = 1<<NumBrokers - 1
+	}
 	return s, nil
 }
 
@@ -502,8 +604,8 @@ func describeOp(op *Op) string {
 			names = append(names, n)
 		}
 		slices.Sort(names)
-		return fmt.Sprintf("Audit() → count=%d closed=%v reg={%s} held={%s} refs=%d",
-			op.Count, op.Closed, strings.Join(names, ","), strings.Join(op.Held, ","), op.Refs)
+		return fmt.Sprintf("Audit() → count=%d %v closed=%v reg={%s} held={%s} refs=%d",
+			op.Count, op.Counts, op.Closed, strings.Join(names, ","), strings.Join(op.Held, ","), op.Refs)
 	}
 	return string(op.Kind)
 }

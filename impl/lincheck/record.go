@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -73,13 +74,14 @@ func (c *Config) fillDefault() error {
 	return nil
 }
 
-// The cluster and changefeed of every request: one broker, so that
-// Report's sum is a single atomic load (with several brokers a report
-// adds counts read at different moments, which is not an atomic read).
-const (
-	cluster    eventservice.ClusterID    = "c1"
-	changefeed eventservice.ChangefeedID = "cf1"
-)
+// The changefeed of every request.
+const changefeed eventservice.ChangefeedID = "cf1"
+
+// clusterOf returns the upstream cluster of dispatcher index i: "c1" for
+// broker 0, "c2" for broker 1 ([BrokerOf]).
+func clusterOf(i int) eventservice.ClusterID {
+	return eventservice.ClusterID(fmt.Sprintf("c%d", BrokerOf(i)+1))
+}
 
 // StartTs encodes a registration's injected fault in its two low bits;
 // the stores' fault predicates decode it.
@@ -190,6 +192,20 @@ func Record(ctx context.Context, cfg Config) (*History, error) {
 		cancel()
 		_ = wait()
 	}()
+	// Create the brokers in broker order, so that Report, which reads
+	// them in the order they were created, reads broker 0's count first,
+	// as the model's report does: register and remove a table trigger
+	// (no store call) of each cluster. The state is the initial one again.
+	for k := range NumBrokers {
+		id := eventservice.DispatcherID(IDName(NumOrdinary + k))
+		for _, a := range []eventservice.Action{eventservice.Register, eventservice.Remove} {
+			req := eventservice.Request{Action: a, Cluster: clusterOf(NumOrdinary + k), Changefeed: changefeed,
+				Dispatcher: id, TableTrigger: true}
+			if err := svc.Do(ctx, req); err != nil {
+				return nil, fmt.Errorf("lincheck: creating broker %d: %w", k, err)
+			}
+		}
+	}
 
 	h := &History{Version: HistoryVersion, Clients: cfg.Clients, Seed: cfg.Seed}
 	if on := bugs.Enabled(); len(on) > 0 {
@@ -299,7 +315,7 @@ func (r *recorder) do(ctx context.Context, c int, rng *rand.Rand, isClose bool) 
 			}
 		}
 		req := eventservice.Request{
-			Action: eventservice.Register, Cluster: cluster, Changefeed: changefeed,
+			Action: eventservice.Register, Cluster: clusterOf(id), Changefeed: changefeed,
 			Dispatcher: eventservice.DispatcherID(op.ID), TableTrigger: isTrigger(id),
 			Table: store.TableID(id + 1), StartTs: ts,
 		}
@@ -307,14 +323,16 @@ func (r *recorder) do(ctx context.Context, c int, rng *rand.Rand, isClose bool) 
 		err = r.svc.Do(ctx, req)
 		op.Return = r.clk.tick()
 	case p < 50:
-		op.Kind, op.ID = KindRemove, IDName(pickID())
-		req := eventservice.Request{Action: eventservice.Remove, Cluster: cluster, Dispatcher: eventservice.DispatcherID(op.ID)}
+		id := pickID()
+		op.Kind, op.ID = KindRemove, IDName(id)
+		req := eventservice.Request{Action: eventservice.Remove, Cluster: clusterOf(id), Dispatcher: eventservice.DispatcherID(op.ID)}
 		op.Call = r.clk.tick()
 		err = r.svc.Do(ctx, req)
 		op.Return = r.clk.tick()
 	case p < 62:
-		op.Kind, op.ID, op.Epoch = KindReset, IDName(pickID()), uint8(1+rng.IntN(4))
-		req := eventservice.Request{Action: eventservice.Reset, Cluster: cluster, Dispatcher: eventservice.DispatcherID(op.ID),
+		id := pickID()
+		op.Kind, op.ID, op.Epoch = KindReset, IDName(id), uint8(1+rng.IntN(4))
+		req := eventservice.Request{Action: eventservice.Reset, Cluster: clusterOf(id), Dispatcher: eventservice.DispatcherID(op.ID),
 			Epoch: uint64(op.Epoch), StartTs: r.ts.Add(1) * 4}
 		op.Call = r.clk.tick()
 		err = r.svc.Do(ctx, req)
@@ -366,11 +384,25 @@ func (r *recorder) audit(ctx context.Context) (Op, error) {
 		return op, fmt.Errorf("lincheck: audit: %w", err)
 	}
 	op.Closed = snap.AdmissionClosed
+	counts := make([]int64, NumBrokers)
 	for _, b := range snap.Brokers {
+		k := -1
+		for j := range NumBrokers {
+			if clusterOf(j) == b.Cluster {
+				k = j
+			}
+		}
+		if k < 0 {
+			return op, fmt.Errorf("lincheck: audit: unknown broker %s", b.Cluster)
+		}
+		counts[k] = b.Count
 		op.Count += b.Count
 		for _, d := range b.Dispatchers {
 			op.Registered[string(d.ID)] = uint8(min(d.Epoch, 255))
 		}
+	}
+	if op.Count != 0 || slices.ContainsFunc(counts, func(n int64) bool { return n != 0 }) {
+		op.Counts = counts
 	}
 	op.Held = idNames(subs)
 	return op, nil

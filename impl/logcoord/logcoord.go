@@ -76,7 +76,10 @@ func (c *Cache) OnReport(r node.Report, now int64) bool {
 
 // Answer answers the coordinator's query about target at now (TLA+
 // LogCoordAnswer, L3): the cached report, or "unknown" when nothing fresh
-// is cached. An expired entry is deleted (TLA+ LogCoordExpire).
+// is cached (TLA+ LogCoordAnswerUnknown). An expired entry is deleted
+// (TLA+ LogCoordExpire), the entry of a live process too: the TTL does not
+// know whether the process lives, so a live node's service must report
+// again and again, changed or not, to keep its entry.
 func (c *Cache) Answer(target node.ID, now int64) Answer {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -36,4 +36,10 @@
 //
 // A Node has no goroutines and reads no clock: time is the logical tick
 // the caller passes in. It is safe for concurrent use.
+//
+// # Bug zoo
+//
+// Built with -tags bugs, the fault point of NodeAcceptsSkip (package
+// bugs) lets [LivenessStore.Advance] take any forward step, a skip from
+// ALIVE to STOPPING included; the normal build compiles it out.
 package node

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+
+	"github.com/drainproof/drainproof/impl/bugs"
 )
 
 // Liveness is a node's liveness. The order is the model's Rank.
@@ -48,6 +50,18 @@ func (s *LivenessStore) Load() Liveness { return Liveness(s.v.Load()) }
 func (s *LivenessStore) Advance(target Liveness) bool {
 	if !target.Valid() || target == Alive {
 		return false
+	}
+	if bugs.NodeAcceptsSkipOn() {
+		// The bug: any forward step, a skip included.
+		for {
+			cur := s.v.Load()
+			if int32(target) <= cur {
+				return false
+			}
+			if s.v.CompareAndSwap(cur, int32(target)) {
+				return true
+			}
+		}
 	}
 	return s.v.CompareAndSwap(int32(target-1), int32(target))
 }
@@ -254,7 +268,10 @@ func (n *Node) Tick(now int64) (Heartbeat, bool) {
 
 // Report is the event service's answer to the LogCoordinator's broadcast
 // (TLA+ ServiceSendReport): the count and admission state, tagged with
-// the node's epoch.
+// the node's epoch. The caller sends one periodically whether or not it
+// changed: the LogCoordinator's TTL expires the entry of a live node too,
+// and a node that reports only changes (the NoReReport bug) leaves the
+// coordinator with "unknown" answers and its drain stalls.
 func (n *Node) Report() Report {
 	r := Report{From: n.cfg.ID, Epoch: n.cfg.Epoch}
 	if n.cfg.Service != nil {

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/drainproof/drainproof/impl/bugs"
 	"github.com/drainproof/drainproof/impl/coordinator"
 	"github.com/drainproof/drainproof/impl/eventservice"
 	"github.com/drainproof/drainproof/impl/logcoord"
@@ -116,6 +117,8 @@ type process struct {
 	done     chan struct{}
 	pending  *pendingOp
 	observer atomic.Bool // suppresses the Stopping callback while observing
+
+	lastReport *node.Report // the last report sent (NoReReport only)
 }
 
 // Cluster is the simulated cluster around the drained node T: T's current
@@ -141,6 +144,9 @@ type Cluster struct {
 	// T's current process (its REGISTER returned success).
 	registered    []bool
 	registrations int
+	// regs holds the dispatchers of the REGISTER requests in flight to
+	// T's current process, in sending order.
+	regs []int
 
 	data     *dataPlane // the changefeed's data (data.go)
 	storeErr error      // the first error closing a process's store
@@ -219,6 +225,7 @@ func (c *Cluster) start() error {
 	}()
 	c.proc = p
 	clear(c.registered)
+	c.regs = nil // REGISTERs in flight to the old process are lost
 	c.attachStore()
 	return nil
 }
@@ -326,6 +333,56 @@ func (c *Cluster) CollectorRegister(d int, refuse bool) error {
 		return ErrBusy
 	}
 	c.registrations++
+	return c.register(d, refuse)
+}
+
+// CollectorSendRegister puts a REGISTER(d) in flight to T's event service
+// (TLA+ CollectorSendRegister): [Cluster.ServiceRecvRegister] delivers
+// it, [Cluster.NetLoseRegister] loses it, and a restart of T loses every
+// REGISTER in flight to the old process. Meanwhile T's liveness may
+// change, and the collector may send it again (a retry), so a REGISTER
+// can arrive after admission closed or for a dispatcher already
+// registered (a re-registration that replaces the old one).
+func (c *Cluster) CollectorSendRegister(d int) {
+	c.registrations++
+	c.regs = append(c.regs, d)
+}
+
+// Registers returns the dispatchers of the REGISTERs in flight, in
+// sending order.
+func (c *Cluster) Registers() []int { return slices.Clone(c.regs) }
+
+// ServiceRecvRegister delivers REGISTER i of [Cluster.Registers] to T's
+// event service (TLA+ ServiceRecvRegister), keeping it in flight if keep
+// (duplication); the registration then runs as CollectorRegister's does,
+// refused by the event store if refuse. The service's loop is serial: it
+// returns ErrBusy while a request is held between store steps.
+func (c *Cluster) ServiceRecvRegister(i int, keep, refuse bool) error {
+	if c.Busy() {
+		return ErrBusy
+	}
+	if i < 0 || i >= len(c.regs) {
+		return fmt.Errorf("sim: no REGISTER %d in flight", i)
+	}
+	d := c.regs[i]
+	if !keep {
+		c.regs = slices.Delete(c.regs, i, i+1)
+	}
+	return c.register(d, refuse)
+}
+
+// NetLoseRegister loses REGISTER i of [Cluster.Registers] (TLA+
+// NetLoseRegister).
+func (c *Cluster) NetLoseRegister(i int) error {
+	if i < 0 || i >= len(c.regs) {
+		return fmt.Errorf("sim: no REGISTER %d in flight", i)
+	}
+	c.regs = slices.Delete(c.regs, i, i+1)
+	return nil
+}
+
+// register runs REGISTER(d) in T's event service (see CollectorRegister).
+func (c *Cluster) register(d int, refuse bool) error {
 	p := c.proc
 	req := c.request(eventservice.Register, d)
 	if c.isTT(d) || c.registered[d] {
@@ -484,9 +541,19 @@ func (c *Cluster) NodeRecvCommand(i int, keep, forced bool) error {
 }
 
 // ServiceSendReport sends T's event service report to the LogCoordinator
-// (TLA+ ServiceSendReport).
+// (TLA+ ServiceSendReport). The service reports periodically whether or
+// not its report changed: the LogCoordinator's TTL expires the entry of a
+// live process that stops reporting.
 func (c *Cluster) ServiceSendReport() {
-	c.send(Msg{Kind: KindReport, Report: c.proc.node.Report()})
+	r := c.proc.node.Report()
+	if bugs.NoReReportOn() {
+		// The bug: report only what changed since the last report.
+		if last := c.proc.lastReport; last != nil && *last == r {
+			return
+		}
+		c.proc.lastReport = &r
+	}
+	c.send(Msg{Kind: KindReport, Report: r})
 }
 
 // BrokenStreams returns the dispatchers T's current process still serves
@@ -610,8 +677,14 @@ type Observation struct {
 	Liveness        node.Liveness
 	AdmissionClosed bool
 	Count           int64
-	Subscribed      []bool
-	SchemaRef       []bool
+	// Counts and GateClosed are each broker's count and gate bit (TLA+
+	// count[b], gateClosed[b]), by cluster index; a broker not created
+	// yet counts 0, and its bit is the service's flag (it is closed when
+	// the broker is created after the close).
+	Counts     []int64
+	GateClosed []bool
+	Subscribed []bool
+	SchemaRef  []bool
 }
 
 // Observe reads T's observable state.
@@ -621,7 +694,18 @@ func (c *Cluster) Observe() Observation {
 	count, closed := p.svc.Report()
 	p.observer.Store(false)
 	o := Observation{Epoch: c.epoch, Liveness: p.live.Load(), AdmissionClosed: closed, Count: count,
+		Counts: make([]int64, c.cfg.Clusters), GateClosed: make([]bool, c.cfg.Clusters),
 		Subscribed: make([]bool, c.cfg.Dispatchers), SchemaRef: make([]bool, c.cfg.Dispatchers)}
+	for k := range o.GateClosed {
+		o.GateClosed[k] = closed
+	}
+	for _, g := range p.svc.Gates() {
+		for k := range o.Counts {
+			if ClusterID(k) == g.Cluster {
+				o.Counts[k], o.GateClosed[k] = g.Count, g.Closed
+			}
+		}
+	}
 	for d := range o.Subscribed {
 		es, ss := c.stores(d)
 		o.Subscribed[d] = es.Subscribed(Dispatcher(d))

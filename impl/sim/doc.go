@@ -24,6 +24,12 @@
 // variables, so a test can run the model beside the cluster and compare
 // them after every step (the rapid test in this package does).
 //
+// A collector's REGISTER travels as a message ([Cluster.CollectorSendRegister],
+// [Cluster.ServiceRecvRegister], [Cluster.NetLoseRegister]): [Run]'s
+// collectors send one at random, registered or not, and the bus delivers
+// it late (maybe after T went STOPPING), twice (a re-registration that
+// replaces the first) or never; a restart loses those in flight.
+//
 // A registration is held between its store steps by the stores' gates
 // (its count raised, its subscription taken, RegisterTable not yet
 // returned), and a removal inside UnregisterDispatcher, so the model's
@@ -35,6 +41,17 @@
 // T still serves or holds (published, held between store steps, or
 // subscribed) at a restart that a completed drain authorised (D5). The
 // correct protocol never breaks a stream; `checker simulate` runs it.
+// It also records how many events each drain took, how many drains were
+// still open when the run's events ran out, and, with Config.Settle,
+// whether those complete once the faults stop ([Summarise]).
+//
+// T's event service has one broker per upstream cluster
+// (ClusterConfig.Clusters; Run uses two), each with its own stores, so
+// a report is a sum over brokers. The bus delivers one message per event
+// plus one for every eight in flight: a network carries messages in
+// parallel, and with one message per event the LogCoordinator transport,
+// which sends more messages per tick than one delivery per event carries,
+// piled hundreds of messages up and took ten times as long to drain.
 //
 // # Data
 //

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/drainproof/drainproof/impl/coordinator"
 	"github.com/drainproof/drainproof/impl/node"
@@ -24,6 +25,15 @@ type Config struct {
 	Dispatchers, TableTriggers int
 	// Store is T's event store (memory if empty).
 	Store StoreKind
+	// Clusters is the number of upstream clusters, so of event brokers in
+	// T's event service (default 2).
+	Clusters int
+	// Settle, if positive, follows the Steps events with up to Settle
+	// events without faults (no loss, duplication, crash, store fault or
+	// stale LogCoordinator) while a drain open at the end of the Steps is
+	// still open: Result.SettledDrains and StalledDrains say whether it
+	// completed.
+	Settle int
 
 	_ struct{}
 }
@@ -46,6 +56,19 @@ type Result struct {
 	MessagesSent    int    `json:"messages_sent"`
 	MessagesLost    int    `json:"messages_lost"`
 	Duplicated      int    `json:"messages_duplicated"`
+	// DrainSteps holds how many events each completed drain took, from
+	// the poll that started its session to the one that found it
+	// complete, in the order they completed (summarised by [Summarise]).
+	DrainSteps []int `json:"-"`
+	// OpenDrains counts the drains still open after the Steps events.
+	OpenDrains int `json:"open_drains"`
+	// SettledDrains counts the open drains that completed in the fault-free
+	// events that followed (Config.Settle); SettleSteps holds how many
+	// events each took. StalledDrains counts those still open after
+	// Settle events.
+	SettledDrains int   `json:"settled_drains"`
+	StalledDrains int   `json:"stalled_drains"`
+	SettleSteps   []int `json:"-"`
 	// Store is T's event store; Delivery checks the changefeed's data.
 	Store string `json:"store"`
 	Delivery
@@ -64,6 +87,30 @@ func (s *Result) Add(r Result) {
 	s.MessagesLost += r.MessagesLost
 	s.Duplicated += r.Duplicated
 	s.Delivery.add(r.Delivery)
+	s.DrainSteps = append(s.DrainSteps, r.DrainSteps...)
+	s.OpenDrains += r.OpenDrains
+	s.SettledDrains += r.SettledDrains
+	s.StalledDrains += r.StalledDrains
+	s.SettleSteps = append(s.SettleSteps, r.SettleSteps...)
+}
+
+// Summary is the distribution of drain durations, in events.
+type Summary struct {
+	N      int `json:"n"`
+	Median int `json:"median"`
+	P99    int `json:"p99"`
+	Max    int `json:"max"`
+}
+
+// Summarise returns the count, median, 99th percentile (nearest rank) and
+// maximum of steps; all zero when steps is empty.
+func Summarise(steps []int) Summary {
+	if len(steps) == 0 {
+		return Summary{}
+	}
+	s := slices.Sorted(slices.Values(steps))
+	rank := func(p int) int { return s[max(0, (p*len(s)+99)/100-1)] }
+	return Summary{N: len(s), Median: rank(50), P99: rank(99), Max: s[len(s)-1]}
 }
 
 // The peer that hosts the LogCoordinator; it may run a legacy version for
@@ -83,7 +130,10 @@ type runner struct {
 	versionKnown  bool
 	legacyUntil   int // step until which the peer is legacy (-1: never)
 	staleLCActive bool
-	now           int // the current step
+
+	step       int  // the event being run
+	drainStart int  // the event whose poll started the open drain's session; -1: none open
+	calm       bool // the fault-free events after the Steps (Config.Settle)
 }
 
 // Run simulates cfg.Steps events of a cluster draining T again and again
@@ -104,11 +154,14 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	if cfg.Store == "" {
 		cfg.Store = StoreMemory
 	}
-	if cfg.Steps < 0 {
+	if cfg.Clusters == 0 {
+		cfg.Clusters = 2
+	}
+	if cfg.Steps < 0 || cfg.Settle < 0 {
 		return Result{}, fmt.Errorf("sim: negative steps")
 	}
 	c, err := NewCluster(ClusterConfig{Transport: cfg.Transport, Dispatchers: cfg.Dispatchers,
-		TableTriggers: cfg.TableTriggers, ResendInterval: 4, QueryInterval: 2, UnknownAfter: 40,
+		TableTriggers: cfg.TableTriggers, Clusters: cfg.Clusters, ResendInterval: 4, QueryInterval: 2, UnknownAfter: 40,
 		HeartbeatInterval: 3, CacheTTL: 10, Store: cfg.Store})
 	if err != nil {
 		return Result{}, err
@@ -116,19 +169,24 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	defer func() { err = errors.Join(err, c.Close()) }()
 	r := &runner{c: c, rng: rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)),
 		res:          Result{Seed: cfg.Seed, Steps: cfg.Steps, Transport: string(cfg.Transport), Store: string(cfg.Store)},
-		versionKnown: true, legacyUntil: -1}
+		versionKnown: true, legacyUntil: -1, drainStart: -1}
 	if r.rng.IntN(5) == 0 {
 		r.legacyUntil = r.rng.IntN(max(cfg.Steps, 1))
 	}
 	c.Coord.AddNode(peer, 1, 0)
 	c.Coord.ObserveVersion(peer, r.peerVersion(0))
-	for step := 0; step < cfg.Steps; step++ {
-		if step%256 == 0 && ctx.Err() != nil {
+	for ; r.step < cfg.Steps; r.step++ {
+		if r.step%256 == 0 && ctx.Err() != nil {
 			return r.res, ctx.Err()
 		}
-		r.now = step
-		if err := r.step(step); err != nil {
-			return r.res, fmt.Errorf("sim: seed %d step %d: %w", cfg.Seed, step, err)
+		if err := r.event(); err != nil {
+			return r.res, fmt.Errorf("sim: seed %d step %d: %w", cfg.Seed, r.step, err)
+		}
+	}
+	if r.drainStart >= 0 {
+		r.res.OpenDrains++
+		if err := r.settle(ctx, cfg.Settle); err != nil {
+			return r.res, fmt.Errorf("sim: seed %d settle step %d: %w", cfg.Seed, r.step, err)
 		}
 	}
 	r.res.Registrations = c.Registrations()
@@ -136,6 +194,28 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 		return r.res, fmt.Errorf("sim: seed %d: %w", cfg.Seed, err)
 	}
 	return r.res, nil
+}
+
+// settle runs up to n fault-free events while the drain open at the end of
+// the Steps is still open.
+func (r *runner) settle(ctx context.Context, n int) error {
+	if n == 0 {
+		return nil
+	}
+	r.calm, r.staleLCActive = true, false
+	for end := r.step + n; r.step < end; r.step++ {
+		if r.step%256 == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err := r.event(); err != nil {
+			return err
+		}
+		if r.res.SettledDrains > 0 { // completed, and T restarted
+			return nil
+		}
+	}
+	r.res.StalledDrains++
+	return nil
 }
 
 func (r *runner) peerVersion(step int) node.Version {
@@ -147,11 +227,11 @@ func (r *runner) peerVersion(step int) node.Version {
 
 func (r *runner) chance(p float64) bool { return r.rng.Float64() < p }
 
-// step runs one event, chosen by weight.
-func (r *runner) step(step int) error {
+// event runs one event, chosen by weight; once calm, no fault.
+func (r *runner) event() error {
 	c := r.c
-	if step == r.legacyUntil {
-		c.Coord.ObserveVersion(peer, r.peerVersion(step)) // the peer was upgraded
+	if r.step == r.legacyUntil {
+		c.Coord.ObserveVersion(peer, r.peerVersion(r.step)) // the peer was upgraded
 	}
 	draining := c.Coord.Observe(Target).Liveness >= node.Draining
 	type event struct {
@@ -174,6 +254,9 @@ func (r *runner) step(step int) error {
 	}
 	if draining {
 		events = append(events, event{4, r.remove}) // collectors move off a draining node
+	}
+	if r.calm {
+		events[2].w, events[8].w = 0, 0 // no loss, no crash
 	}
 	total := 0
 	for _, e := range events {
@@ -212,22 +295,60 @@ func (r *runner) tick() error {
 		r.versionKnown = true
 		c.Coord.ObserveVersion(Target, node.VersionBrokerDrain)
 	}
-	if r.chance(0.02) {
+	if r.chance(0.02) && !r.calm {
 		r.staleLCActive = !r.staleLCActive
 	}
 	r.sent(before)
 	return nil
 }
 
-// deliver delivers a message chosen at random (reordering and delay), and
-// sometimes keeps it in flight (duplication).
+// inFlightPerDelivery sets the network's parallelism: a delivery event
+// delivers one message for every inFlightPerDelivery messages in flight,
+// at least one.
+const inFlightPerDelivery = 8
+
+// deliver delivers messages chosen at random (reordering and delay). The
+// network carries messages in parallel, so the more are in flight the
+// more one event delivers (inFlightPerDelivery): with one message per
+// event, a transport that sends more messages per tick than the events
+// deliver (the LogCoordinator's reports and answers beside the
+// heartbeats) piles hundreds of messages up on the bus, and every
+// message then waits hundreds of events for its turn.
 func (r *runner) deliver() error {
+	for k := 1 + r.inFlight()/inFlightPerDelivery; k > 0; k-- {
+		if err := r.deliverOne(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// inFlight counts the messages in flight: the bus and the REGISTERs.
+func (r *runner) inFlight() int { return len(r.c.bus) + len(r.c.regs) }
+
+// deliverOne delivers a message chosen at random, and sometimes keeps it
+// in flight (duplication). A REGISTER waits while the event service's
+// loop is busy.
+func (r *runner) deliverOne() error {
 	c := r.c
-	if len(c.bus) == 0 {
+	if r.inFlight() == 0 {
 		return nil
 	}
-	i := r.rng.IntN(len(c.bus))
-	keep := r.chance(0.1)
+	i := r.rng.IntN(r.inFlight())
+	keep := r.chance(0.1) && !r.calm
+	if i >= len(c.bus) {
+		if c.Busy() {
+			return nil
+		}
+		if keep {
+			r.res.Duplicated++
+		}
+		err := c.ServiceRecvRegister(i-len(c.bus), keep, r.chance(0.1) && !r.calm)
+		if errors.Is(err, ErrBusy) {
+			return err // checked above: a bug of the cluster
+		}
+		return nil // refusals are the collectors' business: they try again or elsewhere
+	}
 	if keep {
 		r.res.Duplicated++
 	}
@@ -252,23 +373,24 @@ func (r *runner) deliver() error {
 }
 
 func (r *runner) lose() error {
-	if len(r.c.bus) == 0 {
+	if r.inFlight() == 0 {
 		return nil
 	}
 	r.res.MessagesLost++
-	return r.c.NetLose(r.rng.IntN(len(r.c.bus)))
+	i := r.rng.IntN(r.inFlight())
+	if i >= len(r.c.bus) {
+		return r.c.NetLoseRegister(i - len(r.c.bus))
+	}
+	return r.c.NetLose(i)
 }
 
-// register has a collector register a dispatcher that it does not hold
-// (late registrations after STOPPING are refused by the gate).
+// register has a collector send a REGISTER for a dispatcher, registered
+// or not (a retry, or a re-registration), which the bus delivers later,
+// maybe after T's liveness changed (late registrations after STOPPING are
+// refused by the gate), maybe twice, maybe never.
 func (r *runner) register() error {
-	c := r.c
-	if c.Busy() {
-		return nil
-	}
-	d := r.rng.IntN(c.cfg.Dispatchers)
-	err := c.CollectorRegister(d, r.chance(0.1))
-	_ = err // refusals are the collectors' business: they try elsewhere
+	r.c.CollectorSendRegister(r.rng.IntN(r.c.cfg.Dispatchers))
+	r.res.MessagesSent++
 	return nil
 }
 
@@ -299,7 +421,7 @@ func (r *runner) brokerStep() error {
 		return nil
 	case removing:
 		return c.BrokerRemoveFinish()
-	case r.chance(0.2):
+	case r.chance(0.2) && !r.calm:
 		return c.BrokerRegisterTableFails()
 	}
 	_ = c.BrokerRegisterTable()
@@ -329,7 +451,7 @@ func (r *runner) upgradeController() error {
 	}
 	if !r.sessionSeen {
 		if _, ok := c.Coord.Target(); ok {
-			r.sessionSeen = true
+			r.sessionSeen, r.drainStart = true, r.step
 			r.work = 1 + r.rng.Int64N(3)
 			c.Coord.ReportProgress(Target, coordinator.Progress{Dispatchers: r.work})
 		}
@@ -338,10 +460,16 @@ func (r *runner) upgradeController() error {
 	case dec.Legacy:
 		r.res.LegacyRestarts++
 	case dec.Complete && dec.DrainedEpoch == c.Epoch():
-		r.res.DrainsCompleted++
+		if r.calm {
+			r.res.SettledDrains++
+			r.res.SettleSteps = append(r.res.SettleSteps, r.step-r.res.Steps+1)
+		} else {
+			r.res.DrainsCompleted++
+			r.res.DrainSteps = append(r.res.DrainSteps, r.step-r.drainStart)
+		}
 		r.res.UpgradeRestarts++
 		r.res.Restarts++
-		broken, err := c.RestartDrained(DrainRef{Number: r.res.DrainsCompleted, Epoch: c.Epoch(), Step: r.now})
+		broken, err := c.RestartDrained(DrainRef{Number: r.res.DrainsCompleted, Epoch: c.Epoch(), Step: r.step})
 		r.res.BrokenStreams += broken
 		if err != nil {
 			return err
@@ -372,7 +500,7 @@ func (r *runner) rejoin() {
 	c.LogCoord.RemoveNode(Target)
 	c.Coord.AddNode(Target, c.Epoch(), c.now)
 	r.versionKnown = false
-	r.sessionSeen = false
+	r.sessionSeen, r.drainStart = false, -1
 }
 
 // crash restarts T unplanned; the coordinator learns the new epoch from
@@ -396,19 +524,20 @@ func (r *runner) produce() error {
 }
 
 // pull runs T's puller with a batch of 1 to 4 events per table; now and
-// then a write batch fails (the puller retries at its next pull).
+// then, unless calm, a write batch fails (the puller retries at its next
+// pull).
 func (r *runner) pull() error {
-	if r.chance(0.1) {
+	if r.chance(0.1) && !r.calm {
 		r.c.InjectStoreFault([]store.Fault{store.FaultBatchSet, store.FaultBatchCommit}[r.rng.IntN(2)])
 	}
 	return transient(r.c.Pull(1 + r.rng.IntN(4)))
 }
 
 // consume has a random changefeed dispatcher read 1 to 3 events; now and
-// then its iterator fails (it reads again later).
+// then, unless calm, its iterator fails (it reads again later).
 func (r *runner) consume() error {
 	if n := r.c.ordinary(); n > 0 {
-		if r.chance(0.05) {
+		if r.chance(0.05) && !r.calm {
 			r.c.InjectStoreFault([]store.Fault{store.FaultIterOpen, store.FaultIterNext}[r.rng.IntN(2)])
 		}
 		_, err := r.c.Consume(r.rng.IntN(n), 1+r.rng.IntN(3))

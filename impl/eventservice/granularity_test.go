@@ -1,0 +1,282 @@
+package eventservice
+
+import (
+	"errors"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/drainproof/drainproof/impl/store"
+)
+
+// The tests of this file put one goroutine's step between two steps of
+// another, as the model at the implementation's granularity does: a
+// registration stopped between the service's gate check and the
+// broker's compare-and-swap (TLA+ pc "gated"), a close of admission
+// stopped before a broker's gate bit (ServiceCloseBroker(b)), a failed
+// registration stopped inside its store release (BrokerUnsubscribe). They
+// use two brokers (clusters c1 and c2) and the step hooks of hooks.go,
+// which exist only under the tag bugs, where `make bugs` runs them.
+//
+// The property they check is the one a drain relies on (TLA+ DrainSafety
+// over the sum of the brokers' counts): once a report says admission is
+// closed, its count is at least every later count and at least the
+// number of subscriptions the event stores still hold.
+
+// pause is a one-shot stop at a step of the code: the first goroutine that
+// reaches step p at the broker of cluster c runs fn, or if fn is nil
+// signals entered and waits for release.
+type pause struct {
+	p        step
+	c        ClusterID
+	fn       func()
+	hit      atomic.Bool
+	entered  chan struct{}
+	released chan struct{}
+	once     sync.Once
+}
+
+// Entered is closed once a goroutine stopped at the pause.
+func (x *pause) Entered() <-chan struct{} { return x.entered }
+
+// Release lets the stopped goroutine go on (idempotent).
+func (x *pause) Release() { x.once.Do(func() { close(x.released) }) }
+
+// pauses is the hook of a harness: its armed pauses.
+type pauses struct {
+	mu   sync.Mutex
+	list []*pause
+}
+
+func (ps *pauses) hook(p step, b *broker) {
+	ps.mu.Lock()
+	var hit *pause
+	for _, x := range ps.list {
+		if x.p == p && x.c == b.cluster && x.hit.CompareAndSwap(false, true) {
+			hit = x
+			break
+		}
+	}
+	ps.mu.Unlock()
+	if hit == nil {
+		return
+	}
+	if hit.fn != nil {
+		hit.fn()
+		return
+	}
+	close(hit.entered)
+	<-hit.released
+}
+
+// at arms a pause at step p of cluster c's broker; fn nil means stop
+// there until Release. It skips the test in a build without the hooks.
+func (h *harness) at(t *testing.T, p step, c ClusterID, fn func()) *pause {
+	t.Helper()
+	if !hooks {
+		t.Skip("the step hooks exist only under -tags bugs (make bugs)")
+	}
+	x := &pause{p: p, c: c, fn: fn, entered: make(chan struct{}), released: make(chan struct{})}
+	t.Cleanup(x.Release)
+	h.mu.Lock()
+	if h.pauses == nil {
+		h.pauses = &pauses{}
+		f := hookFunc(h.pauses.hook)
+		h.svc.hook.Store(&f)
+	}
+	h.mu.Unlock()
+	h.pauses.mu.Lock()
+	h.pauses.list = append(h.pauses.list, x)
+	h.pauses.mu.Unlock()
+	return x
+}
+
+// regOn is an ordinary registration of id on table tbl of cluster c.
+func regOn(c ClusterID, id DispatcherID, tbl TableID) Request {
+	r := reg(id, tbl)
+	r.Cluster = c
+	return r
+}
+
+// twoBrokers registers d1 with c1's broker and d2 with c2's.
+func twoBrokers(t *testing.T, h *harness) {
+	t.Helper()
+	for _, r := range []Request{regOn("c1", "d1", 1), regOn("c2", "d2", 2)} {
+		if err := h.do(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// async runs req in the request loop on its own goroutine.
+func async(h *harness, req Request) <-chan error {
+	errc := make(chan error, 1)
+	go func() { errc <- h.do(req) }()
+	return errc
+}
+
+// checkClosedReport fails unless the closed report (n, closed) counts at
+// least what the brokers count now and every subscription the event
+// stores hold now.
+func (h *harness) checkClosedReport(t *testing.T, n int64, closed bool, when string) {
+	t.Helper()
+	if !closed {
+		return
+	}
+	if now := h.svc.sumCounts(); now > n {
+		t.Fatalf("%s: a report said (count %d, closed) but the brokers now count %d: a count rose after a closed report", when, n, now)
+	}
+	subs := 0
+	for _, c := range []ClusterID{"c1", "c2"} {
+		subs += len(h.eventStore(c).Subscribers())
+	}
+	if int64(subs) > n {
+		t.Fatalf("%s: a report said (count %d, closed) while the event stores hold %d subscriptions", when, n, subs)
+	}
+}
+
+// gatedReg is a registration of d3 on c2, with d1 on c1 and d2 on c2 already
+// registered: stopped at its broker's gate word (gated) until released,
+// then held in RegisterTable (held), its outcome on errc.
+type gatedReg struct {
+	h     *harness
+	gated *pause
+	held  *store.Gate
+	errc  <-chan error
+}
+
+// gatedRegistration starts a harness with two brokers and a registration
+// stopped between the gate check and the compare-and-swap.
+func gatedRegistration(t *testing.T) (*harness, *gatedReg) {
+	h := newHarness(t)
+	twoBrokers(t, h)
+	r := &gatedReg{h: h, gated: h.at(t, stepGated, "c2", nil), held: h.schemaStore("c2").BlockRegisterTable()}
+	t.Cleanup(r.held.Release) // before the harness's: a failed test must not hold the loop
+	r.errc = async(h, regOn("c2", "d3", 3))
+	<-r.gated.Entered()
+	return h, r
+}
+
+// finish lets the admitted registration complete and checks that it
+// succeeded and that a report now counts all three, admission closed.
+func (r *gatedReg) finish(t *testing.T) {
+	t.Helper()
+	r.held.Release()
+	r.h.schemaStore("c2").Unblock()
+	if err := <-r.errc; err != nil {
+		t.Fatalf("the registration admitted before the close failed: %v", err)
+	}
+	if n, closed := r.h.svc.Report(); n != 3 || !closed {
+		t.Fatalf("Report after = (%d, %v), want (3, true)", n, closed)
+	}
+}
+
+// TestReportClosesBeforeSampling: a registration passed the gate check
+// before the node went STOPPING and is admitted while the report closes
+// admission. The report closes first and samples after, so it counts the
+// registration (caught: SampleBeforeClose, which sums first).
+func TestReportClosesBeforeSampling(t *testing.T) {
+	h, r := gatedRegistration(t)
+	h.stopping.Store(true) // the node goes STOPPING
+	// While the report closes admission (at c1's bit, before c2's), the
+	// gated registration takes its compare-and-swap on c2's open gate.
+	h.at(t, stepCloseBroker, "c1", func() {
+		r.gated.Release()
+		<-r.held.Entered() // admitted and counted: now in RegisterTable
+	})
+	n, closed := h.svc.Report()
+	if !closed {
+		t.Fatal("a report of a STOPPING node left admission open")
+	}
+	h.checkClosedReport(t, n, closed, "during the registration")
+	r.finish(t)
+	h.checkQuiescent()
+}
+
+// TestCloseAdmissionClosesBrokersFirst: a report taken while
+// CloseAdmission is between two brokers' gate bits must not say closed,
+// since a broker whose bit is still open admits a registration that
+// passed the gate check earlier (caught: ClosedBeforeBrokers).
+func TestCloseAdmissionClosesBrokersFirst(t *testing.T) {
+	h, r := gatedRegistration(t)
+	closing := h.at(t, stepCloseBroker, "c2", nil)
+	closed := make(chan struct{})
+	go func() {
+		defer close(closed)
+		h.svc.CloseAdmission()
+	}()
+	<-closing.Entered() // c1's bit is closed, c2's not yet
+	n, isClosed := h.svc.Report()
+	r.gated.Release()
+	<-r.held.Entered() // admitted by c2's open bit
+	h.checkClosedReport(t, n, isClosed, "between two brokers' gate bits")
+	closing.Release()
+	<-closed
+	r.finish(t)
+	if err := h.do(regOn("c1", "d4", 4)); !errors.Is(err, ErrAdmissionClosed) {
+		t.Fatalf("a registration after the close: %v, want ErrAdmissionClosed", err)
+	}
+	h.checkQuiescent()
+}
+
+// TestFailedRegistrationRollsBackLast is F-R1 at the code's granularity: a registration whose RegisterTable failed is stopped while
+// it releases its event-store subscription; a report taken then still
+// counts it (caught: RollbackBeforeUnsubscribe, which rolls the count
+// back before the release).
+func TestFailedRegistrationRollsBackLast(t *testing.T) {
+	h := newHarness(t)
+	if err := h.do(regOn("c1", "d1", 1)); err != nil {
+		t.Fatal(err)
+	}
+	h.schemaStore("c2").FailOnce(nil)
+	unsub := h.eventStore("c2").BlockUnregister()
+	t.Cleanup(unsub.Release)
+	errc := async(h, regOn("c2", "d2", 2))
+	<-unsub.Entered() // marked removed, releasing its subscription
+	h.stopping.Store(true)
+	n, closed := h.svc.Report()
+	if !closed {
+		t.Fatal("a report of a STOPPING node left admission open")
+	}
+	h.checkClosedReport(t, n, closed, "inside the failed registration's store release")
+	unsub.Release()
+	h.eventStore("c2").Unblock()
+	if err := <-errc; !errors.Is(err, store.ErrInjected) {
+		t.Fatalf("failed registration: %v, want the injected RegisterTable error", err)
+	}
+	if n, _ := h.svc.Report(); n != 1 {
+		t.Fatalf("Report after the rollback = %d, want 1", n)
+	}
+	h.checkQuiescent()
+}
+
+// TestGates: Gates reads each broker's count and gate bit without the
+// request loop, also while a registration holds it, and a close sets
+// every bit.
+func TestGates(t *testing.T) {
+	h := newHarness(t)
+	if g := h.svc.Gates(); len(g) != 0 {
+		t.Fatalf("Gates without brokers = %v", g)
+	}
+	twoBrokers(t, h)
+	held := h.schemaStore("c1").BlockRegisterTable()
+	t.Cleanup(held.Release)
+	errc := async(h, regOn("c1", "d3", 3))
+	<-held.Entered() // the loop is busy: d3 is counted, not published
+	want := []Gate{{Cluster: "c1", Count: 2}, {Cluster: "c2", Count: 1}}
+	if g := h.svc.Gates(); !slices.Equal(g, want) {
+		t.Fatalf("Gates = %v, want %v", g, want)
+	}
+	h.svc.CloseAdmission()
+	want[0].Closed, want[1].Closed = true, true
+	if g := h.svc.Gates(); !slices.Equal(g, want) {
+		t.Fatalf("Gates after the close = %v, want %v", g, want)
+	}
+	held.Release()
+	h.schemaStore("c1").Unblock()
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+	h.checkQuiescent()
+}
