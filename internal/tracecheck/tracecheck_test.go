@@ -2,6 +2,8 @@ package tracecheck_test
 
 import (
 	"bytes"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -54,4 +56,207 @@ func TestGeneratedTracesAccepted(t *testing.T) {
 			}
 		})
 	}
+}
+
+// observed returns the lines (indices) whose vars include name.
+func observed(lines []tracecheck.Line, name string) []int {
+	var out []int
+	for i, l := range lines {
+		if _, ok := l.Vars[name]; ok {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+func clone(lines []tracecheck.Line) []tracecheck.Line {
+	out := make([]tracecheck.Line, len(lines))
+	for i, l := range lines {
+		out[i] = tracecheck.Line{Action: l.Action, Params: l.Params, Vars: map[string]any{}}
+		for k, v := range l.Vars {
+			out[i].Vars[k] = v
+		}
+	}
+	return out
+}
+
+// TestMutatedValuesRejected changes one observed count, epoch or liveness
+// of an accepted trace: the trace is rejected at that line (line 1 is the
+// header, so trace line i is file line i+2), and the rejection names the
+// variable with both values.
+func TestMutatedValuesRejected(t *testing.T) {
+	cfg := configs()["heartbeat"]
+	mutations := map[string]func(v any) any{
+		"count":         func(v any) any { return v.(int) + 1 },
+		"coordCount":    func(v any) any { return v.(int) + 2 },
+		"epoch":         func(v any) any { return v.(int) + 1 },
+		"coordEpoch":    func(v any) any { return v.(int) - 1 },
+		"liveness":      func(v any) any { return map[string]string{"ALIVE": "DRAINING", "DRAINING": "STOPPING", "STOPPING": "ALIVE"}[v.(string)] },
+		"coordLiveness": func(v any) any { return map[string]string{"ALIVE": "STOPPING", "DRAINING": "ALIVE", "STOPPING": "DRAINING"}[v.(string)] },
+	}
+	for name, mutate := range mutations {
+		t.Run(name, func(t *testing.T) {
+			tried := 0
+			for seed := uint64(1); seed <= 10; seed++ {
+				lines, _ := traceOf(t, cfg, seed, 200)
+				at := observed(lines, name)
+				for k := 0; k < len(at); k += max(1, len(at)/5) {
+					i := at[k]
+					bad := clone(lines)
+					bad[i].Vars[name] = mutate(bad[i].Vars[name])
+					res := check(t, encode(t, cfg, bad))
+					require.Equal(t, tracecheck.Rejected, res.Verdict, "seed %d line %d", seed, i+2)
+					require.Equal(t, i+2, res.Line, "seed %d", seed)
+					require.NotEmpty(t, res.Candidates)
+					found := false
+					for _, c := range res.Candidates {
+						for _, s := range c.Successors {
+							for _, d := range s.Disagree {
+								found = found || d.Var == name
+							}
+						}
+					}
+					require.True(t, found, "the rejection names %s: %+v", name, res.Candidates)
+					tried++
+				}
+			}
+			require.Greater(t, tried, 10)
+		})
+	}
+}
+
+// TestDroppedLineRejected drops a BrokerSubscribe line followed by a line
+// of T that observes the pc of every dispatcher (not a restart, which
+// would erase the subscription): that line is then not explained.
+func TestDroppedLineRejected(t *testing.T) {
+	cfg := configs()["heartbeat"]
+	tried := 0
+	for seed := uint64(1); seed <= 20; seed++ {
+		lines, _ := traceOf(t, cfg, seed, 200)
+		for i, l := range lines {
+			if l.Action != "BrokerSubscribe" || i+1 == len(lines) || lines[i+1].Vars["pc"] == nil ||
+				strings.Contains(lines[i+1].Action, "Restart") {
+				continue
+			}
+			bad := append(clone(lines[:i]), lines[i+1:]...)
+			res := check(t, encode(t, cfg, bad))
+			require.Equal(t, tracecheck.Rejected, res.Verdict, "seed %d, line %d dropped", seed, i+2)
+			require.Equal(t, i+2, res.Line)
+			tried++
+		}
+	}
+	require.Greater(t, tried, 10)
+}
+
+// TestSwappedLinesRejected swaps a registration's admission with its
+// subscription: the subscription comes first, from pc idle.
+func TestSwappedLinesRejected(t *testing.T) {
+	cfg := configs()["heartbeat"]
+	tried := 0
+	for seed := uint64(1); seed <= 20; seed++ {
+		lines, _ := traceOf(t, cfg, seed, 200)
+		for i := 0; i+1 < len(lines); i++ {
+			if lines[i].Action != "CollectorRegister" || lines[i+1].Action != "BrokerSubscribe" {
+				continue
+			}
+			bad := clone(lines)
+			bad[i], bad[i+1] = bad[i+1], bad[i]
+			res := check(t, encode(t, cfg, bad))
+			require.Equal(t, tracecheck.Rejected, res.Verdict, "seed %d, lines %d and %d swapped", seed, i+2, i+3)
+			require.Equal(t, i+2, res.Line)
+			tried++
+		}
+	}
+	require.Greater(t, tried, 5)
+}
+
+// TestReceiveBeforeSendRejected swaps the first send of a message with
+// the receive that follows it at once: the receive then takes a message
+// never sent.
+func TestReceiveBeforeSendRejected(t *testing.T) {
+	tried := 0
+	for _, name := range []string{"heartbeat", "logcoord"} {
+		cfg := configs()[name]
+		for seed := uint64(1); seed <= 20; seed++ {
+			lines, _ := traceOf(t, cfg, seed, 200)
+			sent := map[string]bool{}
+			for i := 0; i+1 < len(lines); i++ {
+				m := fmt.Sprint(lines[i].Params["m"])
+				first := lines[i].Params["m"] != nil && !strings.Contains(lines[i].Action, "Recv") && !sent[m]
+				sent[m] = true
+				if !first || !strings.Contains(lines[i+1].Action, "Recv") || fmt.Sprint(lines[i+1].Params["m"]) != m {
+					continue
+				}
+				bad := clone(lines)
+				bad[i], bad[i+1] = bad[i+1], bad[i]
+				res := check(t, encode(t, cfg, bad))
+				require.Equal(t, tracecheck.Rejected, res.Verdict, "%s seed %d, lines %d and %d swapped", name, seed, i+2, i+3)
+				require.Equal(t, i+2, res.Line)
+				tried++
+			}
+		}
+	}
+	require.Greater(t, tried, 10)
+}
+
+// TestBuggyModelTracesRejected writes traces of the model with each bug
+// switched on (the implementation with the bug) and checks them against
+// the correct model: some trace of every bug is rejected, and no trace of
+// the correct model is.
+func TestBuggyModelTracesRejected(t *testing.T) {
+	for _, name := range spec.BugNames() {
+		t.Run(name, func(t *testing.T) {
+			bug, err := spec.ParseBug(name)
+			require.NoError(t, err)
+			good := configs()["heartbeat"]
+			if bug == spec.UnknownErasesCount {
+				good = configs()["logcoord"]
+			}
+			buggy := good
+			buggy.Bugs = bug
+			rejected := 0
+			for seed := uint64(1); seed <= 60 && rejected == 0; seed++ {
+				lines, _ := traceOf(t, buggy, seed, 300)
+				res := check(t, encode(t, good, lines))
+				require.NotEqual(t, tracecheck.Incomplete, res.Verdict)
+				if res.Verdict == tracecheck.Rejected {
+					rejected++
+				}
+			}
+			require.Positive(t, rejected, "no trace of %s rejected", name)
+		})
+	}
+}
+
+// TestWeakObservationsAccepted strips the dispatcher parameters and every
+// observed variable of T's lines (collectors, broker, node): the traces
+// are still
+// accepted, with larger candidate sets (past the size where they are
+// deduplicated by fingerprint), and a candidate bound below that size
+// makes them incomplete.
+func TestWeakObservationsAccepted(t *testing.T) {
+	cfg := configs()["three"]
+	cfg.Dispatchers, cfg.TableTriggers = []string{"d1", "d2", "d3", "d4", "d5"}, []string{"d5"}
+	most := 0
+	for seed := uint64(1); seed <= 20; seed++ {
+		lines, _ := traceOf(t, cfg, seed, 300)
+		weak := clone(lines)
+		for i := range weak {
+			delete(weak[i].Params, "d")
+			if !strings.HasPrefix(weak[i].Action, "Coord") && !strings.HasPrefix(weak[i].Action, "LogCoord") {
+				weak[i].Vars = nil
+			}
+		}
+		data := encode(t, cfg, weak)
+		res := check(t, data)
+		require.Equal(t, tracecheck.OK, res.Verdict, "seed %d: %+v", seed, res)
+		most = max(most, res.MaxCandidates)
+		if res.MaxCandidates > 1 {
+			small, err := tracecheck.CheckBytes(data, "t", nil, tracecheck.Options{MaxCandidates: res.MaxCandidates - 1})
+			require.NoError(t, err)
+			require.Equal(t, tracecheck.Incomplete, small.Verdict)
+		}
+	}
+	t.Logf("largest candidate set %d", most)
+	require.Greater(t, most, 8, "some trace needs more than 8 candidates")
 }
