@@ -87,12 +87,16 @@ func clone(lines []tracecheck.Line) []tracecheck.Line {
 func TestMutatedValuesRejected(t *testing.T) {
 	cfg := configs()["heartbeat"]
 	mutations := map[string]func(v any) any{
-		"count":         func(v any) any { return v.(int) + 1 },
-		"coordCount":    func(v any) any { return v.(int) + 2 },
-		"epoch":         func(v any) any { return v.(int) + 1 },
-		"coordEpoch":    func(v any) any { return v.(int) - 1 },
-		"liveness":      func(v any) any { return map[string]string{"ALIVE": "DRAINING", "DRAINING": "STOPPING", "STOPPING": "ALIVE"}[v.(string)] },
-		"coordLiveness": func(v any) any { return map[string]string{"ALIVE": "STOPPING", "DRAINING": "ALIVE", "STOPPING": "DRAINING"}[v.(string)] },
+		"count":      func(v any) any { return v.(int) + 1 },
+		"coordCount": func(v any) any { return v.(int) + 2 },
+		"epoch":      func(v any) any { return v.(int) + 1 },
+		"coordEpoch": func(v any) any { return v.(int) - 1 },
+		"liveness": func(v any) any {
+			return map[string]string{"ALIVE": "DRAINING", "DRAINING": "STOPPING", "STOPPING": "ALIVE"}[v.(string)]
+		},
+		"coordLiveness": func(v any) any {
+			return map[string]string{"ALIVE": "STOPPING", "DRAINING": "ALIVE", "STOPPING": "DRAINING"}[v.(string)]
+		},
 	}
 	for name, mutate := range mutations {
 		t.Run(name, func(t *testing.T) {
