@@ -34,6 +34,8 @@ commands:
   models    list the built-in models
   simulate  run the seeded cluster simulator (checker simulate -h)
   lincheck  porcupine linearizability check of the event service (checker lincheck -h)
+  trace     validate NDJSON traces of the implementation against the model (checker trace -h)
+  tracegen  write traces of seeded random walks of a model (checker tracegen -h)
 
 exit codes: 0 ok, 1 violation or deadlock, 2 usage or operational error, 3 incomplete
 `
@@ -55,6 +57,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runSimulate(ctx, args[1:], stdout, stderr)
 	case "lincheck":
 		return runLincheck(ctx, args[1:], stdout, stderr)
+	case "trace":
+		return runTrace(ctx, args[1:], stdout, stderr)
+	case "tracegen":
+		return runTraceGen(ctx, args[1:], stdout, stderr)
 	case "models":
 		for _, m := range registry {
 			fmt.Fprintf(stdout, "%-14s %s\n", m.name, m.help)

@@ -1,0 +1,61 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestTraceCommand(t *testing.T) {
+	dir := t.TempDir()
+	okDir, bugDir := filepath.Join(dir, "ok"), filepath.Join(dir, "bug")
+	code, _, errOut := runCLI(t, "tracegen", "--config", "../../tla/MCDrainRegistration.cfg", "--out", okDir, "--seeds", "4", "--steps", "60")
+	require.Equal(t, exitOK, code, errOut)
+	code, _, errOut = runCLI(t, "tracegen", "--config", "../../tla/MCDrainRegistration.cfg", "--out", bugDir, "--seeds", "4", "--steps", "60", "--bug", "CountAfterPublish")
+	require.Equal(t, exitOK, code, errOut)
+
+	code, out, _ := runCLI(t, "trace", okDir)
+	require.Equal(t, exitOK, code, out)
+	require.Contains(t, out, "4 files, 4 ok, 0 rejected")
+
+	code, out, _ = runCLI(t, "trace", "--json", okDir, filepath.Join(bugDir, "seed-1.ndjson"))
+	require.Equal(t, exitViolation, code, out)
+	var r traceOutput
+	require.NoError(t, json.Unmarshal([]byte(out), &r))
+	require.Equal(t, "rejected", r.Result)
+	require.Len(t, r.Files, 5)
+	require.Equal(t, 4, r.OK)
+	bad := r.Files[4]
+	require.Equal(t, "rejected", string(bad.Verdict))
+	require.Positive(t, bad.Line)
+	require.NotEmpty(t, bad.Candidates)
+
+	code, out, _ = runCLI(t, "trace", bugDir)
+	require.Equal(t, exitViolation, code)
+	require.Contains(t, out, "disagrees on count: trace 0, model 1")
+
+	// Incomplete: a candidate bound the weakened trace exceeds.
+	weak := filepath.Join(dir, "weak.ndjson")
+	require.NoError(t, os.WriteFile(weak, []byte(header2+"\n"+`{"action":"CollectorRegister"}`+"\n"), 0o644))
+	code, out, _ = runCLI(t, "trace", "--max-candidates", "1", weak)
+	require.Equal(t, exitIncomplete, code, out)
+
+	// A malformed trace: one error line with the file and line, exit 2.
+	mal := filepath.Join(dir, "mal.ndjson")
+	require.NoError(t, os.WriteFile(mal, []byte(header2+"\n"+`{"action":"Nope"}`+"\n"), 0o644))
+	code, out, errOut = runCLI(t, "trace", mal)
+	require.Equal(t, exitUsage, code, out)
+	require.Contains(t, errOut, mal+":2:")
+
+	for _, args := range [][]string{{"trace"}, {"trace", "--max-candidates", "0", mal}, {"trace", filepath.Join(dir, "none")},
+		{"trace", t.TempDir()}, {"trace", "--config", "nope.cfg", mal}, {"tracegen"}, {"tracegen", "--out", dir, "--bug", "Nope"}} {
+		code, _, errOut = runCLI(t, args...)
+		require.Equal(t, exitUsage, code, "%v", args)
+		require.NotEmpty(t, errOut, "%v", args)
+	}
+}
+
+const header2 = `{"drainproof_trace":1,"model":{"Dispatchers":["d1","d2"],"TableTriggers":["d2"],"MaxEpoch":15,"MaxReg":15,"MaxMsgs":8,"Transport":"heartbeat","Bugs":[]}}`
