@@ -33,6 +33,7 @@ type Checker struct {
 	seen      map[uint64]struct{} // fingerprints of next, once it is large
 	seed      maphash.Seed
 	maxCands  int
+	maxEpoch  int8
 
 	lose        actionDef // the environment's loss of a message
 	unnamedSend bool      // a step sent a message its line does not name
@@ -52,7 +53,8 @@ func NewChecker(m *spec.Model, opts Options) (*Checker, error) {
 		return nil, err
 	}
 	c := &Checker{m: m, opts: opts, actions: acts, actionIdx: map[string]int{}, varIdx: map[string]int{},
-		dispatchers: m.Config().Dispatchers, seen: map[uint64]struct{}{}, seed: maphash.MakeSeed()}
+		dispatchers: m.Config().Dispatchers, seen: map[uint64]struct{}{}, seed: maphash.MakeSeed(),
+		maxEpoch: int8(m.Config().MaxEpoch)}
 	for i, a := range acts {
 		c.actionIdx[a.name] = i
 		if a.name == loseAction {
@@ -92,6 +94,9 @@ func (c *Checker) step(ln *line) (ok bool, err error) {
 			ok, err = false, &boundError{fmt.Sprint(r)}
 		}
 	}()
+	if ln.pastEpochs {
+		return false, &boundError{fmt.Sprintf("an epoch past MaxEpoch = %d", c.maxEpoch)}
+	}
 	c.next = c.next[:0]
 	c.unnamedSend = false
 	clear(c.seen)

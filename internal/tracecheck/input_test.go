@@ -75,6 +75,14 @@ func TestBounds(t *testing.T) {
 	require.Equal(t, tracecheck.Incomplete, res.Verdict, "%+v", res)
 	require.Equal(t, 4, res.Line)
 	require.Contains(t, res.Reason, "bounds")
+
+	// An epoch past MaxEpoch.
+	h = strings.Replace(header, `"MaxEpoch":15`, `"MaxEpoch":1`, 1)
+	tr = h + "\n" + `{"action":"NodeCrashRestart","vars":{"epoch":2}}` + "\n"
+	res, err = tracecheck.Check(strings.NewReader(tr), "b", nil, tracecheck.Options{})
+	require.NoError(t, err)
+	require.Equal(t, tracecheck.Incomplete, res.Verdict, "%+v", res)
+	require.Contains(t, res.Reason, "MaxEpoch")
 }
 
 // FuzzCheck: no input makes Check panic; it returns a verdict or an

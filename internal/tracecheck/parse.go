@@ -233,7 +233,9 @@ type line struct {
 	keep   int8
 	lose   bool
 	isRecv bool
-	checks []check
+	// pastEpochs: the line names an epoch past MaxEpoch.
+	pastEpochs bool
+	checks     []check
 }
 
 // sentMsg is the message the line sends, if it names one.
@@ -249,7 +251,7 @@ var errNoAction = errors.New(`no "action"`)
 // parseLine compiles text into ln (reusing ln.checks).
 func (c *Checker) parseLine(text []byte, ln *line) error {
 	p := scanner{b: text}
-	ln.act, ln.hasIdx, ln.hasMsg, ln.hasReply, ln.keep, ln.lose, ln.isRecv, ln.checks = -1, false, false, false, -1, false, false, ln.checks[:0]
+	ln.act, ln.hasIdx, ln.hasMsg, ln.hasReply, ln.keep, ln.lose, ln.isRecv, ln.pastEpochs, ln.checks = -1, false, false, false, -1, false, false, false, ln.checks[:0]
 	ok := p.object(func(k []byte) bool {
 		switch string(k) {
 		case "action":
@@ -281,6 +283,10 @@ func (c *Checker) parseLine(text []byte, ln *line) error {
 	}
 	if ln.act < 0 {
 		return errNoAction
+	}
+	ln.pastEpochs = ln.hasMsg && ln.msg.msg.Epoch > c.maxEpoch || ln.hasReply && ln.reply.msg.Epoch > c.maxEpoch
+	for _, ck := range ln.checks {
+		ln.pastEpochs = ln.pastEpochs || isEpoch(ck) && ck.want > c.maxEpoch
 	}
 	return c.checkParams(ln)
 }

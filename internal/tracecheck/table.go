@@ -115,6 +115,18 @@ func getVar(s *spec.State, v uint8, idx int) int8 {
 	panic(fmt.Sprintf("tracecheck: variable %s is not observable", varTable[v].name))
 }
 
+// isEpoch reports whether check ck reads an epoch (bounded by
+// MaxEpoch: a trace past it is incomplete, not rejected).
+func isEpoch(ck check) bool {
+	switch varTable[ck.v].name {
+	case "epoch", "coordEpoch", "drainedEpoch":
+		return true
+	case "cache":
+		return ck.idx == 0
+	}
+	return false
+}
+
 // normalize is the trace's view of a model state: the collectors' budget
 // of REGISTER requests (MaxReg, a bound that only makes the model finite)
 // is unbounded in a trace, so it is reset after every step. Without it a
