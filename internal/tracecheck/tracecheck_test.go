@@ -89,7 +89,12 @@ func TestMutatedValuesRejected(t *testing.T) {
 	mutations := map[string]func(v any) any{
 		"count":      func(v any) any { return v.(int) + 1 },
 		"coordCount": func(v any) any { return v.(int) + 2 },
-		"epoch":      func(v any) any { return v.(int) + 1 },
+		"epoch": func(v any) any {
+			if v.(int) == spec.MaxEpochLimit {
+				return v.(int) - 1 // one more would be past the bound: incomplete
+			}
+			return v.(int) + 1
+		},
 		"coordEpoch": func(v any) any { return v.(int) - 1 },
 		"liveness": func(v any) any {
 			return map[string]string{"ALIVE": "DRAINING", "DRAINING": "STOPPING", "STOPPING": "ALIVE"}[v.(string)]
@@ -109,7 +114,7 @@ func TestMutatedValuesRejected(t *testing.T) {
 					bad := clone(lines)
 					bad[i].Vars[name] = mutate(bad[i].Vars[name])
 					res := check(t, encode(t, cfg, bad))
-					require.Equal(t, tracecheck.Rejected, res.Verdict, "seed %d line %d", seed, i+2)
+					require.Equal(t, tracecheck.Rejected, res.Verdict, "seed %d line %d: %s", seed, i+2, res.Reason)
 					require.Equal(t, i+2, res.Line, "seed %d", seed)
 					require.NotEmpty(t, res.Candidates)
 					found := false
