@@ -388,9 +388,11 @@ func (b *broker) add(ctx context.Context, d *dispatcher, req *Request, slot hint
 			d.markRemoved()
 			b.leaveChangefeed(d)
 			b.rollback()
+			b.svc.traceFresh(trSubscribeRefused, d)
 			b.svc.emit(Event{Kind: EventNotReusable, Cluster: b.cluster, Dispatcher: d.id, Topic: d.topic})
 			return fmt.Errorf("%w: %s/%s", ErrNotReusable, b.cluster, d.id)
 		}
+		b.svc.traceFresh(trSubscribe, d)
 		// BrokerRegisterTable / BrokerRegisterTableFails.
 		if err := b.ss.RegisterTable(ctx, req.Table, req.StartTs); err != nil {
 			// Seed 004: the order matters. Mark removed first so that no
@@ -403,6 +405,7 @@ func (b *broker) add(ctx context.Context, d *dispatcher, req *Request, slot hint
 			}
 			b.leaveChangefeed(d)
 			b.rollback()
+			b.svc.traceFresh(trRegisterTableFails, d)
 			return fmt.Errorf("eventservice: register table %d of dispatcher %s/%s: %w", req.Table, b.cluster, d.id, err)
 		}
 	}
@@ -415,6 +418,7 @@ func (b *broker) add(ctx context.Context, d *dispatcher, req *Request, slot hint
 	if bugs.CountAfterPublishOn() {
 		b.addCount(1)
 	}
+	b.svc.traceFresh(trRegisterTable, d)
 	return nil
 }
 
@@ -450,7 +454,9 @@ func (b *broker) removeID(id DispatcherID) {
 	}
 	b.loopUnlock()
 	if d != nil {
+		b.svc.traceRemove(d)
 		b.release(d)
+		b.svc.traceStep(trRemoveFinish, d.id, d)
 		b.recycle(d)
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/drainproof/drainproof/impl/bugs"
 	"github.com/drainproof/drainproof/impl/store"
+	"github.com/drainproof/drainproof/impl/trace"
 )
 
 // Defaults of [Config].
@@ -32,6 +33,10 @@ type Config struct {
 	// [Service.Do] for which goroutine that is) when a cluster's first
 	// admitted registration arrives. It must not block.
 	NewStores func(ClusterID) (store.EventStore, store.SchemaStore)
+	// Tracer, if set, receives the model actions the request loop
+	// performs, in order (docs/trace.md; see trace.go for which function
+	// emits which action). Nil: no tracing, and no cost.
+	Tracer trace.Tracer
 	// Emit sends an event to a collector. It is called from the request
 	// loop (the Run goroutine, or a Do caller's; see [Service.Do]) and
 	// from event-store goroutines (notifications), so it must be safe for
@@ -113,6 +118,8 @@ type Service struct {
 	closed  atomic.Bool
 
 	dropped atomic.Int64 // notifications dropped for removed dispatchers
+
+	tr *traceState // Config.Tracer's state, nil when untraced (request loop only)
 }
 
 // New returns a service for cfg. Start its request loop with Run.
@@ -134,6 +141,7 @@ func New(cfg Config) (*Service, error) {
 		q:         newQueue(cfg.QueueSize),
 		stopped:   make(chan struct{}),
 		byCluster: make(map[ClusterID]*broker),
+		tr:        newTraceState(cfg.Tracer),
 	}
 	s.brokers.Store(&[]*broker{})
 	return s, nil
@@ -622,6 +630,7 @@ func (s *Service) brokerFor(cluster ClusterID) *broker {
 // refuse answers a registration the gate did not admit: a remote probe
 // gets NotReusable, a local registration is dropped (F-R7).
 func (s *Service) refuse(req *Request) error {
+	s.traceStep(trRegisterRefused, req.Dispatcher, nil)
 	if req.OnlyReuse {
 		s.emit(Event{Kind: EventNotReusable, Cluster: req.Cluster, Dispatcher: req.Dispatcher, Topic: req.Topic})
 	}
@@ -654,12 +663,15 @@ func (s *Service) register(ctx context.Context, req *Request) error {
 	// as the lookup.
 	d := b.newDispatcher(req)
 	old, slot := b.lookupAndJoin(d)
+	s.traceRegister(d, old)
 	if old != nil && !bugs.DoubleIncrementOn() {
 		if b.remove(old) {
 			b.recycle(old)
 		}
 	}
-	return b.add(ctx, d, req, slot)
+	err := b.add(ctx, d, req, slot)
+	s.traceAdded(d, err)
+	return err
 }
 
 // cleanupInactive removes the inactive dispatchers of every broker
@@ -671,6 +683,7 @@ func (s *Service) cleanupInactive() int {
 	for _, b := range *s.brokers.Load() {
 		for _, d := range b.inactive(now, s.cfg.InactivityTimeout, closed) {
 			if b.remove(d) {
+				s.traceRemoved(d)
 				n++
 				if !bugs.DoubleDecrementOn() { // in the loop: d is ours again
 					b.recycle(d)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/drainproof/drainproof/impl/coordinator"
 	"github.com/drainproof/drainproof/impl/node"
+	"github.com/drainproof/drainproof/impl/trace"
 )
 
 // Config configures one seeded simulation ([Run]).
@@ -20,6 +21,12 @@ type Config struct {
 	// Dispatchers (default 4) and TableTriggers (default 1) the collectors
 	// register with T.
 	Dispatchers, TableTriggers int
+	// Tracer, if set, receives the run's model actions (docs/trace.md):
+	// every component of the cluster traces into it.
+	Tracer trace.Tracer
+	// ModelScope keeps the run within what the TLA+ model describes, so
+	// that its trace can be validated: see modelScope in trace.go.
+	ModelScope bool
 
 	_ struct{}
 }
@@ -70,6 +77,7 @@ type runner struct {
 	rng *rand.Rand
 	res Result
 
+	model         bool  // Config.ModelScope
 	work          int64 // maintainer work on T in the current session
 	sessionSeen   bool
 	versionKnown  bool
@@ -97,7 +105,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}
 	c, err := NewCluster(ClusterConfig{Transport: cfg.Transport, Dispatchers: cfg.Dispatchers,
 		TableTriggers: cfg.TableTriggers, ResendInterval: 4, QueryInterval: 2, UnknownAfter: 40,
-		HeartbeatInterval: 3, CacheTTL: 10})
+		HeartbeatInterval: 3, CacheTTL: cacheTTL(cfg), Tracer: cfg.Tracer})
 	if err != nil {
 		return Result{}, err
 	}
@@ -105,8 +113,12 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	r := &runner{c: c, rng: rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)),
 		res: Result{Seed: cfg.Seed, Steps: cfg.Steps, Transport: string(cfg.Transport)}, versionKnown: true,
 		legacyUntil: -1}
-	if r.rng.IntN(5) == 0 {
+	if r.rng.IntN(5) == 0 && !cfg.ModelScope {
 		r.legacyUntil = r.rng.IntN(max(cfg.Steps, 1))
+	}
+	r.model = cfg.ModelScope
+	if err := r.startModelScope(); err != nil {
+		return r.res, err
 	}
 	c.Coord.AddNode(peer, 1, 0)
 	c.Coord.ObserveVersion(peer, r.peerVersion(0))
@@ -134,6 +146,7 @@ func (r *runner) chance(p float64) bool { return r.rng.Float64() < p }
 // step runs one event, chosen by weight.
 func (r *runner) step(step int) error {
 	c := r.c
+	r.trimBus()
 	if step == r.legacyUntil {
 		c.Coord.ObserveVersion(peer, r.peerVersion(step)) // the peer was upgraded
 	}
@@ -193,7 +206,7 @@ func (r *runner) tick() error {
 		r.versionKnown = true
 		c.Coord.ObserveVersion(Target, node.VersionBrokerDrain)
 	}
-	if r.chance(0.02) {
+	if r.chance(0.02) && !r.model {
 		r.staleLCActive = !r.staleLCActive
 	}
 	r.sent(before)
@@ -331,10 +344,14 @@ func (r *runner) upgradeController() error {
 	default:
 		return nil
 	}
+	if !r.mayRestart() {
+		return nil
+	}
 	r.res.Restarts++
 	if _, err := c.Restart(); err != nil {
 		return err
 	}
+	r.traceRestart("UpgradeRestart")
 	r.rejoin()
 	return nil
 }
@@ -342,6 +359,9 @@ func (r *runner) upgradeController() error {
 // rejoin: T's new process leaves and rejoins membership; its version is
 // known only after its bootstrap.
 func (r *runner) rejoin() {
+	if r.model {
+		return // one drain session, as in the model
+	}
 	c := r.c
 	c.Coord.RemoveNode(Target)
 	c.LogCoord.RemoveNode(Target)
@@ -353,11 +373,12 @@ func (r *runner) rejoin() {
 // crash restarts T unplanned; the coordinator learns the new epoch from
 // its messages.
 func (r *runner) crash() error {
-	if !r.chance(0.3) {
+	if !r.chance(0.3) || !r.mayRestart() {
 		return nil
 	}
 	r.res.Restarts++
 	r.res.CrashRestarts++
 	_, err := r.c.Restart()
+	r.traceRestart("NodeCrashRestart")
 	return err
 }

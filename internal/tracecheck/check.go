@@ -34,6 +34,7 @@ type Checker struct {
 	seed      maphash.Seed
 	maxCands  int
 	maxEpoch  int8
+	maxMsgs   int
 
 	lose        actionDef // the environment's loss of a message
 	unnamedSend bool      // a step sent a message its line does not name
@@ -54,7 +55,7 @@ func NewChecker(m *spec.Model, opts Options) (*Checker, error) {
 	}
 	c := &Checker{m: m, opts: opts, actions: acts, actionIdx: map[string]int{}, varIdx: map[string]int{},
 		dispatchers: m.Config().Dispatchers, seen: map[uint64]struct{}{}, seed: maphash.MakeSeed(),
-		maxEpoch: int8(m.Config().MaxEpoch)}
+		maxEpoch: int8(m.Config().MaxEpoch), maxMsgs: m.Config().MaxMsgs}
 	for i, a := range acts {
 		c.actionIdx[a.name] = i
 		if a.name == loseAction {
@@ -96,6 +97,9 @@ func (c *Checker) step(ln *line) (ok bool, err error) {
 	}()
 	if ln.pastEpochs {
 		return false, &boundError{fmt.Sprintf("an epoch past MaxEpoch = %d", c.maxEpoch)}
+	}
+	if ln.peak > int32(c.maxMsgs) {
+		return false, &boundError{fmt.Sprintf("%d messages in flight awaiting a later receive, past MaxMsgs = %d", ln.peak, c.maxMsgs)}
 	}
 	c.next = c.next[:0]
 	c.unnamedSend = false

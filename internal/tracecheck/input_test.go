@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/drainproof/drainproof/impl/trace"
 	"github.com/drainproof/drainproof/internal/tracecheck"
 )
 
@@ -96,4 +97,10 @@ func FuzzCheck(f *testing.F) {
 			t.Fatal("no verdict and no error")
 		}
 	})
+}
+
+// TestSchemaVersions: the implementation's writer and the checker speak
+// the same schema version.
+func TestSchemaVersions(t *testing.T) {
+	require.Equal(t, tracecheck.SchemaVersion, trace.SchemaVersion)
 }

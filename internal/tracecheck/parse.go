@@ -235,7 +235,9 @@ type line struct {
 	isRecv bool
 	// pastEpochs: the line names an epoch past MaxEpoch.
 	pastEpochs bool
-	checks     []check
+	// peak: the messages in flight at the line's peak (lookahead).
+	peak   int32
+	checks []check
 }
 
 // sentMsg is the message the line sends, if it names one.

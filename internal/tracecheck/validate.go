@@ -269,20 +269,38 @@ func CheckBytes(data []byte, name string, model *spec.Model, opts Options) (Resu
 // duplications only removes messages a later line needs or blocks a send
 // (the network is a set, bounded by MaxMsgs). A line that says keep is
 // taken at its word.
+//
+// It also records, per line, how many messages the network holds at the
+// line's peak (those awaiting a later receive, plus a sent message about
+// to be lost): more than MaxMsgs is past the model's bound.
 func lookahead(lines []line) {
 	recvNext := map[spec.Msg]bool{} // the next event of a message is a receive
+	pending := 0                    // messages whose next event is a receive
+	set := func(m spec.Msg, v bool) {
+		switch old := recvNext[m]; {
+		case v && !old:
+			pending++
+		case !v && old:
+			pending--
+		}
+		recvNext[m] = v
+	}
 	for i := len(lines) - 1; i >= 0; i-- {
 		ln := &lines[i]
+		ln.peak = int32(pending)
 		if ln.hasReply || (ln.hasMsg && !ln.isRecv) {
 			m := ln.sentMsg()
 			ln.lose = !recvNext[m]
-			recvNext[m] = false
+			if ln.lose {
+				ln.peak++
+			}
+			set(m, false)
 		}
 		if ln.isRecv {
 			if ln.keep < 0 {
 				ln.keep = b8(recvNext[ln.msg.msg])
 			}
-			recvNext[ln.msg.msg] = true
+			set(ln.msg.msg, true)
 		}
 	}
 }
