@@ -1,18 +1,25 @@
 # drainproof: the main job is `make check`, the tests are `make test`.
 GO      ?= go
 CHECKER := $(GO) run ./cmd/checker
+# where make check writes the traces it validates
+TRACES  ?= $(or $(TMPDIR),/tmp)/drainproof-traces
 
 .PHONY: check test lint bench bugs tlc fuzz clean
 
 ## check: every model of tla/models.json against its recorded figures, the
-## calibration model, a short seeded simulation per transport, and one
-## linearizability check of the event service
+## calibration model, a short seeded simulation per transport, one
+## linearizability check of the event service, and trace validation of
+## model-scope simulations of both transports (docs/trace.md)
 check:
 	$(CHECKER) verify --models tla/models.json
 	$(CHECKER) check --model twophase --rms 3 --progress 0
 	$(CHECKER) simulate --seed 1 --seeds 50 --steps 2000 --transport heartbeat
 	$(CHECKER) simulate --seed 1 --seeds 50 --steps 2000 --transport logcoord
 	$(CHECKER) lincheck --clients 8 --ops 2000 --seed 1 --timeout 60s
+	@rm -rf $(TRACES) && mkdir -p $(TRACES)
+	$(CHECKER) simulate --seed 1 --seeds 50 --steps 2000 --transport heartbeat --model-scope --trace $(TRACES)
+	$(CHECKER) simulate --seed 1 --seeds 50 --steps 2000 --transport logcoord --model-scope --trace $(TRACES)
+	$(CHECKER) trace -q $(TRACES)
 
 ## test: the whole test suite under the race detector
 test:

@@ -32,6 +32,8 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	transport := fs.String("transport", "heartbeat", "how the broker count travels: heartbeat or logcoord")
 	bug := fs.String("bug", "", "switch on a bug of the zoo (binary built with -tags bugs): "+fmt.Sprint(bugs.Names()))
 	asJSON := fs.Bool("json", false, "print one JSON object")
+	traceDir := fs.String("trace", "", "write each seed's trace (docs/trace.md) to DIR/seed-N-TRANSPORT.ndjson")
+	modelScope := fs.Bool("model-scope", false, "keep the runs within what the TLA+ model describes (see sim.Config.ModelScope), so that their traces validate")
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
 	}
@@ -49,7 +51,8 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	}
 	out := simulateOutput{Result: sim.Result{Seed: *seed, Steps: *steps, Transport: string(tr)}, Seeds: *seeds, Bug: *bug}
 	for i := 0; i < *seeds; i++ {
-		r, err := sim.Run(ctx, sim.Config{Seed: *seed + uint64(i), Steps: *steps, Transport: tr})
+		cfg := sim.Config{Seed: *seed + uint64(i), Steps: *steps, Transport: tr, ModelScope: *modelScope}
+		r, err := runSimTraced(ctx, cfg, *traceDir)
 		if err != nil {
 			fmt.Fprintf(stderr, "checker simulate: %v\n", err)
 			return exitUsage

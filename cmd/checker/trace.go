@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/drainproof/drainproof/impl/sim"
+	"github.com/drainproof/drainproof/impl/trace"
 	"github.com/drainproof/drainproof/internal/drainmodel"
 	"github.com/drainproof/drainproof/internal/tracecheck"
 	"github.com/drainproof/drainproof/spec"
@@ -41,6 +43,7 @@ func runTrace(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	cfgPath := fs.String("config", "", "check against the model of this TLC .cfg instead of the one each trace's header names")
 	maxCands := fs.Int("max-candidates", tracecheck.DefaultMaxCandidates, "bound on the candidate states; a trace that needs more is incomplete")
 	asJSON := fs.Bool("json", false, "print one JSON object")
+	quiet := fs.Bool("q", false, "print only the traces not accepted and the totals")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: checker trace [flags] FILE|DIR... (a directory: its *.ndjson files)")
 		fs.PrintDefaults()
@@ -108,11 +111,36 @@ func runTrace(_ context.Context, args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	for i := range out.Files {
-		printTraceResult(stdout, &out.Files[i])
+		if !*quiet || out.Files[i].Verdict != tracecheck.OK {
+			printTraceResult(stdout, &out.Files[i])
+		}
 	}
 	fmt.Fprintf(stdout, "trace: %d files, %d ok, %d rejected, %d incomplete; %d lines in %.3fs (%.0f lines/s)\n",
 		len(out.Files), out.OK, out.Rejected, out.Incomplete, out.Lines, out.Seconds, out.LinesPerSecond)
 	return code
+}
+
+// runSimTraced runs one simulation, writing its trace into dir (if set)
+// as seed-N-TRANSPORT.ndjson.
+func runSimTraced(ctx context.Context, cfg sim.Config, dir string) (sim.Result, error) {
+	if dir == "" {
+		return sim.Run(ctx, cfg)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return sim.Result{}, err
+	}
+	f, err := os.Create(filepath.Join(dir, fmt.Sprintf("seed-%d-%s.ndjson", cfg.Seed, cfg.Transport)))
+	if err != nil {
+		return sim.Result{}, err
+	}
+	tw, err := trace.NewWriter(f, sim.TraceHeader(cfg))
+	if err != nil {
+		_ = f.Close()
+		return sim.Result{}, err
+	}
+	cfg.Tracer = tw
+	res, err := sim.Run(ctx, cfg)
+	return res, errors.Join(err, tw.Close())
 }
 
 // traceFiles expands the arguments: a directory stands for its *.ndjson

@@ -59,3 +59,20 @@ func TestTraceCommand(t *testing.T) {
 }
 
 const header2 = `{"drainproof_trace":1,"model":{"Dispatchers":["d1","d2"],"TableTriggers":["d2"],"MaxEpoch":15,"MaxReg":15,"MaxMsgs":8,"Transport":"heartbeat","Bugs":[]}}`
+
+// TestSimulateTrace: model-scope simulations of both transports write
+// one trace per seed, and every trace is accepted.
+func TestSimulateTrace(t *testing.T) {
+	dir := t.TempDir()
+	for _, tr := range []string{"heartbeat", "logcoord"} {
+		code, out, errOut := runCLI(t, "simulate", "--seed", "1", "--seeds", "5", "--steps", "800", "--transport", tr,
+			"--model-scope", "--trace", dir)
+		require.Equal(t, exitOK, code, out+errOut)
+	}
+	code, out, _ := runCLI(t, "trace", "--json", dir)
+	require.Equal(t, exitOK, code, out)
+	var r traceOutput
+	require.NoError(t, json.Unmarshal([]byte(out), &r))
+	require.Equal(t, 10, r.OK)
+	require.Greater(t, r.Lines, 2000)
+}

@@ -130,7 +130,10 @@ func (c *Cache) Expire(now int64) int {
 func (c *Cache) RemoveNode(n node.ID) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	delete(c.entries, n)
+	if _, ok := c.entries[n]; ok {
+		delete(c.entries, n)
+		c.trace("LogCoordExpire", n, nil)
+	}
 }
 
 // Entry returns n's cached report and whether there is one (expired or

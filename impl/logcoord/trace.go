@@ -12,7 +12,8 @@ import (
 //
 //	OnReport  LogCoordRecvReport   after caching
 //	Answer    LogCoordAnswer       the answer sent (an expired entry: LogCoordExpire first)
-//	Expire    LogCoordExpire       per entry deleted
+//	Expire      LogCoordExpire     per entry deleted
+//	RemoveNode  LogCoordExpire     the node left membership (its process is gone)
 
 // TraceMsg returns a as the model's record (TLA+ Ans; unknown is
 // Ans(None, None, FALSE)).

@@ -380,5 +380,6 @@ func (r *runner) crash() error {
 	r.res.CrashRestarts++
 	_, err := r.c.Restart()
 	r.traceRestart("NodeCrashRestart")
+	r.forgetOldProcess()
 	return err
 }

@@ -45,6 +45,16 @@ func (r *runner) startModelScope() error {
 	return nil
 }
 
+// forgetOldProcess: in a model-scope run the LogCoordinator now and then
+// drops the crashed process's entry (the model's LogCoordExpire of a
+// process that no longer reports; a full run drops it at the rejoin), so
+// that the coordinator may get the unknown answer of an empty cache.
+func (r *runner) forgetOldProcess() {
+	if r.model && r.chance(0.5) {
+		r.c.LogCoord.RemoveNode(Target)
+	}
+}
+
 // mayRestart reports whether T may restart now (a model-scope run stays
 // within TraceMaxEpoch).
 func (r *runner) mayRestart() bool { return !r.model || r.c.Epoch() < TraceMaxEpoch }
