@@ -1,6 +1,8 @@
 package eventservice
 
 import (
+	"sync"
+
 	"github.com/drainproof/drainproof/impl/trace"
 )
 
@@ -25,9 +27,12 @@ import (
 //	                                 BrokerRemoveFinish(d)  after the stores' release and the decrement
 //	                                 (a table trigger's removal is one CollectorRemove)
 
-// traceState is the loop's tracing state (request loop only).
+// traceState is the loop's tracing state. The request loop is its only
+// user in a correct build; mu serialises emit anyway, for the cleanup
+// that the DoubleDecrement bug runs beside the loop.
 type traceState struct {
-	t trace.Tracer
+	mu sync.Mutex
+	t  trace.Tracer
 	// fresh: the registration under way is of an ordinary dispatcher not
 	// registered before, whose store steps are model steps of their own.
 	fresh bool
@@ -132,6 +137,8 @@ var traceNames = [...]string{
 // dispatcher omits the count, which the model keeps until the finish but
 // the cleanup's one call has already decremented.
 func (ts *traceState) emit(s *Service, a traceAction, id DispatcherID, d *dispatcher) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
 	ts.vars = ts.vars[:0]
 	var pc string
 	removed := true

@@ -96,7 +96,7 @@ func (c *Checker) step(ln *line) (ok bool, err error) {
 		}
 	}()
 	if ln.pastEpochs {
-		return false, &boundError{fmt.Sprintf("an epoch past MaxEpoch = %d", c.maxEpoch)}
+		return false, &boundError{fmt.Sprintf("an epoch past MaxEpoch = %d, or an integer past -128..127", c.maxEpoch)}
 	}
 	if ln.peak > int32(c.maxMsgs) {
 		return false, &boundError{fmt.Sprintf("%d messages in flight awaiting a later receive, past MaxMsgs = %d", ln.peak, c.maxMsgs)}

@@ -41,7 +41,6 @@ func TestMalformedTraces(t *testing.T) {
 		{"bad pc", header + "\n" + `{"action":"CollectorRegister","vars":{"pc":{"d1":"busy"}}}` + "\n", 2, "pc"},
 		{"bad liveness", header + "\n" + `{"action":"NodeSendHeartbeat","vars":{"liveness":"DEAD"}}` + "\n", 2, "liveness"},
 		{"count not an integer", header + "\n" + `{"action":"CollectorRegister","vars":{"count":1.5}}` + "\n", 2, "fraction"},
-		{"count out of range", header + "\n" + `{"action":"CollectorRegister","vars":{"count":1000}}` + "\n", 2, "range"},
 		{"param of another action", header + "\n" + `{"action":"NodeSendHeartbeat","params":{"d":"d1"}}` + "\n", 2, "takes no parameter"},
 		{"receive without message", header + "\n" + `{"action":"CoordRecvHeartbeat"}` + "\n", 2, "params.m"},
 		{"partial message", header + "\n" + `{"action":"CoordRecvHeartbeat","params":{"m":{"kind":"hb"}}}` + "\n", 2, "must give kind"},
@@ -76,6 +75,21 @@ func TestBounds(t *testing.T) {
 	require.Equal(t, tracecheck.Incomplete, res.Verdict, "%+v", res)
 	require.Equal(t, 4, res.Line)
 	require.Contains(t, res.Reason, "bounds")
+
+	// An integer past the model's int8 values: incomplete at that line,
+	// and only once the lines before it are explained.
+	tr = header + "\n" + `{"action":"CollectorRegister","params":{"d":"d1"},"vars":{"count":1}}` + "\n" +
+		`{"action":"CollectorRegister","params":{"d":"d2"},"vars":{"count":1000}}` + "\n"
+	res, err = tracecheck.Check(strings.NewReader(tr), "b", nil, tracecheck.Options{})
+	require.NoError(t, err)
+	require.Equal(t, tracecheck.Incomplete, res.Verdict, "%+v", res)
+	require.Equal(t, 3, res.Line)
+	tr = header + "\n" + `{"action":"CollectorRegister","params":{"d":"d1"},"vars":{"count":2}}` + "\n" +
+		`{"action":"CollectorRegister","params":{"d":"d2"},"vars":{"count":1000}}` + "\n"
+	res, err = tracecheck.Check(strings.NewReader(tr), "b", nil, tracecheck.Options{})
+	require.NoError(t, err)
+	require.Equal(t, tracecheck.Rejected, res.Verdict, "%+v", res)
+	require.Equal(t, 2, res.Line)
 
 	// An epoch past MaxEpoch.
 	h = strings.Replace(header, `"MaxEpoch":15`, `"MaxEpoch":1`, 1)

@@ -12,9 +12,10 @@ import (
 // by key, strings are returned as slices of the line (a string with an
 // escape is unquoted into a new slice).
 type scanner struct {
-	b   []byte
-	i   int
-	err error
+	b          []byte
+	i          int
+	err        error
+	outOfRange bool // an integer past the int8 range was read
 }
 
 func (p *scanner) fail(format string, a ...any) bool {
@@ -95,7 +96,9 @@ func (p *scanner) escaped(start int) ([]byte, bool) {
 	return nil, p.fail("unterminated string")
 }
 
-// integer reads a JSON integer that fits an int8 (the model's values).
+// integer reads a JSON integer. A value outside the int8 range of the
+// model's values is not an input error: it is returned saturated, with
+// p.outOfRange set (the line is past the model's bounds).
 func (p *scanner) integer() (int8, bool) {
 	p.ws()
 	neg := false
@@ -106,9 +109,8 @@ func (p *scanner) integer() (int8, bool) {
 	start := p.i
 	var n int
 	for p.i < len(p.b) && p.b[p.i] >= '0' && p.b[p.i] <= '9' {
-		n = n*10 + int(p.b[p.i]-'0')
-		if n > 127 {
-			return 0, p.fail("integer out of the model's range")
+		if n <= 1<<20 {
+			n = n*10 + int(p.b[p.i]-'0')
 		}
 		p.i++
 	}
@@ -120,6 +122,10 @@ func (p *scanner) integer() (int8, bool) {
 	}
 	if neg {
 		n = -n
+	}
+	if n < -128 || n > 127 {
+		p.outOfRange = true
+		n = max(-128, min(127, n))
 	}
 	return int8(n), true
 }
@@ -233,7 +239,8 @@ type line struct {
 	keep   int8
 	lose   bool
 	isRecv bool
-	// pastEpochs: the line names an epoch past MaxEpoch.
+	// pastEpochs: the line names an epoch past MaxEpoch, or an integer
+	// past the int8 range of the model's values.
 	pastEpochs bool
 	// peak: the messages in flight at the line's peak (lookahead).
 	peak   int32
@@ -286,7 +293,7 @@ func (c *Checker) parseLine(text []byte, ln *line) error {
 	if ln.act < 0 {
 		return errNoAction
 	}
-	ln.pastEpochs = ln.hasMsg && ln.msg.msg.Epoch > c.maxEpoch || ln.hasReply && ln.reply.msg.Epoch > c.maxEpoch
+	ln.pastEpochs = p.outOfRange || ln.hasMsg && ln.msg.msg.Epoch > c.maxEpoch || ln.hasReply && ln.reply.msg.Epoch > c.maxEpoch
 	for _, ck := range ln.checks {
 		ln.pastEpochs = ln.pastEpochs || isEpoch(ck) && ck.want > c.maxEpoch
 	}
