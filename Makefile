@@ -4,7 +4,7 @@ CHECKER := $(GO) run ./cmd/checker
 # where make check writes the traces it validates
 TRACES  ?= $(or $(TMPDIR),/tmp)/drainproof-traces
 
-.PHONY: check test lint bench bugs tlc fuzz clean
+.PHONY: check test lint bench bugs tlc trace-parity fuzz clean
 
 ## check: every model of tla/models.json against its recorded figures, the
 ## calibration model, a short seeded simulation per transport, one
@@ -47,6 +47,13 @@ bugs:
 tlc:
 	@if [ -z "$(TLA2TOOLS)" ]; then echo "make tlc: set TLA2TOOLS to the path of tla2tools.jar (TLC is not in any package registry; build it from the tlaplus sources, outside this repo)"; exit 2; fi
 	$(CHECKER) tlc --models tla/models.json --jar "$(TLA2TOOLS)"
+
+## trace-parity: checker trace against TLC (tla/TraceDrainRegistration.tla) on
+## a few hundred traces; needs TLA2TOOLS and TLA_COMMUNITY_MODULES (the jar of
+## the TLA+ community modules, built from its public sources outside this repo)
+trace-parity:
+	@if [ -z "$(TLA2TOOLS)" ] || [ -z "$(TLA_COMMUNITY_MODULES)" ]; then echo "make trace-parity: set TLA2TOOLS (tla2tools.jar) and TLA_COMMUNITY_MODULES (CommunityModules-deps.jar)"; exit 2; fi
+	$(CHECKER) traceparity --n 30 --steps 80 --free 20
 
 ## fuzz: a short fuzzing run of the cfg parser
 fuzz:

@@ -36,6 +36,7 @@ commands:
   lincheck  porcupine linearizability check of the event service (checker lincheck -h)
   trace     validate NDJSON traces of the implementation against the model (checker trace -h)
   tracegen  write traces of seeded random walks of a model (checker tracegen -h)
+  traceparity  checker trace against TLC on a corpus of traces ($TLA2TOOLS, $TLA_COMMUNITY_MODULES)
 
 exit codes: 0 ok, 1 violation or deadlock, 2 usage or operational error, 3 incomplete
 `
@@ -61,6 +62,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runTrace(ctx, args[1:], stdout, stderr)
 	case "tracegen":
 		return runTraceGen(ctx, args[1:], stdout, stderr)
+	case "traceparity":
+		return runTraceParity(ctx, args[1:], stdout, stderr)
 	case "models":
 		for _, m := range registry {
 			fmt.Fprintf(stdout, "%-14s %s\n", m.name, m.help)

@@ -76,3 +76,11 @@ func TestSimulateTrace(t *testing.T) {
 	require.Equal(t, 10, r.OK)
 	require.Greater(t, r.Lines, 2000)
 }
+
+func TestTraceParityNeedsTLC(t *testing.T) {
+	t.Setenv("TLA2TOOLS", "")
+	t.Setenv("TLA_COMMUNITY_MODULES", "")
+	code, _, errOut := runCLI(t, "traceparity")
+	require.Equal(t, exitUsage, code)
+	require.Contains(t, errOut, "TLA2TOOLS")
+}
