@@ -47,12 +47,16 @@ func runLincheck(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	history := fs.String("history", "", "check the history saved in this file instead of recording one")
 	save := fs.String("save", "", "save the recorded history to this file")
 	asJSON := fs.Bool("json", false, "print one JSON object")
+	traceFile := fs.String("trace", "", "write the event service's trace (docs/trace.md) of the recording to this file")
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
 	}
 	fail := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "checker lincheck: "+format+"\n", a...)
 		return exitUsage
+	}
+	if *history != "" && *traceFile != "" {
+		return fail("--history checks a saved history: --trace does not apply")
 	}
 	if *clients < 1 || *clients > lincheck.MaxClients || *ops < 1 || *round < 1 || *timeout < 0 {
 		return fail("bad flags (clients %d, ops %d, round %d, timeout %v)", *clients, *ops, *round, *timeout)
@@ -80,7 +84,18 @@ func runLincheck(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	} else {
 		start := time.Now()
 		var err error
-		h, err = lincheck.Record(ctx, lincheck.Config{Clients: *clients, Ops: *ops, Seed: *seed, Round: *round})
+		rcfg := lincheck.Config{Clients: *clients, Ops: *ops, Seed: *seed, Round: *round}
+		tw, err := openTrace(*traceFile, lincheck.TraceHeader(rcfg))
+		if err != nil {
+			return fail("trace: %v", err)
+		}
+		if tw != nil {
+			rcfg.Tracer = tw
+		}
+		h, err = lincheck.Record(ctx, rcfg)
+		if tw != nil {
+			err = errors.Join(err, tw.Close())
+		}
 		if err != nil {
 			return fail("%v", err)
 		}

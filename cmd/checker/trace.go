@@ -129,18 +129,31 @@ func runSimTraced(ctx context.Context, cfg sim.Config, dir string) (sim.Result, 
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return sim.Result{}, err
 	}
-	f, err := os.Create(filepath.Join(dir, fmt.Sprintf("seed-%d-%s.ndjson", cfg.Seed, cfg.Transport)))
+	tw, err := openTrace(filepath.Join(dir, fmt.Sprintf("seed-%d-%s.ndjson", cfg.Seed, cfg.Transport)), sim.TraceHeader(cfg))
 	if err != nil {
-		return sim.Result{}, err
-	}
-	tw, err := trace.NewWriter(f, sim.TraceHeader(cfg))
-	if err != nil {
-		_ = f.Close()
 		return sim.Result{}, err
 	}
 	cfg.Tracer = tw
 	res, err := sim.Run(ctx, cfg)
 	return res, errors.Join(err, tw.Close())
+}
+
+// openTrace creates path and a trace writer with header h on it; nil
+// when path is empty.
+func openTrace(path string, h trace.Header) (*trace.Writer, error) {
+	if path == "" {
+		return nil, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	tw, err := trace.NewWriter(f, h)
+	if err != nil {
+		_ = f.Close()
+		return nil, err
+	}
+	return tw, nil
 }
 
 // traceFiles expands the arguments: a directory stands for its *.ndjson

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -83,4 +84,20 @@ func TestTraceParityNeedsTLC(t *testing.T) {
 	code, _, errOut := runCLI(t, "traceparity")
 	require.Equal(t, exitUsage, code)
 	require.Contains(t, errOut, "TLA2TOOLS")
+}
+
+// TestLincheckTrace: lincheck --trace writes the event service's trace of
+// the recording: a header and one line per model action.
+func TestLincheckTrace(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "lin.ndjson")
+	code, out, errOut := runCLI(t, "lincheck", "--clients", "4", "--ops", "300", "--seed", "1", "--trace", path)
+	require.Equal(t, exitOK, code, out+errOut)
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	lines := bytes.Split(bytes.TrimSpace(data), []byte("\n"))
+	require.Greater(t, len(lines), 50)
+	require.Contains(t, string(lines[0]), `"drainproof_trace":1`)
+	require.Contains(t, string(data), `"action":"BrokerSubscribe"`)
+	code, _, _ = runCLI(t, "lincheck", "--history", path, "--trace", path)
+	require.Equal(t, exitUsage, code)
 }
