@@ -37,6 +37,7 @@ commands:
   trace     validate NDJSON traces of the implementation against the model (checker trace -h)
   tracegen  write traces of seeded random walks of a model (checker tracegen -h)
   traceparity  checker trace against TLC on a corpus of traces ($TLA2TOOLS, $TLA_COMMUNITY_MODULES)
+  bugs      the bug matrix: which techniques catch each bug of the zoo (built with -tags bugs)
 
 exit codes: 0 ok, 1 violation or deadlock, 2 usage or operational error, 3 incomplete
 `
@@ -64,6 +65,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runTraceGen(ctx, args[1:], stdout, stderr)
 	case "traceparity":
 		return runTraceParity(ctx, args[1:], stdout, stderr)
+	case "bugs":
+		return runBugs(ctx, args[1:], stdout, stderr)
 	case "models":
 		for _, m := range registry {
 			fmt.Fprintf(stdout, "%-14s %s\n", m.name, m.help)

@@ -129,7 +129,17 @@ func runSimTraced(ctx context.Context, cfg sim.Config, dir string) (sim.Result, 
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return sim.Result{}, err
 	}
-	tw, err := openTrace(filepath.Join(dir, fmt.Sprintf("seed-%d-%s.ndjson", cfg.Seed, cfg.Transport)), sim.TraceHeader(cfg))
+	f, err := os.Create(filepath.Join(dir, fmt.Sprintf("seed-%d-%s.ndjson", cfg.Seed, cfg.Transport)))
+	if err != nil {
+		return sim.Result{}, err
+	}
+	return traceSim(ctx, cfg, f)
+}
+
+// traceSim runs one simulation with its trace written to w (closed if it
+// is an io.Closer).
+func traceSim(ctx context.Context, cfg sim.Config, w io.Writer) (sim.Result, error) {
+	tw, err := trace.NewWriter(w, sim.TraceHeader(cfg))
 	if err != nil {
 		return sim.Result{}, err
 	}

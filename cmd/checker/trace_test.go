@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/drainproof/drainproof/impl/bugs"
 )
 
 func TestTraceCommand(t *testing.T) {
@@ -100,4 +102,13 @@ func TestLincheckTrace(t *testing.T) {
 	require.Contains(t, string(data), `"action":"BrokerSubscribe"`)
 	code, _, _ = runCLI(t, "lincheck", "--history", path, "--trace", path)
 	require.Equal(t, exitUsage, code)
+}
+
+func TestBugsNeedsTag(t *testing.T) {
+	if bugs.Built {
+		t.Skip("built with -tags bugs")
+	}
+	code, _, errOut := runCLI(t, "bugs")
+	require.Equal(t, exitUsage, code)
+	require.Contains(t, errOut, "-tags bugs")
 }
