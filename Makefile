@@ -8,8 +8,9 @@ TRACES  ?= $(or $(TMPDIR),/tmp)/drainproof-traces
 
 ## check: every model of tla/models.json against its recorded figures, the
 ## calibration model, a short seeded simulation per transport, one
-## linearizability check of the event service, and trace validation of
-## model-scope simulations of both transports (docs/trace.md)
+## linearizability check of the event service, and trace validation
+## (docs/trace.md) of model-scope simulations of both transports and of a
+## short stress run of the event service
 check:
 	$(CHECKER) verify --models tla/models.json
 	$(CHECKER) check --model twophase --rms 3 --progress 0
@@ -17,6 +18,7 @@ check:
 	$(CHECKER) simulate --seed 1 --seeds 50 --steps 2000 --transport logcoord
 	$(CHECKER) lincheck --clients 8 --ops 2000 --seed 1 --timeout 60s
 	@rm -rf $(TRACES) && mkdir -p $(TRACES)
+	DRAINPROOF_TRACE=$(TRACES)/stress.ndjson $(GO) test -count=1 -run '^TestStressTrace$$' ./impl/eventservice
 	$(CHECKER) simulate --seed 1 --seeds 50 --steps 2000 --transport heartbeat --model-scope --trace $(TRACES)
 	$(CHECKER) simulate --seed 1 --seeds 50 --steps 2000 --transport logcoord --model-scope --trace $(TRACES)
 	$(CHECKER) trace -q $(TRACES)

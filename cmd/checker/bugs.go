@@ -48,7 +48,7 @@ type bugRow struct {
 func runBugs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("checker bugs", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	seeds := fs.Int("seeds", 50, "simulator seeds per transport (simulator and trace validation)")
+	seeds := fs.Int("seeds", 500, "simulator seeds per transport (simulator and trace validation)")
 	only := fs.String("only", "", "only this bug")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	if code, ok := parseFlags(fs, args, stderr); !ok {
@@ -141,9 +141,9 @@ func runBugs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		for _, t := range bugTechniques {
 			c := r.Cells[t]
 			if c.Caught {
-				cells = append(cells, fmt.Sprintf("yes %.1fs", c.Seconds))
+				cells = append(cells, fmt.Sprintf("yes %.2fs", c.Seconds))
 			} else {
-				cells = append(cells, fmt.Sprintf("no (%.1fs)", c.Seconds))
+				cells = append(cells, fmt.Sprintf("no (%.2fs)", c.Seconds))
 			}
 		}
 		cells = append(cells, fmt.Sprint(r.Caught))
