@@ -267,6 +267,7 @@ func Tee(ts ...Tracer) Tracer {
 
 type tee []Tracer
 
+// Trace passes l to every tracer of t.
 func (t tee) Trace(l *Line) {
 	for _, x := range t {
 		x.Trace(l)

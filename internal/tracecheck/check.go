@@ -85,6 +85,7 @@ func (c *Checker) MaxCandidates() int { return c.maxCands }
 // -MaxReg..MaxReg, say): the trace is incomplete, not rejected.
 type boundError struct{ msg string }
 
+// Error returns the bound the trace leaves.
 func (e *boundError) Error() string { return e.msg }
 
 // step applies the compiled line to the candidates. It returns false when

@@ -144,6 +144,7 @@ type InputError struct {
 	Msg  string
 }
 
+// Error returns "file:line: what is wrong".
 func (e *InputError) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg) }
 
 // maxShown bounds the candidates a rejection lists.
