@@ -6,13 +6,14 @@ TRACES  ?= $(or $(TMPDIR),/tmp)/drainproof-traces
 
 .PHONY: check test lint bench bugs tlc trace-parity fuzz clean
 
-## check: every model of tla/models.json against its recorded figures, the
-## calibration model, a short seeded simulation per transport, one
-## linearizability check of the event service, and trace validation
-## (docs/trace.md) of model-scope simulations of both transports and of a
-## short stress run of the event service
+## check: every model of tla/models.json against its recorded figures and
+## bug matrix, action coverage over the correct models, the calibration
+## model, a short seeded simulation per transport, one linearizability
+## check of the event service, and trace validation (docs/trace.md) of
+## model-scope simulations of both transports and of a short stress run of
+## the event service
 check:
-	$(CHECKER) verify --models tla/models.json
+	$(CHECKER) verify --models tla/models.json --coverage
 	$(CHECKER) check --model twophase --rms 3 --progress 0
 	$(CHECKER) simulate --seed 1 --seeds 50 --steps 2000 --transport heartbeat
 	$(CHECKER) simulate --seed 1 --seeds 50 --steps 2000 --transport logcoord

@@ -12,6 +12,8 @@ import (
 const (
 	// MaxDispatchers is the largest Dispatchers set a Config may name.
 	MaxDispatchers = 8
+	// MaxBrokers is the largest Brokers set a Config may name.
+	MaxBrokers = 4
 	// MaxMsgsLimit is the largest MaxMsgs a Config may set.
 	MaxMsgsLimit = 8
 	// MaxEpochLimit is the largest MaxEpoch a Config may set.
@@ -31,9 +33,9 @@ const (
 
 // Bug is one element of the TLA+ set BugNames: a defect the model can
 // switch on.
-type Bug uint16
+type Bug uint32
 
-// The bugs, in the order of PROTOCOL.md's table.
+// The bugs of docs/protocol.md §13.
 const (
 	// IgnoreBrokerCount: completion ignores the broker count.
 	IgnoreBrokerCount Bug = 1 << iota
@@ -60,6 +62,28 @@ const (
 	// UnknownErasesCount: an unknown LogCoordinator answer replaces the
 	// accepted count with 0 (logcoord transport only).
 	UnknownErasesCount
+	// SampleBeforeClose: a report sums the brokers' counts before it
+	// closes admission, and reports the gate read after the sum.
+	SampleBeforeClose
+	// ClosedBeforeBrokers: closing admission sets the service's closed
+	// flag before it sets each broker's gate bit.
+	ClosedBeforeBrokers
+	// RollbackBeforeUnsubscribe: a failed RegisterTable rolls the count
+	// back before it releases the event-store subscription.
+	RollbackBeforeUnsubscribe
+	// SkipDraining: the coordinator sends STOPPING without having
+	// observed DRAINING and without waiting for the maintainers' work.
+	SkipDraining
+	// NodeAcceptsSkip: the node takes any forward liveness step a
+	// command asks for, not only the next one.
+	NodeAcceptsSkip
+	// LegacyOnUnknown: the coordinator gives the legacy hard-restart
+	// answer while the node's version is still unknown.
+	LegacyOnUnknown
+	// NoReReport: the service reports only when its report changed, so
+	// an entry the LogCoordinator expired is never refreshed (logcoord
+	// transport only).
+	NoReReport
 )
 
 var bugNames = []struct {
@@ -76,6 +100,13 @@ var bugNames = []struct {
 	{"DoubleDecrement", DoubleDecrement},
 	{"DoubleIncrement", DoubleIncrement},
 	{"UnknownErasesCount", UnknownErasesCount},
+	{"SampleBeforeClose", SampleBeforeClose},
+	{"ClosedBeforeBrokers", ClosedBeforeBrokers},
+	{"RollbackBeforeUnsubscribe", RollbackBeforeUnsubscribe},
+	{"SkipDraining", SkipDraining},
+	{"NodeAcceptsSkip", NodeAcceptsSkip},
+	{"LegacyOnUnknown", LegacyOnUnknown},
+	{"NoReReport", NoReReport},
 }
 
 // BugNames lists the names of the bugs, as the TLA+ set BugNames spells
@@ -110,8 +141,9 @@ func (b Bug) String() string {
 }
 
 // ModelValues are the model values MCDrainRegistration.tla declares (its
-// CONSTANTS d1, d2, d3); a cfg assigns each to itself ("d1 = d1").
-var ModelValues = []string{"d1", "d2", "d3"}
+// CONSTANTS d1, d2, d3 and b1, b2, b3); a cfg assigns each to itself
+// ("d1 = d1").
+var ModelValues = []string{"d1", "d2", "d3", "b1", "b2", "b3"}
 
 // Config mirrors the CONSTANTS of DrainRegistration.tla.
 type Config struct {
@@ -119,6 +151,12 @@ type Config struct {
 	Dispatchers []string
 	// TableTriggers names the table-trigger dispatchers among them.
 	TableTriggers []string
+	// Brokers names T's event brokers, one per upstream cluster (model
+	// values such as "b1").
+	Brokers []string
+	// Versions lists the versions a process of T may run ("new",
+	// "legacy").
+	Versions []string
 	// MaxEpoch bounds T's process lifetimes (epochs 1..MaxEpoch).
 	MaxEpoch int
 	// MaxReg bounds the REGISTER requests the collectors issue in total.
@@ -137,6 +175,8 @@ func DefaultConfig() Config {
 	return Config{
 		Dispatchers:   []string{"d1", "d2"},
 		TableTriggers: []string{"d2"},
+		Brokers:       []string{"b1"},
+		Versions:      []string{"new"},
 		MaxEpoch:      2,
 		MaxReg:        2,
 		MaxMsgs:       2,
@@ -153,15 +193,20 @@ var ErrConstant = errors.New("spec: bad constant")
 // for a set. The model values d1, d2, d3 may only be assigned themselves.
 func (c *Config) SetConstant(name string, v any) error {
 	switch name {
-	case "Dispatchers", "TableTriggers":
+	case "Dispatchers", "TableTriggers", "Brokers", "Versions":
 		set, err := stringSet(name, v)
 		if err != nil {
 			return err
 		}
-		if name == "Dispatchers" {
+		switch name {
+		case "Dispatchers":
 			c.Dispatchers = set
-		} else {
+		case "TableTriggers":
 			c.TableTriggers = set
+		case "Brokers":
+			c.Brokers = set
+		default:
+			c.Versions = set
 		}
 	case "MaxEpoch", "MaxReg", "MaxMsgs":
 		n, err := integer(name, v)
@@ -206,49 +251,81 @@ func (c *Config) SetConstant(name string, v any) error {
 			}
 			return nil
 		}
-		return fmt.Errorf("%w: unknown constant %q (DrainRegistration has Dispatchers, TableTriggers, MaxEpoch, MaxReg, MaxMsgs, Transport, Bugs and model values d1, d2, d3)", ErrConstant, name)
+		return fmt.Errorf("%w: unknown constant %q (DrainRegistration has Dispatchers, TableTriggers, Brokers, Versions, MaxEpoch, MaxReg, MaxMsgs, Transport, Bugs and model values d1, d2, d3, b1, b2, b3)", ErrConstant, name)
 	}
 	return nil
 }
 
+// ConstantError is an error of Validate: Name is the constant whose value
+// is wrong (of two that contradict each other, the dependent one:
+// TableTriggers against Dispatchers, Bugs against Transport). It wraps
+// ErrConstant.
+type ConstantError struct {
+	Name string
+	Msg  string
+}
+
+// Error formats the error as "spec: bad constant: " and the message.
+func (e *ConstantError) Error() string { return ErrConstant.Error() + ": " + e.Msg }
+
+// Unwrap returns ErrConstant.
+func (e *ConstantError) Unwrap() error { return ErrConstant }
+
 // Validate checks the ASSUME of DrainRegistration.tla and the limits of
-// the Go transcription.
+// the Go transcription; its errors are *ConstantError.
 func (c *Config) Validate() error {
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w: "+format, append([]any{ErrConstant}, args...)...)
+	bad := func(name, format string, args ...any) error {
+		return &ConstantError{Name: name, Msg: fmt.Sprintf(format, args...)}
 	}
 	if len(c.Dispatchers) == 0 {
-		return bad("Dispatchers is empty or not set")
+		return bad("Dispatchers", "Dispatchers is empty or not set")
 	}
 	if len(c.Dispatchers) > MaxDispatchers {
-		return bad("Dispatchers has %d elements, at most %d supported", len(c.Dispatchers), MaxDispatchers)
+		return bad("Dispatchers", "Dispatchers has %d elements, at most %d supported", len(c.Dispatchers), MaxDispatchers)
 	}
 	seen := map[string]bool{}
 	for _, d := range c.Dispatchers {
 		if seen[d] {
-			return bad("Dispatchers names %q twice", d)
+			return bad("Dispatchers", "Dispatchers names %q twice", d)
 		}
 		seen[d] = true
 	}
 	for _, d := range c.TableTriggers {
 		if !seen[d] {
-			return bad("TableTriggers must be a subset of Dispatchers: %q is not a dispatcher", d)
+			return bad("TableTriggers", "TableTriggers must be a subset of Dispatchers: %q is not a dispatcher", d)
+		}
+	}
+	if len(c.Brokers) == 0 {
+		return bad("Brokers", "Brokers is empty or not set")
+	}
+	if len(c.Brokers) > MaxBrokers {
+		return bad("Brokers", "Brokers has %d elements, at most %d supported", len(c.Brokers), MaxBrokers)
+	}
+	if len(c.Versions) == 0 {
+		return bad("Versions", "Versions is empty or not set")
+	}
+	for _, v := range c.Versions {
+		if _, ok := ParseVersion(v); !ok {
+			return bad("Versions", "Versions must be a subset of {\"new\", \"legacy\"}: %q", v)
 		}
 	}
 	if c.MaxEpoch < 1 || c.MaxEpoch > MaxEpochLimit {
-		return bad("MaxEpoch must be in 1..%d, got %d", MaxEpochLimit, c.MaxEpoch)
+		return bad("MaxEpoch", "MaxEpoch must be in 1..%d, got %d", MaxEpochLimit, c.MaxEpoch)
 	}
 	if c.MaxReg < 0 || c.MaxReg > MaxRegLimit {
-		return bad("MaxReg must be in 0..%d, got %d", MaxRegLimit, c.MaxReg)
+		return bad("MaxReg", "MaxReg must be in 0..%d, got %d", MaxRegLimit, c.MaxReg)
 	}
 	if c.MaxMsgs < 1 || c.MaxMsgs > MaxMsgsLimit {
-		return bad("MaxMsgs must be in 1..%d, got %d", MaxMsgsLimit, c.MaxMsgs)
+		return bad("MaxMsgs", "MaxMsgs must be in 1..%d, got %d", MaxMsgsLimit, c.MaxMsgs)
 	}
 	if c.Transport != TransportHeartbeat && c.Transport != TransportLogCoord {
-		return bad("Transport must be %q or %q, got %q", TransportHeartbeat, TransportLogCoord, c.Transport)
+		return bad("Transport", "Transport must be %q or %q, got %q", TransportHeartbeat, TransportLogCoord, c.Transport)
 	}
 	if c.Bugs&UnknownErasesCount != 0 && c.Transport != TransportLogCoord {
-		return bad("UnknownErasesCount needs Transport = %q", TransportLogCoord)
+		return bad("Bugs", "UnknownErasesCount needs Transport = %q", TransportLogCoord)
+	}
+	if c.Bugs&NoReReport != 0 && c.Transport != TransportLogCoord {
+		return bad("Bugs", "NoReReport needs Transport = %q", TransportLogCoord)
 	}
 	return nil
 }

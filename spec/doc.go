@@ -1,7 +1,7 @@
 // Package spec is the executable transcription of the TLA+ module
 // tla/DrainRegistration.tla: the drain of one TiCDC capture T during a
 // rolling upgrade, together with the registration of dispatchers with
-// T's event broker (PROTOCOL.md section 2).
+// T's event brokers, one per upstream cluster (docs/protocol.md).
 //
 // It is the same model written twice: the same constants ([Config], set
 // from a TLC cfg with [Config.SetConstant]), the same variables ([State],
@@ -16,23 +16,40 @@
 //
 // # Actions
 //
-// Collectors and T's broker: [Model.CollectorRegister],
-// [Model.CollectorRemove], [Model.BrokerSubscribe],
+// The actions take the steps the implementation takes: where Go code does
+// several things that another goroutine can observe in between, the model
+// has one action per thing (tla/README.md names the Go code of each).
+//
+// Collectors and T's event service: [Model.CollectorSendRegister],
+// [Model.ServiceRecvRegister] (the service-level gate check),
+// [Model.NetLoseRegister], [Model.CollectorRemove].
+//
+// One broker's steps for a dispatcher (TLA+ BrokerSteps(d)):
+// [Model.BrokerAdmit] (the one compare-and-swap of gate bit and count),
+// [Model.BrokerReleaseOld], [Model.BrokerSubscribe],
 // [Model.BrokerSubscribeRefused], [Model.BrokerRegisterTable],
-// [Model.BrokerRegisterTableFails], [Model.BrokerRemoveFinish],
+// [Model.BrokerRegisterTableFails], [Model.BrokerUnsubscribe],
+// [Model.BrokerRollback], [Model.BrokerRemoveFinish];
 // [Model.BrokerInactivityCleanup] (DoubleDecrement only).
 //
-// The drained node T: [Model.NodeSendHeartbeat], [Model.NodeRecvCommand],
-// [Model.ServiceSendReport], [Model.NodeCrashRestart],
+// Closing admission broker by broker: [Model.ServiceStartClose],
+// [Model.ServiceCloseBroker], [Model.ServiceFinishClose]. Sampling the
+// count broker by broker: [Model.NodeStartHeartbeat],
+// [Model.ServiceStartReport], [Model.ServiceReadBroker], then
+// [Model.NodeSendHeartbeat] or [Model.ServiceSendReport].
+//
+// The drained node T: [Model.NodeRecvCommand], [Model.NodeCrashRestart],
 // [Model.UpgradeRestart].
 //
-// The coordinator and maintainers: [Model.CoordSendDraining],
-// [Model.CoordSendStopping], [Model.MaintainerReportProgress],
+// The coordinator and maintainers: [Model.CoordLearnVersion],
+// [Model.CoordSendDraining], [Model.CoordSendStopping],
+// [Model.CoordLegacyRestart], [Model.MaintainerReportProgress],
 // [Model.CoordRecvHeartbeat], [Model.CoordRecvResponse],
 // [Model.CoordRecvAnswer], [Model.CoordCompleteDrain].
 //
 // The LogCoordinator and the network: [Model.LogCoordRecvReport],
-// [Model.LogCoordAnswer], [Model.LogCoordExpire], [Model.NetLose].
+// [Model.LogCoordAnswer], [Model.LogCoordAnswerUnknown],
+// [Model.LogCoordExpire], [Model.NetLose].
 //
 // # Invariants and properties
 //
@@ -40,10 +57,12 @@
 // [Model.DrainSafetyClosed], [Model.DrainSafetyEmpty]),
 // [Model.CountAccuracy], [Model.NoHiddenRegistration],
 // [Model.FailureLeavesNoTrace] (parts [Model.NoTraceWhenIdle],
-// [Model.NoLiveNotifierWhenUnknown]), [Model.NoStaleObservation].
+// [Model.NoLiveNotifierWhenUnknown]), [Model.NoStaleObservation],
+// [Model.StopAfterWorkMoved], [Model.VersionSafety].
 //
 // Action properties ([][P]_vars): NoAdmissionAfterClose
-// ([Model.NoAdmissionAfterCloseStep]) and MonotoneLiveness
+// ([Model.NoAdmissionAfterCloseStep], per broker: once a broker's gate
+// bit is set its count never rises) and MonotoneLiveness
 // ([Model.MonotoneLivenessStep]).
 //
 // Liveness: DrainCompletes == TRUE ~> DrainReported ([Model.LeadsTo]),

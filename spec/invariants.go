@@ -3,74 +3,88 @@ package spec
 // This file holds the safety invariants and action properties of
 // DrainRegistration.tla, with the same names.
 
-// invariantNames lists the invariants Holds evaluates, by index: the six
-// of PROTOCOL.md, then the named parts they are made of.
-var invariantNames = []string{
-	"TypeOK",
-	"DrainSafety",
-	"CountAccuracy",
-	"NoHiddenRegistration",
-	"FailureLeavesNoTrace",
-	"NoStaleObservation",
-	"DrainSafetyClosed",
-	"DrainSafetyEmpty",
-	"NoTraceWhenIdle",
-	"NoLiveNotifierWhenUnknown",
+// invariants lists the invariants Holds evaluates, by index: the eight a
+// cfg names, then the named parts they are made of. One table of {name,
+// function}: an index is only ever a position in it.
+var invariants = []struct {
+	name string
+	fn   func(m *Model, s *State) bool
+}{
+	{"TypeOK", (*Model).TypeOK},
+	{"DrainSafety", (*Model).DrainSafety},
+	{"CountAccuracy", (*Model).CountAccuracy},
+	{"NoHiddenRegistration", (*Model).NoHiddenRegistration},
+	{"FailureLeavesNoTrace", (*Model).FailureLeavesNoTrace},
+	{"NoStaleObservation", (*Model).NoStaleObservation},
+	{"StopAfterWorkMoved", (*Model).StopAfterWorkMoved},
+	{"VersionSafety", (*Model).VersionSafety},
+	{"DrainSafetyClosed", (*Model).DrainSafetyClosed},
+	{"DrainSafetyEmpty", (*Model).DrainSafetyEmpty},
+	{"NoTraceWhenIdle", (*Model).NoTraceWhenIdle},
+	{"NoLiveNotifierWhenUnknown", (*Model).NoLiveNotifierWhenUnknown},
 }
 
 // Invariants lists the names of the state invariants.
-func (m *Model) Invariants() []string { return append([]string(nil), invariantNames...) }
+func (m *Model) Invariants() []string {
+	out := make([]string, len(invariants))
+	for i, inv := range invariants {
+		out[i] = inv.name
+	}
+	return out
+}
 
 // Holds reports whether invariant i (an index into Invariants) holds in s.
 func (m *Model) Holds(i int, s State) bool {
-	switch i {
-	case 0:
-		return m.TypeOK(&s)
-	case 1:
-		return m.DrainSafety(&s)
-	case 2:
-		return m.CountAccuracy(&s)
-	case 3:
-		return m.NoHiddenRegistration(&s)
-	case 4:
-		return m.FailureLeavesNoTrace(&s)
-	case 5:
-		return m.NoStaleObservation(&s)
-	case 6:
-		return m.DrainSafetyClosed(&s)
-	case 7:
-		return m.DrainSafetyEmpty(&s)
-	case 8:
-		return m.NoTraceWhenIdle(&s)
-	case 9:
-		return m.NoLiveNotifierWhenUnknown(&s)
-	}
-	panic("spec: invariant index out of range")
+	return invariants[i].fn(m, &s)
 }
 
-// TypeOK is TLA+ TypeOK: every variable lies in its type.
+// TypeOK is TLA+ TypeOK: every variable lies in its type. Counts are
+// never negative (a count below zero is a type error, as it would be for
+// the unsigned word of the implementation).
 func (m *Model) TypeOK(s *State) bool {
 	inCounts := func(c int8) bool { return int(c) >= m.countLo && c <= m.maxReg }
 	inEpochs := func(e int8) bool { return e >= 1 && e <= m.maxEpoch }
-	if !inEpochs(s.Epoch) || s.Liveness > Stopping || s.Liveness < Alive || !inCounts(s.Count) {
+	inLiveness := func(l Liveness) bool { return l >= Alive && l <= Stopping }
+	if !inEpochs(s.Epoch) || !inLiveness(s.Liveness) || (s.Version != VersionNew && s.Version != VersionLegacy) {
+		return false
+	}
+	if s.GateClosed&^m.allB != 0 || (s.Subscribed|s.SchemaRef|s.Removed)&^m.all != 0 {
+		return false
+	}
+	for d := 0; d < MaxDispatchers; d++ {
+		if d >= m.nd {
+			if s.Pc[d] != PcIdle || s.Brk[d] != NoBroker {
+				return false
+			}
+			continue
+		}
+		if s.Pc[d] < PcIdle || s.Pc[d] >= numPc || s.Brk[d] < NoBroker || int(s.Brk[d]) >= m.nb {
+			return false
+		}
+	}
+	for b := 0; b < MaxBrokers; b++ {
+		if (b < m.nb && (s.Count[b] < 0 || s.Count[b] > m.maxReg)) || (b >= m.nb && s.Count[b] != 0) {
+			return false
+		}
+	}
+	sm := s.Sample
+	if sm.Phase < PhaseIdle || sm.Phase > PhaseReading || sm.Liveness < Alive || sm.Liveness > NoLiveness ||
+		sm.Read&^m.allB != 0 || sm.Sum < 0 || sm.Sum > m.maxReg || !inCounts(s.LastReport.Count) {
+		return false
+	}
+	if s.Registrations < 0 || s.Registrations > m.maxReg || s.Regs>>(MaxBrokers*m.nd) != 0 {
 		return false
 	}
 	for d := 0; d < m.nd; d++ {
-		if s.Pc[d] < PcIdle || s.Pc[d] > PcRaced {
-			return false
+		for b := m.nb; b < MaxBrokers; b++ {
+			if s.Regs&regBit(d, b) != 0 {
+				return false
+			}
 		}
 	}
-	for d := m.nd; d < MaxDispatchers; d++ {
-		if s.Pc[d] != PcIdle {
-			return false
-		}
-	}
-	if (s.Subscribed|s.SchemaRef|s.Removed)&^m.all != 0 {
-		return false
-	}
-	if s.Registrations < 0 || s.Registrations > m.maxReg || !inEpochs(s.CoordEpoch) ||
-		s.CoordLiveness > Stopping || s.CoordLiveness < Alive || !inCounts(s.CoordCount) ||
-		s.Work < 0 || s.Work > 1 || (s.DrainedEpoch != None && !inEpochs(s.DrainedEpoch)) {
+	if !inEpochs(s.CoordEpoch) || s.CoordVersion < VersionUnknown || s.CoordVersion > VersionLegacy ||
+		!inLiveness(s.CoordLiveness) || !inCounts(s.CoordCount) || s.Work < 0 || s.Work > 1 ||
+		(s.DrainedEpoch != None && !inEpochs(s.DrainedEpoch)) || (s.LegacyEpoch != None && !inEpochs(s.LegacyEpoch)) {
 		return false
 	}
 	if (s.Cache.Epoch != None && !inEpochs(s.Cache.Epoch)) || !inCounts(s.Cache.Count) {
@@ -88,20 +102,20 @@ func (m *Model) TypeOK(s *State) bool {
 }
 
 // DrainSafetyClosed is TLA+ DrainSafetyClosed: while the process declared
-// drained lives, admission is closed.
+// drained lives, admission is closed, at the service and at every broker.
 func (m *Model) DrainSafetyClosed(s *State) bool {
-	return s.DrainedEpoch != s.Epoch || s.AdmissionClosed
+	return s.DrainedEpoch != s.Epoch || (s.AdmissionClosed && s.GateClosed == m.allB)
 }
 
 // DrainSafetyEmpty is TLA+ DrainSafetyEmpty: while the process declared
-// drained lives, its broker has no registered, in-flight or half-removed
+// drained lives, its brokers have no registered, admitted or half-removed
 // dispatcher and no store residue.
 func (m *Model) DrainSafetyEmpty(s *State) bool {
 	if s.DrainedEpoch != s.Epoch {
 		return true
 	}
 	for d := 0; d < m.nd; d++ {
-		if s.Pc[d] != PcIdle {
+		if s.Pc[d] != PcIdle && s.Pc[d] != PcGated {
 			return false
 		}
 	}
@@ -114,36 +128,29 @@ func (m *Model) DrainSafety(s *State) bool {
 }
 
 // CountAccuracy is TLA+ CountAccuracy (R1/D6): outside an add or remove
-// step the count is the number of registered dispatchers; never negative.
+// step each broker's count is the number of dispatchers registered there.
 func (m *Model) CountAccuracy(s *State) bool {
-	if s.Count < 0 {
-		return false
-	}
 	if m.busy(s) {
 		return true
 	}
-	n := int8(0)
+	var n [MaxBrokers]int8
 	for d := 0; d < m.nd; d++ {
 		if s.Pc[d] == PcRegistered {
-			n++
+			n[s.Brk[d]]++
 		}
 	}
 	return s.Count == n
 }
 
-// NoHiddenRegistration is TLA+ NoHiddenRegistration (R2): while any
-// dispatcher holds a store resource, is registered or is between steps,
-// the count is at least 1.
+// NoHiddenRegistration is TLA+ NoHiddenRegistration (R2): while a
+// dispatcher holds a store resource, is registered, or is admitted and
+// between steps at broker b, b's count is at least 1.
 func (m *Model) NoHiddenRegistration(s *State) bool {
-	if s.Count >= 1 {
-		return true
-	}
-	if s.Subscribed != 0 || s.SchemaRef != 0 {
-		return false
-	}
 	for d := 0; d < m.nd; d++ {
-		if s.Pc[d] != PcIdle {
-			return false
+		if (s.Pc[d] != PcIdle && s.Pc[d] != PcGated) || bit(s.Subscribed, d) || bit(s.SchemaRef, d) {
+			if s.Brk[d] == NoBroker || s.Count[s.Brk[d]] < 1 {
+				return false
+			}
 		}
 	}
 	return true
@@ -161,12 +168,16 @@ func (m *Model) NoTraceWhenIdle(s *State) bool {
 }
 
 // NoLiveNotifierWhenUnknown is TLA+ NoLiveNotifierWhenUnknown (R4): a live
-// notifier exists only for a dispatcher subscribed-and-registering or
-// registered.
+// notifier exists only for a dispatcher subscribed and registering,
+// registered, or whose old registration is being replaced.
 func (m *Model) NoLiveNotifierWhenUnknown(s *State) bool {
 	for d := 0; d < m.nd; d++ {
-		if bit(s.Subscribed, d) && !bit(s.Removed, d) && s.Pc[d] != PcSubscribed && s.Pc[d] != PcRegistered {
-			return false
+		if bit(s.Subscribed, d) && !bit(s.Removed, d) {
+			switch s.Pc[d] {
+			case PcSubscribed, PcRegistered, PcRegated, PcReplacing:
+			default:
+				return false
+			}
 		}
 	}
 	return true
@@ -177,56 +188,81 @@ func (m *Model) FailureLeavesNoTrace(s *State) bool {
 	return m.NoTraceWhenIdle(s) && m.NoLiveNotifierWhenUnknown(s)
 }
 
-// NoStaleObservation is TLA+ NoStaleObservation (D2/D8).
+// NoStaleObservation is TLA+ NoStaleObservation (D2/D8): the coordinator
+// never believes more of T's current process than is true, and a count it
+// holds for it was sampled with admission closed and bounds the brokers'
+// total from above.
 func (m *Model) NoStaleObservation(s *State) bool {
-	if s.CoordEpoch > s.Epoch {
+	if s.CoordEpoch != s.Epoch {
+		return true
+	}
+	if s.CoordLiveness > s.Liveness {
 		return false
 	}
-	if s.CoordEpoch == s.Epoch && s.CoordLiveness > s.Liveness {
-		return false
-	}
-	if s.CoordCount != None && s.CoordLiveness != Stopping {
-		return false
-	}
-	if s.CoordEpoch == s.Epoch && s.CoordCount != None && !(s.AdmissionClosed && s.Count <= s.CoordCount) {
-		return false
-	}
-	return true
+	return s.CoordCount == None || (s.AdmissionClosed && m.totalCount(s) <= int(s.CoordCount))
 }
 
-var actionPropertyNames = []string{"NoAdmissionAfterClose", "MonotoneLiveness"}
+// StopAfterWorkMoved is TLA+ StopAfterWorkMoved (C3): T goes STOPPING only
+// after the maintainers moved their work off it.
+func (m *Model) StopAfterWorkMoved(s *State) bool {
+	return s.Liveness != Stopping || s.CoordEpoch != s.Epoch || s.Work == 0
+}
+
+// VersionSafety is TLA+ VersionSafety (mixed versions): no drain is
+// declared through a process that cannot report a count, and only a
+// legacy process is given the legacy hard restart.
+func (m *Model) VersionSafety(s *State) bool {
+	return (s.DrainedEpoch != s.Epoch || s.Version == VersionNew) &&
+		(s.LegacyEpoch != s.Epoch || s.Version == VersionLegacy)
+}
+
+// actionProperties lists the action properties ActionHolds evaluates.
+var actionProperties = []struct {
+	name string
+	fn   func(m *Model, from, to *State) bool
+}{
+	{"NoAdmissionAfterClose", (*Model).NoAdmissionAfterCloseStep},
+	{"MonotoneLiveness", (*Model).MonotoneLivenessStep},
+}
 
 // ActionProperties lists the names of the action properties.
 func (m *Model) ActionProperties() []string {
-	return append([]string(nil), actionPropertyNames...)
+	out := make([]string, len(actionProperties))
+	for i, p := range actionProperties {
+		out[i] = p.name
+	}
+	return out
 }
 
 // ActionHolds reports whether action property i holds on the step
 // from -> to.
 func (m *Model) ActionHolds(i int, _ string, from, to State) bool {
-	switch i {
-	case 0:
-		return m.NoAdmissionAfterCloseStep(&from, &to)
-	case 1:
-		return m.MonotoneLivenessStep(&from, &to)
-	}
-	panic("spec: action property index out of range")
+	return actionProperties[i].fn(m, &from, &to)
 }
 
 // NoAdmissionAfterCloseStep is TLA+ NoAdmissionAfterCloseStep (D7/R8):
-// once admission is closed, within the process no registration is
-// admitted and the count never rises. NoAdmissionAfterClose is
+// once broker b's gate bit is set, within the process b admits no
+// registration and its count never rises. NoAdmissionAfterClose is
 // [][NoAdmissionAfterCloseStep]_vars.
 func (m *Model) NoAdmissionAfterCloseStep(from, to *State) bool {
-	if !from.AdmissionClosed || to.Epoch != from.Epoch {
+	if to.Epoch != from.Epoch {
 		return true
 	}
-	if to.Count > from.Count {
-		return false
-	}
-	for d := 0; d < m.nd; d++ {
-		if from.Pc[d] == PcIdle && to.Pc[d] != PcIdle {
+	for b := 0; b < m.nb; b++ {
+		if !bit(from.GateClosed, b) {
+			continue
+		}
+		if to.Count[b] > from.Count[b] {
 			return false
+		}
+		for d := 0; d < m.nd; d++ {
+			if (from.Pc[d] == PcGated || from.Pc[d] == PcRegated) && from.Brk[d] == int8(b) {
+				switch to.Pc[d] {
+				case PcGated, PcRegated, PcIdle, PcRegistered:
+				default:
+					return false
+				}
+			}
 		}
 	}
 	return true

@@ -3,102 +3,85 @@ package spec
 // This file holds the liveness property DrainCompletes and the fairness
 // of Spec (TLA+ Fairness), one instance per conjunct.
 
-// fairness instances: per dispatcher WF BrokerSteps(d) and WF
-// CollectorRemove(d), then the fixed ones below, in Fairness's order.
-const (
-	fairMaintainerReportProgress = iota
-	fairNodeSendHeartbeat
-	fairServiceSendReport
-	fairCoordSendDraining
-	fairCoordSendStopping
-	fairLogCoordAnswer
-	fairNodeTakesCommand
-	fairCoordTakesHeartbeat
-	fairCoordTakesResponse
-	fairCoordTakesAnswer
-	fairLogCoordTakesReport
-	fairCoordCompleteDrain
-	numFixedFair
-)
+// fairness lists the conjuncts of Spec's Fairness, in its order: the
+// key, whether it is strong (SF), and the actions whose steps satisfy it
+// (receives only when they take the message off the network; the last
+// conjunct only for known answers). A step may satisfy several
+// conjuncts (a known answer taken satisfies two).
+var fairness = []struct {
+	key       string
+	strong    bool
+	acts      []action
+	knownOnly bool
+}{
+	{"WF BrokerStepsAny", false, []action{actBrokerAdmit, actBrokerReleaseOld, actBrokerSubscribe, actBrokerSubscribeRefused,
+		actBrokerRegisterTable, actBrokerRegisterTableFails, actBrokerUnsubscribe, actBrokerRollback, actBrokerRemoveFinish}, false},
+	{"WF CollectorRemoves", false, []action{actCollectorRemove}, false},
+	{"WF ServiceCloses", false, []action{actServiceStartClose, actServiceCloseBroker, actServiceFinishClose}, false},
+	{"WF CoordSteps", false, []action{actCoordLearnVersion, actMaintainerReportProgress}, false},
+	{"SF ReportSteps", true, []action{actNodeStartHeartbeat, actServiceStartReport, actServiceReadBroker, actServiceSendReport}, false},
+	{"SF NodeSendHeartbeat", true, []action{actNodeSendHeartbeat}, false},
+	{"SF CoordSendsCommand", true, []action{actCoordSendDraining, actCoordSendStopping}, false},
+	{"SF CoordAnswersDrainNode", true, []action{actCoordCompleteDrain, actCoordLegacyRestart}, false},
+	{"SF LogCoordAnswer", true, []action{actLogCoordAnswer}, false},
+	{"SF NodeTakesCommand", true, []action{actNodeRecvCommand}, false},
+	{"SF CoordTakesObservation", true, []action{actCoordRecvHeartbeat, actCoordRecvResponse}, false},
+	{"SF CoordTakesAnswer", true, []action{actCoordRecvAnswer}, false},
+	{"SF CoordTakesKnownAnswer", true, []action{actCoordRecvAnswer}, true},
+	{"SF LogCoordTakesReport", true, []action{actLogCoordRecvReport}, false},
+}
 
-var fixedFairKeys = [numFixedFair]string{
-	"WF MaintainerReportProgress",
-	"SF NodeSendHeartbeat",
-	"SF ServiceSendReport",
-	"SF CoordSendDraining",
-	"SF CoordSendStopping",
-	"SF LogCoordAnswer",
-	"SF NodeTakesCommand",
-	"SF CoordTakesHeartbeat",
-	"SF CoordTakesResponse",
-	"SF CoordTakesAnswer",
-	"SF LogCoordTakesReport",
-	"SF CoordCompleteDrain",
+// fairMasks maps an action to the fairness conjuncts its steps satisfy:
+// all, and those that only a known answer satisfies.
+var fairMasks, fairKnownMasks = func() (all, known [numActions]uint64) {
+	for i, f := range fairness {
+		for _, a := range f.acts {
+			if f.knownOnly {
+				known[a] |= 1 << i
+			} else {
+				all[a] |= 1 << i
+			}
+		}
+	}
+	return all, known
+}()
+
+// isReceive reports whether a is a receive action (fair only when it
+// takes the message off the network).
+func isReceive(a action) bool {
+	switch a {
+	case actNodeRecvCommand, actCoordRecvHeartbeat, actCoordRecvResponse, actCoordRecvAnswer, actLogCoordRecvReport:
+		return true
+	}
+	return false
 }
 
 func (m *Model) buildFairKeys() []string {
-	var keys []string
-	for _, d := range m.cfg.Dispatchers {
-		keys = append(keys, "WF BrokerSteps("+d+")")
+	keys := make([]string, len(fairness))
+	for i, f := range fairness {
+		keys[i] = f.key
 	}
-	for _, d := range m.cfg.Dispatchers {
-		keys = append(keys, "WF CollectorRemove("+d+")")
-	}
-	return append(keys, fixedFairKeys[:]...)
+	return keys
 }
 
-// FairnessKeys lists the fairness instances of Spec, weak and strong.
+// FairnessKeys lists the fairness conjuncts of Spec, weak and strong.
 func (m *Model) FairnessKeys() []string { return append([]string(nil), m.fairKeys...) }
 
-// fairOf returns the fairness instance whose action the step belongs to,
-// or -1. Receives are fair only when they take the message off the
-// network (keep = FALSE).
-func (m *Model) fairOf(st step) int {
-	nd := m.nd
-	fixed := func(i int) int { return 2*nd + i }
-	switch st.act {
-	case actBrokerSubscribe, actBrokerSubscribeRefused, actBrokerRegisterTable,
-		actBrokerRegisterTableFails, actBrokerRemoveFinish:
-		return int(st.d)
-	case actCollectorRemove:
-		return nd + int(st.d)
-	case actMaintainerReportProgress:
-		return fixed(fairMaintainerReportProgress)
-	case actNodeSendHeartbeat:
-		return fixed(fairNodeSendHeartbeat)
-	case actServiceSendReport:
-		return fixed(fairServiceSendReport)
-	case actCoordSendDraining:
-		return fixed(fairCoordSendDraining)
-	case actCoordSendStopping:
-		return fixed(fairCoordSendStopping)
-	case actLogCoordAnswer:
-		return fixed(fairLogCoordAnswer)
-	case actCoordCompleteDrain:
-		return fixed(fairCoordCompleteDrain)
+// fairOf returns, as a bitmask, the fairness conjuncts whose actions the
+// step satisfies.
+func (m *Model) fairOf(st step) uint64 {
+	if isReceive(st.act) && st.keep {
+		return 0
 	}
-	if st.keep {
-		return -1
+	mask := fairMasks[st.act]
+	if st.act == actCoordRecvAnswer && m.msgs[st.msg].Epoch != None {
+		mask |= fairKnownMasks[st.act]
 	}
-	switch st.act {
-	case actNodeRecvCommand:
-		return fixed(fairNodeTakesCommand)
-	case actCoordRecvHeartbeat:
-		return fixed(fairCoordTakesHeartbeat)
-	case actCoordRecvResponse:
-		return fixed(fairCoordTakesResponse)
-	case actCoordRecvAnswer:
-		return fixed(fairCoordTakesAnswer)
-	case actLogCoordRecvReport:
-		return fixed(fairLogCoordTakesReport)
-	}
-	return -1
+	return mask
 }
 
-// isStrong reports whether fairness instance i is strong (SF).
-func (m *Model) isStrong(i int) bool {
-	return i >= 2*m.nd && i != 2*m.nd+fairMaintainerReportProgress
-}
+// isStrong reports whether fairness conjunct i is strong (SF).
+func (m *Model) isStrong(i int) bool { return fairness[i].strong }
 
 // LivenessProperties lists the liveness properties: DrainCompletes.
 func (m *Model) LivenessProperties() []string { return []string{"DrainCompletes"} }
@@ -112,16 +95,16 @@ func (m *Model) LeadsTo(i int, s State) (p, q bool) {
 }
 
 // DrainReported is TLA+ DrainReported: the drain has been reported
-// complete.
-func (m *Model) DrainReported(s *State) bool { return s.DrainedEpoch != None }
+// complete (or a legacy process was given the legacy hard restart).
+func (m *Model) DrainReported(s *State) bool { return s.DrainedEpoch != None || s.LegacyEpoch != None }
 
 // FairEnabled emits every fairness instance whose action, as TLA+'s
 // ENABLED <<A>>_vars, is enabled in s (it has a successor other than s).
 func (m *Model) FairEnabled(s State, emit func(key string, strong bool)) {
 	var seen uint64
 	m.succ(&s, func(st step, t State) {
-		if i := m.fairOf(st); i >= 0 && t != s {
-			seen |= 1 << i
+		if t != s {
+			seen |= m.fairOf(st)
 		}
 	})
 	for i, k := range m.fairKeys {
@@ -140,8 +123,8 @@ func (m *Model) FairTaken(_ string, from, to State, emit func(key string)) {
 	}
 	var seen uint64
 	m.succ(&from, func(st step, t State) {
-		if i := m.fairOf(st); i >= 0 && t == to {
-			seen |= 1 << i
+		if t == to {
+			seen |= m.fairOf(st)
 		}
 	})
 	for i, k := range m.fairKeys {

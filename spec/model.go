@@ -12,10 +12,14 @@ import (
 // Live[State] structurally. A Model is immutable and safe for concurrent
 // use.
 type Model struct {
-	cfg Config
-	nd  int   // number of dispatchers
-	tt  uint8 // bitmask of table triggers
-	all uint8 // bitmask of all dispatchers
+	cfg  Config
+	nd   int   // number of dispatchers
+	nb   int   // number of brokers
+	tt   uint8 // bitmask of table triggers
+	all  uint8 // bitmask of all dispatchers
+	allB uint8 // bitmask of all brokers
+
+	versions []Version // Versions, in the order "new", "legacy"
 
 	heartbeat bool // Transport = "heartbeat"
 	bugs      Bug
@@ -36,14 +40,22 @@ func New(cfg Config) (*Model, error) {
 	}
 	cfg.Dispatchers = slices.Sorted(slices.Values(cfg.Dispatchers))
 	cfg.TableTriggers = slices.Sorted(slices.Values(cfg.TableTriggers))
+	cfg.Brokers = slices.Sorted(slices.Values(cfg.Brokers))
 	m := &Model{
 		cfg:       cfg,
 		nd:        len(cfg.Dispatchers),
+		nb:        len(cfg.Brokers),
 		heartbeat: cfg.Transport == TransportHeartbeat,
 		bugs:      cfg.Bugs,
 		maxEpoch:  int8(cfg.MaxEpoch),
 		maxReg:    int8(cfg.MaxReg),
 		maxMsgs:   int8(cfg.MaxMsgs),
+	}
+	m.allB = 1<<m.nb - 1
+	for _, v := range []Version{VersionNew, VersionLegacy} {
+		if slices.Contains(cfg.Versions, v.String()) {
+			m.versions = append(m.versions, v)
+		}
 	}
 	for d, name := range cfg.Dispatchers {
 		m.all |= 1 << d
@@ -102,27 +114,43 @@ func (m *Model) Msg(id uint16) Msg { return m.msgs[id] }
 // Dispatcher returns the name of dispatcher index d.
 func (m *Model) Dispatcher(d int) string { return m.cfg.Dispatchers[d] }
 
+// Broker returns the name of broker index b.
+func (m *Model) Broker(b int) string { return m.cfg.Brokers[b] }
+
 func (m *Model) has(b Bug) bool { return m.bugs&b != 0 }
 
 func (m *Model) isTT(d int) bool { return bit(m.tt, d) }
 
-// Init emits the one initial state (TLA+ Init).
+// Init emits the initial states (TLA+ Init): one per version in Versions.
 func (m *Model) Init(emit func(s State)) {
-	emit(m.InitState())
+	for _, v := range m.versions {
+		s := m.InitState()
+		s.Version = v
+		emit(s)
+	}
 }
 
-// InitState returns the initial state (TLA+ Init).
+// InitState returns the initial state (TLA+ Init) whose process runs the
+// first of Versions ("new" when it is there).
 func (m *Model) InitState() State {
 	s := State{
 		Epoch:         1,
+		Version:       m.versions[0],
 		Liveness:      Alive,
 		Removed:       m.all,
+		Sample:        noSample,
+		LastReport:    noLastReport,
 		CoordEpoch:    1,
+		CoordVersion:  VersionUnknown,
 		CoordLiveness: Alive,
 		CoordCount:    None,
 		Work:          1,
 		DrainedEpoch:  None,
+		LegacyEpoch:   None,
 		Cache:         noReport,
+	}
+	for d := range s.Brk {
+		s.Brk[d] = NoBroker
 	}
 	for i := range s.Net {
 		s.Net[i] = noMsg

@@ -2,11 +2,15 @@ package spec_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/drainproof/drainproof/internal/drainmodel"
+	"github.com/drainproof/drainproof/spec"
 )
 
 // TestModelsMatchTLC runs every model of tla/models.json through our
@@ -42,6 +46,9 @@ func TestModelsMatchTLC(t *testing.T) {
 			if !row.OK {
 				t.Errorf("not as recorded: %s", row.Problems)
 			}
+			if update {
+				e.Violates = row.Violates
+			}
 			e.Go = &drainmodel.Figures{Distinct: row.Distinct, Generated: row.Generated, Depth: row.Depth, Seconds: row.Seconds, TraceLength: row.TraceLength}
 		})
 	}
@@ -49,5 +56,40 @@ func TestModelsMatchTLC(t *testing.T) {
 		if err := man.Write(path); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// DefaultConfig is the default model: the constants of
+// tla/MCDrainRegistration.cfg.
+func TestDefaultConfigIsTheDefaultCfg(t *testing.T) {
+	m, _, err := drainmodel.Load(filepath.Join("..", "tla", "MCDrainRegistration.cfg"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := spec.New(spec.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := fmt.Sprintf("%+v", m.Config()), fmt.Sprintf("%+v", d.Config()); got != want {
+		t.Errorf("tla/MCDrainRegistration.cfg has\n%s\nspec.DefaultConfig() has\n%s", got, want)
+	}
+}
+
+// The bugs the TLA+ module names (BugNames) are the bugs of package spec.
+func TestBugNamesMatchTheModule(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "tla", "DrainRegistration.tla"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?s)BugNames == \{(.*?)\}`).FindSubmatch(b)
+	if m == nil {
+		t.Fatal("no BugNames in DrainRegistration.tla")
+	}
+	var names []string
+	for _, q := range regexp.MustCompile(`"(\w+)"`).FindAllSubmatch(m[1], -1) {
+		names = append(names, string(q[1]))
+	}
+	if got, want := strings.Join(spec.BugNames(), " "), strings.Join(names, " "); got != want {
+		t.Errorf("spec.BugNames() = %s\nthe module's BugNames = %s", got, want)
 	}
 }

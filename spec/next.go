@@ -9,21 +9,35 @@ import (
 type action uint8
 
 const (
-	actCollectorRegister action = iota
+	actCollectorSendRegister action = iota
+	actServiceRecvRegister
+	actNetLoseRegister
 	actCollectorRemove
+	actBrokerAdmit
+	actBrokerReleaseOld
 	actBrokerSubscribe
 	actBrokerSubscribeRefused
 	actBrokerRegisterTable
 	actBrokerRegisterTableFails
+	actBrokerUnsubscribe
+	actBrokerRollback
 	actBrokerRemoveFinish
 	actBrokerInactivityCleanup
+	actServiceStartClose
+	actServiceCloseBroker
+	actServiceFinishClose
+	actNodeStartHeartbeat
+	actServiceStartReport
+	actServiceReadBroker
 	actNodeSendHeartbeat
-	actNodeRecvCommand
 	actServiceSendReport
+	actNodeRecvCommand
 	actNodeCrashRestart
 	actUpgradeRestart
+	actCoordLearnVersion
 	actCoordSendDraining
 	actCoordSendStopping
+	actCoordLegacyRestart
 	actMaintainerReportProgress
 	actCoordRecvHeartbeat
 	actCoordRecvResponse
@@ -31,6 +45,7 @@ const (
 	actCoordCompleteDrain
 	actLogCoordRecvReport
 	actLogCoordAnswer
+	actLogCoordAnswerUnknown
 	actLogCoordExpire
 	actNetLose
 	numActions
@@ -38,21 +53,35 @@ const (
 
 // actionNames are the TLA+ action operators' names.
 var actionNames = [numActions]string{
-	"CollectorRegister",
+	"CollectorSendRegister",
+	"ServiceRecvRegister",
+	"NetLoseRegister",
 	"CollectorRemove",
+	"BrokerAdmit",
+	"BrokerReleaseOld",
 	"BrokerSubscribe",
 	"BrokerSubscribeRefused",
 	"BrokerRegisterTable",
 	"BrokerRegisterTableFails",
+	"BrokerUnsubscribe",
+	"BrokerRollback",
 	"BrokerRemoveFinish",
 	"BrokerInactivityCleanup",
+	"ServiceStartClose",
+	"ServiceCloseBroker",
+	"ServiceFinishClose",
+	"NodeStartHeartbeat",
+	"ServiceStartReport",
+	"ServiceReadBroker",
 	"NodeSendHeartbeat",
-	"NodeRecvCommand",
 	"ServiceSendReport",
+	"NodeRecvCommand",
 	"NodeCrashRestart",
 	"UpgradeRestart",
+	"CoordLearnVersion",
 	"CoordSendDraining",
 	"CoordSendStopping",
+	"CoordLegacyRestart",
 	"MaintainerReportProgress",
 	"CoordRecvHeartbeat",
 	"CoordRecvResponse",
@@ -60,6 +89,7 @@ var actionNames = [numActions]string{
 	"CoordCompleteDrain",
 	"LogCoordRecvReport",
 	"LogCoordAnswer",
+	"LogCoordAnswerUnknown",
 	"LogCoordExpire",
 	"NetLose",
 }
@@ -67,123 +97,165 @@ var actionNames = [numActions]string{
 // ActionNames lists the names of the TLA+ actions, in Next's order.
 func ActionNames() []string { return append([]string(nil), actionNames[:]...) }
 
+// ActionNames lists the names of the TLA+ actions, in Next's order (for
+// reports that list every action, such as check --coverage).
+func (m *Model) ActionNames() []string { return ActionNames() }
+
 // step names one instance of an action: the action and its arguments.
 type step struct {
 	act  action
-	d    int8  // dispatcher index, for dispatcher actions
-	msg  msgID // message, for receive and loss actions
-	keep bool  // receive keeps the message (duplication)
+	d    int8    // dispatcher index, for dispatcher and REGISTER actions
+	b    int8    // broker index, for broker and REGISTER actions
+	v    Version // the new process's version, for restarts
+	msg  msgID   // message, for receive and loss actions
+	keep bool    // receive keeps the message (duplication)
 }
 
-// succ calls f for every successor of s, in a fixed order: Next's
-// disjuncts in order, dispatchers in sorted order, messages in ID order,
-// keep = FALSE before TRUE. Every enabled instance is emitted, self-loops
-// and repeated successors included, as TLC generates them.
+// brokerSteps are the disjuncts of TLA+ BrokerSteps(d), in its order.
+var brokerSteps = [...]struct {
+	act action
+	fn  func(m *Model, s *State, d int) (State, bool)
+}{
+	{actBrokerAdmit, (*Model).BrokerAdmit},
+	{actBrokerReleaseOld, (*Model).BrokerReleaseOld},
+	{actBrokerSubscribe, (*Model).BrokerSubscribe},
+	{actBrokerSubscribeRefused, (*Model).BrokerSubscribeRefused},
+	{actBrokerRegisterTable, (*Model).BrokerRegisterTable},
+	{actBrokerRegisterTableFails, (*Model).BrokerRegisterTableFails},
+	{actBrokerUnsubscribe, (*Model).BrokerUnsubscribe},
+	{actBrokerRollback, (*Model).BrokerRollback},
+	{actBrokerRemoveFinish, (*Model).BrokerRemoveFinish},
+}
+
+// singleSteps are the parameterless actions of T, the coordinator and
+// the LogCoordinator, in Next's order.
+var singleSteps = [...]struct {
+	act action
+	fn  func(m *Model, s *State) (State, bool)
+}{
+	{actServiceStartClose, (*Model).ServiceStartClose},
+	{actServiceFinishClose, (*Model).ServiceFinishClose},
+	{actNodeStartHeartbeat, (*Model).NodeStartHeartbeat},
+	{actServiceStartReport, (*Model).ServiceStartReport},
+	{actNodeSendHeartbeat, (*Model).NodeSendHeartbeat},
+	{actServiceSendReport, (*Model).ServiceSendReport},
+	{actCoordLearnVersion, (*Model).CoordLearnVersion},
+	{actCoordSendDraining, (*Model).CoordSendDraining},
+	{actCoordSendStopping, (*Model).CoordSendStopping},
+	{actCoordLegacyRestart, (*Model).CoordLegacyRestart},
+	{actMaintainerReportProgress, (*Model).MaintainerReportProgress},
+	{actCoordCompleteDrain, (*Model).CoordCompleteDrain},
+	{actLogCoordAnswer, (*Model).LogCoordAnswer},
+	{actLogCoordAnswerUnknown, (*Model).LogCoordAnswerUnknown},
+	{actLogCoordExpire, (*Model).LogCoordExpire},
+}
+
+// succ calls f for every successor of s. Every enabled instance is
+// emitted, self-loops and repeated successors included, as TLC generates
+// them; the order (Next's disjuncts, then dispatchers, brokers, messages
+// in index order, keep = FALSE before TRUE) only fixes which of several
+// shortest counterexamples is found.
 func (m *Model) succ(s *State, f func(st step, t State)) {
 	var t State
 	var ok bool
 	for d := 0; d < m.nd; d++ {
-		if t, ok = m.CollectorRegister(s, d); ok {
-			f(step{act: actCollectorRegister, d: int8(d)}, t)
-		}
-	}
-	for d := 0; d < m.nd; d++ {
-		if t, ok = m.CollectorRemove(s, d); ok {
-			f(step{act: actCollectorRemove, d: int8(d)}, t)
-		}
-	}
-	for d := 0; d < m.nd; d++ { // BrokerSteps(d)
-		if t, ok = m.BrokerSubscribe(s, d); ok {
-			f(step{act: actBrokerSubscribe, d: int8(d)}, t)
-		}
-		if t, ok = m.BrokerSubscribeRefused(s, d); ok {
-			f(step{act: actBrokerSubscribeRefused, d: int8(d)}, t)
-		}
-		if t, ok = m.BrokerRegisterTable(s, d); ok {
-			f(step{act: actBrokerRegisterTable, d: int8(d)}, t)
-		}
-		if t, ok = m.BrokerRegisterTableFails(s, d); ok {
-			f(step{act: actBrokerRegisterTableFails, d: int8(d)}, t)
-		}
-		if t, ok = m.BrokerRemoveFinish(s, d); ok {
-			f(step{act: actBrokerRemoveFinish, d: int8(d)}, t)
-		}
-	}
-	if m.has(DoubleDecrement) {
-		for d := 0; d < m.nd; d++ {
-			if t, ok = m.BrokerInactivityCleanup(s, d); ok {
-				f(step{act: actBrokerInactivityCleanup, d: int8(d)}, t)
+		for b := 0; b < m.nb; b++ {
+			if t, ok = m.CollectorSendRegister(s, d, b); ok {
+				f(step{act: actCollectorSendRegister, d: int8(d), b: int8(b)}, t)
 			}
 		}
 	}
-	if t, ok = m.NodeSendHeartbeat(s); ok {
-		f(step{act: actNodeSendHeartbeat}, t)
+	if s.Regs != 0 {
+		for d := 0; d < m.nd; d++ {
+			for b := 0; b < m.nb; b++ {
+				if s.Regs&regBit(d, b) == 0 {
+					continue
+				}
+				if t, ok = m.ServiceRecvRegister(s, d, b); ok {
+					f(step{act: actServiceRecvRegister, d: int8(d), b: int8(b)}, t)
+				}
+				if t, ok = m.NetLoseRegister(s, d, b); ok {
+					f(step{act: actNetLoseRegister, d: int8(d), b: int8(b)}, t)
+				}
+			}
+		}
 	}
-	m.recv(s, actNodeRecvCommand, KindCmd, f)
-	if t, ok = m.ServiceSendReport(s); ok {
-		f(step{act: actServiceSendReport}, t)
+	for d := 0; d < m.nd; d++ {
+		if s.Pc[d] == PcIdle {
+			continue // no dispatcher action is enabled for an idle d
+		}
+		if t, ok = m.CollectorRemove(s, d); ok {
+			f(step{act: actCollectorRemove, d: int8(d)}, t)
+		}
+		for _, bs := range brokerSteps {
+			if t, ok = bs.fn(m, s, d); ok {
+				f(step{act: bs.act, d: int8(d)}, t)
+			}
+		}
+		if t, ok = m.BrokerInactivityCleanup(s, d); ok {
+			f(step{act: actBrokerInactivityCleanup, d: int8(d)}, t)
+		}
 	}
-	if t, ok = m.NodeCrashRestart(s); ok {
-		f(step{act: actNodeCrashRestart}, t)
+	for b := 0; b < m.nb; b++ {
+		if t, ok = m.ServiceCloseBroker(s, b); ok {
+			f(step{act: actServiceCloseBroker, b: int8(b)}, t)
+		}
+		if t, ok = m.ServiceReadBroker(s, b); ok {
+			f(step{act: actServiceReadBroker, b: int8(b)}, t)
+		}
 	}
-	if t, ok = m.UpgradeRestart(s); ok {
-		f(step{act: actUpgradeRestart}, t)
+	for _, ss := range singleSteps {
+		if t, ok = ss.fn(m, s); ok {
+			f(step{act: ss.act}, t)
+		}
 	}
-	if t, ok = m.CoordSendDraining(s); ok {
-		f(step{act: actCoordSendDraining}, t)
+	for _, v := range m.versions {
+		if t, ok = m.NodeCrashRestart(s, v); ok {
+			f(step{act: actNodeCrashRestart, v: v}, t)
+		}
+		if t, ok = m.UpgradeRestart(s, v); ok {
+			f(step{act: actUpgradeRestart, v: v}, t)
+		}
 	}
-	if t, ok = m.CoordSendStopping(s); ok {
-		f(step{act: actCoordSendStopping}, t)
-	}
-	if t, ok = m.MaintainerReportProgress(s); ok {
-		f(step{act: actMaintainerReportProgress}, t)
-	}
-	m.recv(s, actCoordRecvHeartbeat, KindHb, f)
-	m.recv(s, actCoordRecvResponse, KindResp, f)
-	m.recv(s, actCoordRecvAnswer, KindAns, f)
-	if t, ok = m.CoordCompleteDrain(s); ok {
-		f(step{act: actCoordCompleteDrain}, t)
-	}
-	m.recv(s, actLogCoordRecvReport, KindReport, f)
-	if t, ok = m.LogCoordAnswer(s); ok {
-		f(step{act: actLogCoordAnswer}, t)
-	}
-	if t, ok = m.LogCoordExpire(s); ok {
-		f(step{act: actLogCoordExpire}, t)
-	}
-	for i := 0; i < int(s.NetLen); i++ { // NetLoses
-		if t, ok = m.NetLose(s, s.Net[i]); ok {
-			f(step{act: actNetLose, msg: s.Net[i]}, t)
+	for i := 0; i < int(s.NetLen); i++ {
+		id := s.Net[i]
+		m.recv(s, id, f)
+		if t, ok = m.NetLose(s, id); ok {
+			f(step{act: actNetLose, msg: id}, t)
 		}
 	}
 }
 
-// recv emits the receive action a for every message of kind k in flight,
-// taking it off the network (keep = FALSE) and keeping it (keep = TRUE).
-func (m *Model) recv(s *State, a action, k Kind, f func(st step, t State)) {
-	for i := 0; i < int(s.NetLen); i++ {
-		id := s.Net[i]
-		if m.msgs[id].Kind != k {
-			continue
+// recvAction is the receive action of a message of kind k.
+var recvAction = [numKinds]action{
+	KindCmd:    actNodeRecvCommand,
+	KindResp:   actCoordRecvResponse,
+	KindHb:     actCoordRecvHeartbeat,
+	KindReport: actLogCoordRecvReport,
+	KindAns:    actCoordRecvAnswer,
+}
+
+// recv emits the receive action of message id (in flight), taking it off
+// the network (keep = FALSE) and keeping it (keep = TRUE).
+func (m *Model) recv(s *State, id msgID, f func(st step, t State)) {
+	a := recvAction[m.msgs[id].Kind]
+	for _, keep := range [2]bool{false, true} {
+		var t State
+		var ok bool
+		switch a {
+		case actNodeRecvCommand:
+			t, ok = m.NodeRecvCommand(s, id, keep)
+		case actCoordRecvHeartbeat:
+			t, ok = m.CoordRecvHeartbeat(s, id, keep)
+		case actCoordRecvResponse:
+			t, ok = m.CoordRecvResponse(s, id, keep)
+		case actCoordRecvAnswer:
+			t, ok = m.CoordRecvAnswer(s, id, keep)
+		case actLogCoordRecvReport:
+			t, ok = m.LogCoordRecvReport(s, id, keep)
 		}
-		for _, keep := range [2]bool{false, true} {
-			var t State
-			var ok bool
-			switch a {
-			case actNodeRecvCommand:
-				t, ok = m.NodeRecvCommand(s, id, keep)
-			case actCoordRecvHeartbeat:
-				t, ok = m.CoordRecvHeartbeat(s, id, keep)
-			case actCoordRecvResponse:
-				t, ok = m.CoordRecvResponse(s, id, keep)
-			case actCoordRecvAnswer:
-				t, ok = m.CoordRecvAnswer(s, id, keep)
-			case actLogCoordRecvReport:
-				t, ok = m.LogCoordRecvReport(s, id, keep)
-			}
-			if ok {
-				f(step{act: a, msg: id, keep: keep}, t)
-			}
+		if ok {
+			f(step{act: a, msg: id, keep: keep}, t)
 		}
 	}
 }
@@ -212,13 +284,28 @@ func (m *Model) Describe(actionName string, from, to State) string {
 func (m *Model) describeStep(st step, from, to *State) string {
 	name := actionNames[st.act]
 	switch st.act {
-	case actCollectorRegister, actCollectorRemove, actBrokerSubscribe, actBrokerSubscribeRefused,
-		actBrokerRegisterTable, actBrokerRegisterTableFails, actBrokerRemoveFinish, actBrokerInactivityCleanup:
-		label := fmt.Sprintf("%s(%s)", name, m.cfg.Dispatchers[st.d])
-		if st.act == actCollectorRegister && to.Pc == from.Pc && to.Count == from.Count {
-			label += "  rejected"
+	case actCollectorSendRegister, actServiceRecvRegister, actNetLoseRegister:
+		label := fmt.Sprintf("%s(%s, %s)", name, m.cfg.Dispatchers[st.d], m.cfg.Brokers[st.b])
+		if st.act == actServiceRecvRegister && to.Pc[st.d] == from.Pc[st.d] {
+			label += "  refused by the service's gate check"
 		}
 		return label
+	case actCollectorRemove, actBrokerAdmit, actBrokerReleaseOld, actBrokerSubscribe, actBrokerSubscribeRefused,
+		actBrokerRegisterTable, actBrokerRegisterTableFails, actBrokerUnsubscribe, actBrokerRollback,
+		actBrokerRemoveFinish, actBrokerInactivityCleanup:
+		label := fmt.Sprintf("%s(%s)", name, m.cfg.Dispatchers[st.d])
+		if st.act == actBrokerAdmit && to.Count == from.Count && to.Pc[st.d] != PcAdmitted && to.Pc[st.d] != PcReplacing {
+			label += "  refused by the gate bit"
+		}
+		return label
+	case actServiceCloseBroker, actServiceReadBroker:
+		label := fmt.Sprintf("%s(%s)", name, m.cfg.Brokers[st.b])
+		if st.act == actServiceReadBroker {
+			label += fmt.Sprintf("  count %d, sum %d", from.Count[st.b], to.Sample.Sum)
+		}
+		return label
+	case actNodeCrashRestart, actUpgradeRestart:
+		return fmt.Sprintf("%s  epoch %d, version %s", name, to.Epoch, to.Version)
 	case actNodeRecvCommand, actCoordRecvHeartbeat, actCoordRecvResponse, actCoordRecvAnswer, actLogCoordRecvReport:
 		var b strings.Builder
 		fmt.Fprintf(&b, "%s  %s", name, m.msgs[st.msg])

@@ -37,23 +37,80 @@
 (***************************************************************************)
 EXTENDS DrainRegistration, Sequences, TLC, Json, IOUtils
 
-\* The trace files: TRACE, or the files the manifest TRACES lists.
-Files ==
-    IF "TRACES" \in DOMAIN IOEnv
-    THEN LET man == ndJsonDeserialize(IOEnv.TRACES)
-         IN  [t \in 1..Len(man) |-> man[t].file]
-    ELSE <<IF "TRACE" \in DOMAIN IOEnv THEN IOEnv.TRACE ELSE "trace.ndjson">>
-NumTraces == Len(Files)
+\* A function of 1..n as a sequence whose elements are evaluated once: a
+\* function constructor is lazy, and TLC would evaluate its body (read a
+\* file, say) at every application.
+Eager(f) == <<>> \o f
 
-Raws == TLCEval([t \in 1..NumTraces |-> ndJsonDeserialize(Files[t])])
-Header == Raws[1][1]
-ASSUME Header.drainproof_trace = 1    \* the schema version
-ASSUME \A t \in 1..NumTraces : Raws[t][1].model = Header.model
-
-\* The action lines of each trace.
-Logs == TLCEval([t \in 1..NumTraces |-> [i \in 1..Len(Raws[t]) - 1 |-> Raws[t][i + 1]]])
-
+Has(r, f) == f \in DOMAIN r
+NoFields == [f \in {} |-> 0]
 ToSet(s) == {s[i] : i \in DOMAIN s}
+
+\* "No message": a record no message equals.
+NoMsg == [kind |-> "none"]
+
+\* The actions by the shape of their parameters.
+IndexActions == {"CollectorRegister", "CollectorRemove", "BrokerSubscribe",
+                 "BrokerSubscribeRefused", "BrokerRegisterTable",
+                 "BrokerRegisterTableFails", "BrokerRemoveFinish",
+                 "BrokerInactivityCleanup"}
+RecvActions == {"NodeRecvCommand", "CoordRecvHeartbeat", "CoordRecvResponse",
+                "CoordRecvAnswer", "LogCoordRecvReport"}
+
+-----------------------------------------------------------------------------
+(* The lookahead: the environment's steps, decided from the future. These  *)
+(* operators take a trace's lines (lg), not a trace's number, so that the   *)
+(* traces are read once, in TraceData.                                      *)
+
+LineParams(line) == IF Has(line, "params") THEN line.params ELSE NoFields
+
+\* The message line i of lg receives, and the one it sends, or NoMsg.
+Received(lg, i) == IF lg[i].action \in RecvActions THEN LineParams(lg[i]).m ELSE NoMsg
+SentBy(lg, i) ==
+    LET p == LineParams(lg[i]) IN
+    IF Has(p, "reply") THEN p.reply
+    ELSE IF lg[i].action \notin RecvActions /\ Has(p, "m") THEN p.m
+    ELSE NoMsg
+
+\* The first line of lg from j on that receives or sends m receives it.
+RECURSIVE ReceivedNext(_, _, _)
+ReceivedNext(lg, m, j) ==
+    IF j > Len(lg) THEN FALSE
+    ELSE IF Received(lg, j) = m THEN TRUE
+    ELSE IF SentBy(lg, j) = m THEN FALSE
+    ELSE ReceivedNext(lg, m, j + 1)
+
+-----------------------------------------------------------------------------
+
+\* Everything read from the files, in one definition (TLC evaluates each
+\* definition once, but in no set order, so one that used another would
+\* read the files again): the trace files (TRACE, or the files the
+\* manifest TRACES lists), their headers, their action lines, and per line
+\* the lookahead's keep and loss.
+TraceData ==
+    LET files == IF "TRACES" \in DOMAIN IOEnv
+                 THEN LET man == ndJsonDeserialize(IOEnv.TRACES)
+                      IN  Eager([t \in 1..Len(man) |-> man[t].file])
+                 ELSE <<IF "TRACE" \in DOMAIN IOEnv THEN IOEnv.TRACE ELSE "trace.ndjson">>
+        raws == Eager([t \in 1..Len(files) |-> ndJsonDeserialize(files[t])])
+        logs == Eager([t \in 1..Len(files) |-> Tail(raws[t])])
+        keep == Eager([t \in 1..Len(files) |-> LET lg == logs[t] IN Eager([i \in 1..Len(lg) |->
+                    Received(lg, i) # NoMsg /\ ReceivedNext(lg, Received(lg, i), i + 1)])])
+        lose == Eager([t \in 1..Len(files) |-> LET lg == logs[t] IN Eager([i \in 1..Len(lg) |->
+                    SentBy(lg, i) # NoMsg /\ ~ReceivedNext(lg, SentBy(lg, i), i + 1)])])
+    IN  [files |-> files, headers |-> Eager([t \in 1..Len(files) |-> raws[t][1]]),
+         logs |-> logs, keep |-> keep, lose |-> lose]
+
+Files == TraceData.files
+NumTraces == Len(Files)
+Logs == TraceData.logs
+KeepAt == TraceData.keep
+LoseAt == TraceData.lose
+Header == TraceData.headers[1]
+ASSUME LET hs == TraceData.headers
+       IN  /\ hs[1].drainproof_trace = 1    \* the schema version
+           /\ \A t \in 1..Len(hs) : hs[t].model = hs[1].model
+
 MaxLen == LET lens == {Len(Logs[t]) : t \in 1..NumTraces}
           IN  CHOOSE n \in lens : \A k \in lens : k <= n
 
@@ -68,9 +125,6 @@ TraceBugs == ToSet(Header.model.Bugs)
 
 FreeEnv == "TRACE_FREE_ENV" \in DOMAIN IOEnv
 
-\* "No message": a record no message equals.
-NoMsg == [kind |-> "none"]
-
 VARIABLES
     tid,      \* the trace this behaviour explains
     l,        \* the next line of that trace to explain
@@ -78,46 +132,9 @@ VARIABLES
 
 traceVars == <<vars, tid, l, pending>>
 
-Has(r, f) == f \in DOMAIN r
-NoFields == [f \in {} |-> 0]
-P(t, i) == IF Has(Logs[t][i], "params") THEN Logs[t][i].params ELSE NoFields
-
 logline == Logs[tid][l]
-Params == P(tid, l)
+Params == LineParams(logline)
 Obs == IF Has(logline, "vars") THEN logline.vars ELSE NoFields
-
-\* The actions by the shape of their parameters.
-IndexActions == {"CollectorRegister", "CollectorRemove", "BrokerSubscribe",
-                 "BrokerSubscribeRefused", "BrokerRegisterTable",
-                 "BrokerRegisterTableFails", "BrokerRemoveFinish",
-                 "BrokerInactivityCleanup"}
-RecvActions == {"NodeRecvCommand", "CoordRecvHeartbeat", "CoordRecvResponse",
-                "CoordRecvAnswer", "LogCoordRecvReport"}
-
------------------------------------------------------------------------------
-(* The lookahead: the environment's steps, decided from the future.         *)
-
-\* The message line i of trace t receives, and the one it sends, or NoMsg.
-Received(t, i) == IF Logs[t][i].action \in RecvActions THEN P(t, i).m ELSE NoMsg
-SentBy(t, i) ==
-    IF Has(P(t, i), "reply") THEN P(t, i).reply
-    ELSE IF Logs[t][i].action \notin RecvActions /\ Has(P(t, i), "m") THEN P(t, i).m
-    ELSE NoMsg
-
-\* The first line of trace t from j on that receives or sends m receives it.
-RECURSIVE ReceivedNext(_, _, _)
-ReceivedNext(t, m, j) ==
-    IF j > Len(Logs[t]) THEN FALSE
-    ELSE IF Received(t, j) = m THEN TRUE
-    ELSE IF SentBy(t, j) = m THEN FALSE
-    ELSE ReceivedNext(t, m, j + 1)
-
-KeepAt == TLCEval([t \in 1..NumTraces |-> [i \in 1..Len(Logs[t]) |->
-             Received(t, i) # NoMsg /\ ReceivedNext(t, Received(t, i), i + 1)]])
-LoseAt == TLCEval([t \in 1..NumTraces |-> [i \in 1..Len(Logs[t]) |->
-             SentBy(t, i) # NoMsg /\ ~ReceivedNext(t, SentBy(t, i), i + 1)]])
-
------------------------------------------------------------------------------
 
 \* The dispatchers the line's parameter d allows, and its keep.
 Ds == IF Has(Params, "d") THEN {Params.d} ELSE Dispatchers
@@ -186,7 +203,7 @@ TraceStep ==
           /\ SentAsSaid
     /\ Agrees
     /\ l' = l + 1
-    /\ pending' = IF ~FreeEnv /\ LoseAt[tid][l] THEN SentBy(tid, l) ELSE NoMsg
+    /\ pending' = IF ~FreeEnv /\ LoseAt[tid][l] THEN SentBy(Logs[tid], l) ELSE NoMsg
     /\ UNCHANGED tid
 
 \* The lookahead's loss of the message the last line sent.

@@ -51,7 +51,7 @@ func runBugs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	seeds := fs.Int("seeds", 500, "simulator seeds per transport (simulator and trace validation)")
 	only := fs.String("only", "", "only this bug")
 	asJSON := fs.Bool("json", false, "print one JSON object")
-	if code, ok := parseFlags(fs, args, stderr); !ok {
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
 	fail := func(format string, a ...any) int {

@@ -2,10 +2,10 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"runtime"
 	"strconv"
@@ -13,7 +13,11 @@ import (
 	"time"
 
 	"github.com/drainproof/drainproof/modelcheck"
+	"github.com/drainproof/drainproof/modelcheck/twophase"
 )
+
+// maxWalkDepth bounds --depth, the steps of one --simulate walk.
+const maxWalkDepth = 1_000_000
 
 // checkFlags are the flags of `checker check`.
 type checkFlags struct {
@@ -33,6 +37,7 @@ type checkFlags struct {
 	depth     int
 	walks     int64
 	seed      uint64
+	coverage  bool
 }
 
 // job is a model ready to run, with its display name and options; run
@@ -41,6 +46,7 @@ type job struct {
 	name string
 	run  func(ctx context.Context, opts modelcheck.Options, out output) int
 	sim  func(ctx context.Context, opts modelcheck.SimOptions, out output) int
+	cov  func(ctx context.Context, out output) int
 }
 
 // output is where a run reports.
@@ -55,31 +61,38 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs := flag.NewFlagSet("checker check", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var f checkFlags
-	fs.StringVar(&f.model, "model", "", "built-in model to check (see `checker models`); default drain")
+	fs.StringVar(&f.model, "model", "", "built-in model to check (checker models lists them; default drain)")
 	fs.StringVar(&f.config, "config", "", "TLC .cfg file of the protocol model (tla/MCDrainRegistration*.cfg)")
 	fs.IntVar(&f.rms, "rms", 3, "twophase: number of resource managers")
-	fs.IntVar(&f.workers, "workers", 0, "worker goroutines (0: one per core)")
+	fs.IntVar(&f.workers, "workers", 0, "worker goroutines (0: one per core; at most 1024)")
 	fs.Int64Var(&f.maxStates, "max-states", 0, "stop after this many distinct states (0: no limit)")
 	fs.IntVar(&f.maxDepth, "max-depth", 0, "stop at this depth (0: no limit)")
 	fs.DurationVar(&f.timeout, "timeout", 0, "stop after this long (0: no limit)")
-	fs.BoolVar(&f.json, "json", false, "print one JSON object instead of text")
+	fs.BoolVar(&f.json, "json", false, "print one JSON object instead of text (see the README's \"JSON output\")")
 	fs.DurationVar(&f.progress, "progress", 5*time.Second, "interval between progress lines on stderr (0: none)")
-	fs.StringVar(&f.html, "html", "", "on a violation, also write the counterexample as an HTML table to this file")
+	fs.StringVar(&f.html, "html", "", "also write the result as an HTML page to this file (a violation's counterexample as a table of steps and variables)")
 	fs.BoolVar(&f.simulate, "simulate", false, "random walks instead of exhaustive search, as TLC -simulate (finds bugs in huge models; proves nothing)")
 	fs.IntVar(&f.depth, "depth", 100, "--simulate: steps per walk")
 	fs.Int64Var(&f.walks, "walks", 0, "--simulate: number of walks (0: until --timeout or Ctrl-C)")
 	fs.Uint64Var(&f.seed, "seed", 1, "--simulate: seed; the same seed finds the same walk")
 	fs.BoolVar(&f.cont, "continue", false, "keep exploring after a violation, as TLC -continue (whole state space; the shortest violation is reported)")
+	fs.BoolVar(&f.coverage, "coverage", false, "after the check, report per action the successors it generated and the new states it found (TLC -coverage)")
 	fs.BoolVar(&f.liveness, "liveness", true, "check the model's liveness properties (as the cfg's PROPERTIES select)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: checker check [--model NAME | --config FILE.cfg] [flags]")
-		fs.PrintDefaults()
-	}
-	if code, ok := parseFlags(fs, args, stderr); !ok {
+	fs.Usage = usageFunc(fs, "checker check [--model NAME | --config FILE.cfg] [flags]",
+		"Model-check a built-in model or a protocol model read from a TLC .cfg file: breadth-first, in parallel,\ncounting as TLC counts; or, with --simulate, random walks.")
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
-	if f.workers < 0 || f.maxStates < 0 || f.maxDepth < 0 || f.timeout < 0 || f.progress < 0 || f.depth < 1 || f.walks < 0 {
-		fmt.Fprintln(stderr, "checker check: --workers, --max-states, --max-depth, --timeout, --progress and --walks must not be negative, --depth must be positive")
+	if flagErr(stderr, "checker check",
+		intRange("workers", int64(f.workers), 0, maxWorkers),
+		intRange("max-states", f.maxStates, 0, math.MaxInt64),
+		intRange("max-depth", int64(f.maxDepth), 0, math.MaxInt32),
+		notNegative("timeout", f.timeout),
+		notNegative("progress", f.progress),
+		intRange("depth", int64(f.depth), 1, maxWalkDepth),
+		intRange("walks", f.walks, 0, math.MaxInt64),
+		intRange("rms", int64(f.rms), 1, twophase.MaxRMs),
+	) {
 		return exitUsage
 	}
 	if f.simulate && f.walks == 0 && f.timeout == 0 {
@@ -106,6 +119,9 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "checker check: %v\n", err)
 		return exitUsage
 	}
+	if flagErr(stderr, "checker check", writable("html", f.html)) {
+		return exitUsage
+	}
 	opts := modelcheck.Options{
 		Workers:   f.workers,
 		MaxStates: f.maxStates,
@@ -129,13 +145,21 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 				p.Depth, time.Now().Format("2006-01-02 15:04:05"), commas(p.Generated), commas(p.Distinct), commas(p.Queue), commas(int64(p.StatesPerSecond)))
 		}
 	}
-	return j.run(ctx, opts, out)
+	code := j.run(ctx, opts, out)
+	if f.coverage && code != exitUsage {
+		if c := j.cov(ctx, out); c != exitOK {
+			return c
+		}
+	}
+	return code
 }
 
 // runModel checks m and reports; it is the one place results are printed.
 func runModel[S any](ctx context.Context, m modelcheck.Model[S], opts modelcheck.Options, out output) int {
+	props := checkedProperties(m, opts.Invariants, opts.ActionProperties, opts.Liveness, opts.CheckDeadlock)
 	if !out.json {
 		fmt.Fprintf(out.stderr, "Checking %s with %s worker(s).\n", out.name, workersText(opts.Workers))
+		printProperties(out.stderr, props)
 	}
 	res, err := modelcheck.Check(ctx, m, opts)
 	if err != nil {
@@ -143,19 +167,31 @@ func runModel[S any](ctx context.Context, m modelcheck.Model[S], opts modelcheck
 		return exitUsage
 	}
 	if out.json {
-		if err := writeJSON(out.stdout, out.name, m, res); err != nil {
+		r := report{Command: "check", Reason: res.Reason, Steps: len(res.Trace), Seconds: res.Elapsed.Seconds(), Trace: jsonTrace(m, res.Trace),
+			Check: &checkReport{Model: out.name, Mode: "exhaustive", Properties: props, Workers: res.Workers, Generated: res.Generated,
+				Distinct: res.Distinct, Depth: res.Depth, StatesPerSecond: res.StatesPerSecond(), SetBytes: res.SetBytes,
+				PeakRSS: peakRSS(), Collision: res.Collision}}
+		r.Outcome, r.Kind = checkOutcome(res.Outcome, res.Kind)
+		if r.Outcome == outcomeViolated {
+			r.Violated = res.Violated
+		}
+		if res.Kind == "liveness" {
+			r.LoopStart = &res.LoopStart
+		}
+		if err := writeReport(out.stdout, r); err != nil {
 			fmt.Fprintf(out.stderr, "checker check: %v\n", err)
 			return exitUsage
 		}
 	} else {
 		writeText(out.stdout, m, res)
 	}
-	if out.html != "" && len(res.Trace) > 0 {
-		if err := writeHTML(out.html, out.name, m, res); err != nil {
-			fmt.Fprintf(out.stderr, "checker check: %v\n", err)
-			return exitUsage
-		}
-		fmt.Fprintf(out.stderr, "Counterexample written to %s\n", out.html)
+	v := verdict{outcome: res.Outcome, kind: res.Kind, violated: res.Violated, reason: res.Reason, loop: -1,
+		figures: fmt.Sprintf("%s distinct states explored, %s generated, depth %d", commas(res.Distinct), commas(res.Generated), res.Depth)}
+	if res.Kind == "liveness" {
+		v.loop = res.LoopStart
+	}
+	if !htmlReport(out, m, v, res.Trace) {
+		return exitUsage
 	}
 	switch res.Outcome {
 	case modelcheck.OK:
@@ -166,23 +202,51 @@ func runModel[S any](ctx context.Context, m modelcheck.Model[S], opts modelcheck
 	return exitViolation
 }
 
-// writeHTML writes the counterexample of res as an HTML page.
-func writeHTML[S any](path, name string, m modelcheck.Model[S], res *modelcheck.Result[S]) error {
+// verdict is what a report says about a run, for writeHTML.
+type verdict struct {
+	outcome                modelcheck.Outcome
+	kind, violated, reason string
+	figures                string // the run's counts, in words
+	trace                  int    // states in the counterexample
+	loop                   int    // where a lasso's loop starts, or -1
+}
+
+// htmlReport writes the report of a run to out.html, if set, and says so;
+// it returns false, having said why, if it could not.
+func htmlReport[S any](out output, m modelcheck.Model[S], v verdict, trace []modelcheck.Step[S]) bool {
+	if out.html == "" {
+		return true
+	}
+	if err := writeHTML(out.html, out.name, m, v, trace); err != nil {
+		fmt.Fprintf(out.stderr, "checker check: %v\n", err)
+		return false
+	}
+	fmt.Fprintf(out.stderr, "Report written to %s\n", out.html)
+	return true
+}
+
+// writeHTML writes the report of a run as an HTML page: the verdict and,
+// for a violation, the counterexample as a table.
+func writeHTML[S any](path, name string, m modelcheck.Model[S], v verdict, trace []modelcheck.Step[S]) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
-	what := res.Violated
-	if res.Kind != "deadlock" {
-		what = kindText(res.Kind) + " " + res.Violated
+	var title, summary string
+	switch v.outcome {
+	case modelcheck.OK:
+		title, summary = "No error has been found", fmt.Sprintf("%s: no error has been found (%s).", name, v.figures)
+	case modelcheck.Incomplete:
+		title, summary = "Model checking stopped early", fmt.Sprintf("%s: %s; the figures are partial (%s).", name, v.reason, v.figures)
+	default:
+		what := v.violated
+		if v.kind != "deadlock" {
+			what = kindText(v.kind) + " " + v.violated
+		}
+		title = what + " violated"
+		summary = fmt.Sprintf("%s: %s is violated after %d states (%s).", name, what, len(trace), v.figures)
 	}
-	loop := -1
-	if res.Kind == "liveness" {
-		loop = res.LoopStart
-	}
-	summary := fmt.Sprintf("%s: %s is violated after %d states (%s distinct states explored, depth %d).",
-		name, what, len(res.Trace), commas(res.Distinct), res.Depth)
-	err = modelcheck.WriteTraceHTML(f, m, res.Trace, loop, what+" violated", summary)
+	err = modelcheck.WriteTraceHTML(f, m, trace, v.loop, title, summary)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -231,59 +295,6 @@ func kindText(k string) string {
 	return "Invariant"
 }
 
-// jsonStep is one step of a trace in --json output.
-type jsonStep struct {
-	Action string            `json:"action"`
-	Label  string            `json:"label"`
-	State  map[string]string `json:"state"`
-}
-
-// jsonResult is the --json output of `checker check`.
-type jsonResult struct {
-	Model           string     `json:"model"`
-	Outcome         string     `json:"outcome"`
-	Invariant       string     `json:"invariant,omitempty"`
-	Kind            string     `json:"kind,omitempty"`
-	Reason          string     `json:"reason,omitempty"`
-	Distinct        int64      `json:"distinct"`
-	Generated       int64      `json:"generated"`
-	Depth           int        `json:"depth"`
-	Seconds         float64    `json:"seconds"`
-	StatesPerSecond float64    `json:"states_per_second"`
-	Workers         int        `json:"workers"`
-	SetBytes        int64      `json:"set_bytes"`
-	PeakRSS         int64      `json:"peak_rss_bytes,omitempty"`
-	Collision       float64    `json:"collision_probability"`
-	Trace           []jsonStep `json:"trace,omitempty"`
-	LoopStart       *int       `json:"loop_start,omitempty"`
-}
-
-func writeJSON[S any](w io.Writer, name string, m modelcheck.Model[S], res *modelcheck.Result[S]) error {
-	r := jsonResult{
-		Model:           name,
-		Outcome:         res.Outcome.String(),
-		Invariant:       res.Violated,
-		Kind:            res.Kind,
-		Reason:          res.Reason,
-		Distinct:        res.Distinct,
-		Generated:       res.Generated,
-		Depth:           res.Depth,
-		Seconds:         res.Elapsed.Seconds(),
-		StatesPerSecond: res.StatesPerSecond(),
-		Workers:         res.Workers,
-		SetBytes:        res.SetBytes,
-		PeakRSS:         peakRSS(),
-		Collision:       res.Collision,
-	}
-	r.Trace = jsonTrace(m, res.Trace)
-	if res.Kind == "liveness" {
-		r.LoopStart = &res.LoopStart
-	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(r)
-}
-
 // commas formats n with thousands separators, as TLC does.
 func commas(n int64) string {
 	s := strconv.FormatInt(n, 10)
@@ -304,26 +315,12 @@ func commas(n int64) string {
 	return b.String()
 }
 
-// simJSON is the --json output of `checker check --simulate`.
-type simJSON struct {
-	Model     string     `json:"model"`
-	Mode      string     `json:"mode"`
-	Outcome   string     `json:"outcome"`
-	Invariant string     `json:"invariant,omitempty"`
-	Kind      string     `json:"kind,omitempty"`
-	Seed      uint64     `json:"seed"`
-	Walk      *int64     `json:"walk,omitempty"`
-	Walks     int64      `json:"walks"`
-	Steps     int64      `json:"steps"`
-	Generated int64      `json:"generated"`
-	Seconds   float64    `json:"seconds"`
-	Trace     []jsonStep `json:"trace,omitempty"`
-}
-
 // runSimulation runs random walks over m and reports like runModel.
 func runSimulation[S any](ctx context.Context, m modelcheck.Model[S], so modelcheck.SimOptions, out output) int {
+	props := checkedProperties(m, so.Invariants, so.ActionProperties, []string{}, so.CheckDeadlock)
 	if !out.json {
 		fmt.Fprintf(out.stderr, "Simulating %s: walks of %d steps, seed %d, %s worker(s).\n", out.name, so.Depth, so.Seed, workersText(so.Workers))
+		printProperties(out.stderr, props)
 	}
 	res, err := modelcheck.Simulate(ctx, m, so)
 	if err != nil {
@@ -331,15 +328,17 @@ func runSimulation[S any](ctx context.Context, m modelcheck.Model[S], so modelch
 		return exitUsage
 	}
 	if out.json {
-		r := simJSON{Model: out.name, Mode: "simulate", Outcome: res.Outcome.String(), Invariant: res.Violated, Kind: res.Kind,
-			Seed: so.Seed, Walks: res.Walks, Steps: res.Steps, Generated: res.Generated, Seconds: res.Elapsed.Seconds()}
-		if res.Outcome != modelcheck.OK {
-			r.Walk = &res.Walk
+		r := report{Command: "check", Steps: len(res.Trace), Seconds: res.Elapsed.Seconds(), Trace: jsonTrace(m, res.Trace),
+			Check: &checkReport{Model: out.name, Mode: "simulate", Properties: props, Workers: so.Workers, Generated: res.Generated,
+				Seed: so.Seed, Walks: res.Walks, WalkSteps: res.Steps}}
+		r.Outcome, r.Kind = checkOutcome(res.Outcome, res.Kind)
+		if r.Outcome == outcomeViolated {
+			r.Violated = res.Violated
 		}
-		r.Trace = jsonTrace(m, res.Trace)
-		enc := json.NewEncoder(out.stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(r); err != nil {
+		if res.Outcome != modelcheck.OK {
+			r.Check.Walk = &res.Walk
+		}
+		if err := writeReport(out.stdout, r); err != nil {
 			fmt.Fprintf(out.stderr, "checker check: %v\n", err)
 			return exitUsage
 		}
@@ -359,26 +358,46 @@ func runSimulation[S any](ctx context.Context, m modelcheck.Model[S], so modelch
 		fmt.Fprintf(out.stdout, "%s walks, %s steps, %s states generated and checked in %.2fs.\n",
 			commas(res.Walks), commas(res.Steps), commas(res.Generated), res.Elapsed.Seconds())
 	}
+	v := verdict{outcome: res.Outcome, kind: res.Kind, violated: res.Violated, loop: -1,
+		figures: fmt.Sprintf("random walks, seed %d: %s walks, %s steps, %s states generated", so.Seed, commas(res.Walks), commas(res.Steps), commas(res.Generated))}
+	if !htmlReport(out, m, v, res.Trace) {
+		return exitUsage
+	}
 	if res.Outcome == modelcheck.OK {
 		return exitOK
 	}
 	return exitViolation
 }
 
-// jsonTrace turns a trace into --json steps, each state as its variables.
-func jsonTrace[S any](m modelcheck.Model[S], trace []modelcheck.Step[S]) []jsonStep {
-	vl, hasVars := m.(modelcheck.VarLister[S])
-	var out []jsonStep
-	for _, st := range trace {
-		js := jsonStep{Action: st.Action, Label: st.Label, State: map[string]string{}}
-		if hasVars {
-			for _, v := range vl.Vars(st.State) {
-				js.State[v[0]] = v[1]
-			}
-		} else {
-			js.State["state"] = fmt.Sprintf("%+v", st.State)
-		}
-		out = append(out, js)
+// checkedProperties lists what a run checks: the names selected (nil:
+// all of the model's) and whether deadlock is checked.
+func checkedProperties[S any](m modelcheck.Model[S], inv, act, live []string, deadlock bool) properties {
+	p := properties{Invariants: inv, Actions: act, Temporal: live, Deadlock: deadlock}
+	if p.Invariants == nil {
+		p.Invariants = m.Invariants()
 	}
-	return out
+	if a, ok := m.(modelcheck.ActionPropertied[S]); ok && p.Actions == nil {
+		p.Actions = a.ActionProperties()
+	}
+	if l, ok := m.(modelcheck.Live[S]); ok && p.Temporal == nil {
+		p.Temporal = l.LivenessProperties()
+	}
+	for _, l := range []*[]string{&p.Invariants, &p.Actions, &p.Temporal} {
+		if *l == nil {
+			*l = []string{}
+		}
+	}
+	return p
+}
+
+// printProperties says what is being checked, as TLC does at the start.
+func printProperties(w io.Writer, p properties) {
+	list := func(names []string) string {
+		if len(names) == 0 {
+			return "none"
+		}
+		return strings.Join(names, ", ")
+	}
+	fmt.Fprintf(w, "Invariants: %s. Action properties: %s. Temporal properties: %s. Deadlock: %s.\n",
+		list(p.Invariants), list(p.Actions), list(p.Temporal), map[bool]string{true: "checked", false: "not checked"}[p.Deadlock])
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -15,13 +14,12 @@ func TestLincheckRecordsAndPasses(t *testing.T) {
 	saved := filepath.Join(dir, "h.json")
 	code, out, errs := runCLI(t, "lincheck", "--clients", "4", "--ops", "300", "--seed", "3", "--json", "--save", saved)
 	require.Equal(t, exitOK, code, errs)
-	var r lincheckOutput
-	require.NoError(t, json.Unmarshal([]byte(out), &r))
-	require.Equal(t, "ok", r.Result)
-	require.Equal(t, 4, r.Clients)
-	require.Greater(t, r.Ops, 300) // audits included
-	require.Empty(t, r.HTML)
-	require.Equal(t, saved, r.History)
+	r := decodeReport(t, out, "lincheck")
+	require.Equal(t, "ok", r.Outcome)
+	require.Equal(t, 4, r.Lincheck.Clients)
+	require.Greater(t, r.Lincheck.Ops, 300) // audits included
+	require.Empty(t, r.Lincheck.HTML)
+	require.Equal(t, saved, r.Lincheck.History)
 
 	code, out, errs = runCLI(t, "lincheck", "--history", saved)
 	require.Equal(t, exitOK, code, errs)
@@ -37,10 +35,15 @@ func TestLincheckIllegalHistoryExitsOne(t *testing.T) {
 	html := filepath.Join(dir, "r.html")
 	code, out, _ := runCLI(t, "lincheck", "--history", hist, "--html", html, "--json")
 	require.Equal(t, exitViolation, code)
-	var r lincheckOutput
-	require.NoError(t, json.Unmarshal([]byte(out), &r))
-	require.Equal(t, "illegal", r.Result)
-	require.Equal(t, html, r.HTML)
+	r := decodeReport(t, out, "lincheck")
+	require.Equal(t, "violated", r.Outcome)
+	require.Equal(t, "Linearizability", r.Violated)
+	require.Equal(t, html, r.Lincheck.HTML)
+	il := r.Lincheck.FirstIllegal
+	require.NotNil(t, il)
+	require.Equal(t, 1, il.Client)
+	require.Contains(t, il.Op, "Register(t0")
+	require.Contains(t, il.Expected, "closed")
 	st, err := os.Stat(html)
 	require.NoError(t, err)
 	require.Positive(t, st.Size())
@@ -48,6 +51,8 @@ func TestLincheckIllegalHistoryExitsOne(t *testing.T) {
 	code, out, _ = runCLI(t, "lincheck", "--history", hist, "--html", html)
 	require.Equal(t, exitViolation, code)
 	require.Contains(t, out, "NOT linearizable")
+	require.Contains(t, out, "first illegal operation: client 1: Register(t0)")
+	require.Contains(t, out, "expected state count=0 closed")
 	require.Contains(t, out, "report: "+html)
 }
 
@@ -59,13 +64,13 @@ func TestLincheckUsageErrorsExitTwo(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--clients", "0"}, "bad flags"},
-		{[]string{"--clients", "33"}, "bad flags"},
-		{[]string{"--ops", "0"}, "bad flags"},
+		{[]string{"--clients", "0"}, "--clients must be in 1..32"},
+		{[]string{"--clients", "33"}, "--clients must be in 1..32"},
+		{[]string{"--ops", "0"}, "--ops must be in 1..100,000,000"},
 		{[]string{"--nope"}, "flag provided but not defined"},
 		{[]string{"extra"}, "unexpected argument"},
 		{[]string{"--history", malformed}, "malformed history: op 0: interval [2, 1]"},
-		{[]string{"--history", filepath.Join(dir, "missing.json")}, "no such file"},
+		{[]string{"--history", filepath.Join(dir, "missing.json")}, "--history: open"},
 		{[]string{"--history", malformed, "--bug", "DoubleIncrement"}, "do not apply"},
 		{[]string{"--bug", "NoSuchBug"}, "unknown bug"},
 	} {
@@ -86,8 +91,8 @@ func TestLincheckBugExitsOne(t *testing.T) {
 	}
 	code, out, errs := runCLI(t, "lincheck", "--ops", "1000", "--bug", "DoubleIncrement", "--html", filepath.Join(t.TempDir(), "r.html"), "--json")
 	require.Equal(t, exitViolation, code, errs)
-	var r lincheckOutput
-	require.NoError(t, json.Unmarshal([]byte(out), &r))
-	require.Equal(t, "illegal", r.Result)
-	require.Equal(t, "DoubleIncrement", r.Bug)
+	r := decodeReport(t, out, "lincheck")
+	require.Equal(t, "violated", r.Outcome)
+	require.Equal(t, "DoubleIncrement", r.Lincheck.Bug)
+	require.NotNil(t, r.Lincheck.FirstIllegal)
 }

@@ -2,12 +2,12 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 )
 
 // Exit codes of every subcommand.
@@ -28,19 +28,36 @@ func main() {
 const usage = `usage: checker <command> [flags]
 
 commands:
-  check     model-check a built-in model or a TLC .cfg model (checker check -h)
+  check     model-check a built-in model or a TLC .cfg model
   verify    check every model of tla/models.json against its recorded TLC figures
   tlc       run TLC ($TLA2TOOLS) on the models of tla/models.json and compare
   models    list the built-in models
-  simulate  run the seeded cluster simulator (checker simulate -h)
-  lincheck  porcupine linearizability check of the event service (checker lincheck -h)
-  trace     validate NDJSON traces of the implementation against the model (checker trace -h)
-  tracegen  write traces of seeded random walks of a model (checker tracegen -h)
+  simulate  run the seeded cluster simulator over the real library
+  lincheck  porcupine linearizability check of the event service
+  trace     validate NDJSON traces of the implementation against the model (docs/trace.md)
+  tracegen  write traces of seeded random walks of a model
   traceparity  checker trace against TLC on a corpus of traces ($TLA2TOOLS, $TLA_COMMUNITY_MODULES)
-  bugs      the bug matrix: which techniques catch each bug of the zoo (built with -tags bugs)
+  bugs      the bug matrix: which techniques catch each bug of the zoo (a -tags bugs build)
+  version   print the module version and the VCS revision
+  help      print this help, or a command's (checker help <command>)
 
-exit codes: 0 ok, 1 violation or deadlock, 2 usage or operational error, 3 incomplete
-`
+Each command takes --json for one JSON object (see the README, "JSON output").
+` + exitCodes + "\n"
+
+// commands maps each subcommand to its function.
+var commands = map[string]func(ctx context.Context, args []string, stdout, stderr io.Writer) int{
+	"check":       runCheck,
+	"verify":      runVerify,
+	"tlc":         runTLC,
+	"simulate":    runSimulate,
+	"lincheck":    runLincheck,
+	"trace":       runTrace,
+	"tracegen":    runTraceGen,
+	"traceparity": runTraceParity,
+	"bugs":        runBugs,
+	"models":      runModels,
+	"version":     runVersion,
+}
 
 // run is the whole program, testable: it returns the exit code.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -48,46 +65,102 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, usage)
 		return exitUsage
 	}
+	if cmd, ok := commands[args[0]]; ok {
+		return cmd(ctx, args[1:], stdout, stderr)
+	}
 	switch args[0] {
-	case "check":
-		return runCheck(ctx, args[1:], stdout, stderr)
-	case "verify":
-		return runVerify(ctx, args[1:], stdout, stderr)
-	case "tlc":
-		return runTLC(ctx, args[1:], stdout, stderr)
-	case "simulate":
-		return runSimulate(ctx, args[1:], stdout, stderr)
-	case "lincheck":
-		return runLincheck(ctx, args[1:], stdout, stderr)
-	case "trace":
-		return runTrace(ctx, args[1:], stdout, stderr)
-	case "tracegen":
-		return runTraceGen(ctx, args[1:], stdout, stderr)
-	case "traceparity":
-		return runTraceParity(ctx, args[1:], stdout, stderr)
-	case "bugs":
-		return runBugs(ctx, args[1:], stdout, stderr)
-	case "models":
-		for _, m := range registry {
-			fmt.Fprintf(stdout, "%-14s %s\n", m.name, m.help)
+	case "-h", "-help", "--help", "help":
+		if len(args) > 2 {
+			fmt.Fprintf(stderr, "checker help: unexpected argument %q\n", args[2])
+			return exitUsage
 		}
-		return exitOK
-	case "-h", "--help", "help":
+		if len(args) == 2 {
+			cmd, ok := commands[args[1]]
+			if !ok {
+				fmt.Fprintf(stderr, "checker help: unknown command %q\n", args[1])
+				return exitUsage
+			}
+			return cmd(ctx, []string{"-h"}, stdout, stderr)
+		}
 		fmt.Fprint(stdout, usage)
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "checker: unknown command %q\n%s", args[0], usage)
+	fmt.Fprintf(stderr, "checker: unknown command %q (checker help lists them)\n", args[0])
 	return exitUsage
 }
 
+// runModels is `checker models`: the built-in models.
+func runModels(_ context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("checker models", flag.ContinueOnError)
+	fs.Usage = usageFunc(fs, "checker models", "List the built-in models of checker check --model.")
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
+	}
+	for _, m := range registry {
+		fmt.Fprintf(stdout, "%-14s %s\n", m.name, m.help)
+	}
+	return exitOK
+}
+
+// runVersion is `checker version`: the module version and the VCS
+// revision the binary was built from (Go's build info).
+func runVersion(_ context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("checker version", flag.ContinueOnError)
+	fs.Usage = usageFunc(fs, "checker version", "Print the module version and the VCS revision of this binary.")
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
+	}
+	fmt.Fprintln(stdout, versionLine())
+	return exitOK
+}
+
+// versionLine renders the build info: module path and version, VCS
+// revision and time, whether the tree was modified, Go version.
+func versionLine() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "checker: no build information"
+	}
+	settings := map[string]string{}
+	for _, s := range bi.Settings {
+		settings[s.Key] = s.Value
+	}
+	rev := settings["vcs.revision"]
+	if rev == "" {
+		rev = "unknown revision"
+	}
+	if settings["vcs.time"] != "" {
+		rev += " " + settings["vcs.time"]
+	}
+	if settings["vcs.modified"] == "true" {
+		rev += " (modified)"
+	}
+	version := bi.Main.Version
+	if version == "" {
+		version = "(devel)"
+	}
+	return fmt.Sprintf("%s %s, %s, %s", bi.Main.Path, version, rev, bi.GoVersion)
+}
+
 // parseFlags parses args into fs. When ok is false the command returns
-// code at once: 0 when help was asked for, 2 for a bad flag or a stray
-// argument (fs has already said which).
-func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) (code int, ok bool) {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
+// code at once: 0 when help was asked for (printed on stdout), 2 for a bad
+// flag or a stray argument (fs has already said which, on stderr).
+func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (code int, ok bool) {
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if a == "-h" || a == "-help" || a == "--help" || a == "--h" {
+			fs.SetOutput(stdout)
+			fs.Usage()
 			return exitOK, false
 		}
+	}
+	fs.SetOutput(io.Discard) // one line, ours, instead of the error and the whole help
+	err := fs.Parse(args)
+	fs.SetOutput(stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v (%s -h lists the flags)\n", fs.Name(), err, fs.Name())
 		return exitUsage, false
 	}
 	if fs.NArg() > 0 {
@@ -96,3 +169,17 @@ func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) (code int, ok
 	}
 	return exitOK, true
 }
+
+// usageFunc is the help of a subcommand, in one style: the usage line,
+// what it does, its flags. It prints to fs's output (stdout for -h).
+func usageFunc(fs *flag.FlagSet, synopsis, about string) func() {
+	return func() {
+		w := fs.Output()
+		fmt.Fprintf(w, "usage: %s\n\n%s\n\nflags:\n", synopsis, about)
+		fs.PrintDefaults()
+		fmt.Fprintf(w, "\n%s\n", exitCodes)
+	}
+}
+
+// exitCodes ends every help text.
+const exitCodes = "exit codes: 0 ok, 1 violation, deadlock, broken stream or unexpected result, 2 usage or operational error, 3 incomplete (a limit, a timeout or Ctrl-C stopped the run)"

@@ -31,23 +31,23 @@ func TestTwoPhaseCalibration(t *testing.T) {
 	}{{"3", 288, 1146, 11}, {"5", 8832, 58146, 17}} {
 		code, out, _ := runCLI(t, "check", "--model", "twophase", "--rms", tc.rms, "--json")
 		require.Equal(t, exitOK, code)
-		var r jsonResult
-		require.NoError(t, json.Unmarshal([]byte(out), &r))
+		r := decodeReport(t, out, "check")
 		require.Equal(t, "ok", r.Outcome)
-		require.Equal(t, tc.distinct, r.Distinct)
-		require.Equal(t, tc.generated, r.Generated)
-		require.Equal(t, tc.depth, r.Depth)
-		require.Positive(t, r.StatesPerSecond)
+		require.Equal(t, tc.distinct, r.Check.Distinct)
+		require.Equal(t, tc.generated, r.Check.Generated)
+		require.Equal(t, tc.depth, r.Check.Depth)
+		require.Positive(t, r.Check.StatesPerSecond)
 	}
 }
 
 func TestPlantedBugExitsOne(t *testing.T) {
 	code, out, _ := runCLI(t, "check", "--model", "twophase-bug", "--json")
 	require.Equal(t, exitViolation, code)
-	var r jsonResult
-	require.NoError(t, json.Unmarshal([]byte(out), &r))
+	r := decodeReport(t, out, "check")
 	require.Equal(t, "violated", r.Outcome)
-	require.Equal(t, "TCConsistent", r.Invariant)
+	require.Equal(t, "TCConsistent", r.Violated)
+	require.Equal(t, "invariant", r.Kind)
+	require.Equal(t, 6, r.Steps)
 	require.Len(t, r.Trace, 6)
 	require.Equal(t, "Init", r.Trace[0].Action)
 	require.Contains(t, r.Trace[0].State, "rmState")
@@ -61,8 +61,7 @@ func TestPlantedBugExitsOne(t *testing.T) {
 func TestIncompleteExitsThree(t *testing.T) {
 	code, out, _ := runCLI(t, "check", "--model", "twophase", "--rms", "6", "--max-states", "500", "--json")
 	require.Equal(t, exitIncomplete, code)
-	var r jsonResult
-	require.NoError(t, json.Unmarshal([]byte(out), &r))
+	r := decodeReport(t, out, "check")
 	require.Equal(t, "incomplete", r.Outcome)
 	require.Contains(t, r.Reason, "state limit")
 }
@@ -90,7 +89,7 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 
 // Bad configs name the file and the line.
 func TestBadConfigs(t *testing.T) {
-	good := "CONSTANTS\n  d1 = d1\n  d2 = d2\n  d3 = d3\n  Dispatchers = {d1, d2}\n  TableTriggers = {d2}\n  MaxEpoch = 2\n  MaxReg = 2\n  MaxMsgs = 2\n  Transport = \"heartbeat\"\n  Bugs = {}\nSPECIFICATION Spec\nINVARIANTS TypeOK\n"
+	good := "CONSTANTS\n  d1 = d1\n  d2 = d2\n  d3 = d3\n  b1 = b1\n  Dispatchers = {d1, d2}\n  TableTriggers = {d2}\n  Brokers = {b1}\n  Versions = {\"new\"}\n  MaxEpoch = 2\n  MaxReg = 2\n  MaxMsgs = 2\n  Transport = \"heartbeat\"\n  Bugs = {}\nSPECIFICATION Spec\nINVARIANTS TypeOK\n"
 	dir := t.TempDir()
 	write := func(name, text string) string {
 		p := filepath.Join(dir, name)
@@ -100,16 +99,20 @@ func TestBadConfigs(t *testing.T) {
 	code, _, errOut := runCLI(t, "check", "--config", write("good.cfg", good), "--json", "--progress", "0")
 	require.Equal(t, exitOK, code, errOut)
 	for _, tc := range []struct{ name, text, want string }{
-		{"unknown-constant", strings.Replace(good, "MaxReg = 2", "MaxRegs = 2", 1), ":8: "},
-		{"wrong-type", strings.Replace(good, "MaxEpoch = 2", "MaxEpoch = \"two\"", 1), ":7: "},
-		{"bad-transport", strings.Replace(good, `"heartbeat"`, `"carrier pigeon"`, 1), ":10: "},
-		{"unknown-bug", strings.Replace(good, "Bugs = {}", "Bugs = {\"Gremlins\"}", 1), ":11: "},
-		{"missing-invariant", good + "INVARIANT NoSuchInvariant\n", ":14: unknown invariant"},
-		{"unknown-property", good + "PROPERTY Eventually\n", ":14: unknown property"},
-		{"malformed", strings.Replace(good, "{d1, d2}", "{d1 d2}", 1), ":5: expected , or }"},
-		{"symmetry", good + "SYMMETRY Perms\n", ":14: SYMMETRY is not supported"},
-		{"constraint", good + "CONSTRAINT Bound\n", ":14: CONSTRAINT Bound"},
-		{"spec-name", strings.Replace(good, "SPECIFICATION Spec", "SPECIFICATION Spek", 1), ":12: unknown specification"},
+		{"unknown-constant", strings.Replace(good, "MaxReg = 2", "MaxRegs = 2", 1), ":11: "},
+		{"wrong-type", strings.Replace(good, "MaxEpoch = 2", "MaxEpoch = \"two\"", 1), ":10: "},
+		{"bad-transport", strings.Replace(good, `"heartbeat"`, `"carrier pigeon"`, 1), ":13: "},
+		{"unknown-bug", strings.Replace(good, "Bugs = {}", "Bugs = {\"Gremlins\"}", 1), ":14: "},
+		{"missing-invariant", good + "INVARIANT NoSuchInvariant\n", ":17: unknown invariant"},
+		{"unknown-property", good + "PROPERTY Eventually\n", ":17: unknown property"},
+		{"malformed", strings.Replace(good, "{d1, d2}", "{d1 d2}", 1), ":6: expected , or }"},
+		{"symmetry", good + "SYMMETRY Perms\n", ":17: SYMMETRY is not supported"},
+		{"constraint", good + "CONSTRAINT Bound\n", ":17: CONSTRAINT Bound"},
+		{"spec-name", strings.Replace(good, "SPECIFICATION Spec", "SPECIFICATION Spek", 1), ":15: unknown specification"},
+		{"negative-epoch", strings.Replace(good, "MaxEpoch = 2", "MaxEpoch = -1", 1), ":10: spec: bad constant: MaxEpoch"},
+		{"messages", strings.Replace(good, "MaxMsgs = 2", "MaxMsgs = 0", 1), ":12: spec: bad constant: MaxMsgs"},
+		{"triggers", strings.Replace(good, "TableTriggers = {d2}", "TableTriggers = {d3}", 1), ":7: spec: bad constant: TableTriggers"},
+		{"erases-needs-logcoord", strings.Replace(good, "Bugs = {}", "Bugs = {\"UnknownErasesCount\"}", 1), ":14: spec: bad constant: UnknownErasesCount"},
 	} {
 		path := write(tc.name+".cfg", tc.text)
 		code, _, errOut := runCLI(t, "check", "--config", path)
@@ -142,16 +145,21 @@ Finished in 01min 02s at (2026-11-29 20:00:00)
 	require.Error(t, err)
 }
 
-// oneModelManifest writes a manifest holding only the default model, its
-// TLC distinct count changed by delta, and returns its path.
-func oneModelManifest(t *testing.T, delta int64) string {
+// oneModelManifest writes a manifest holding only the model of config
+// (the default model if none is given), its TLC distinct count changed by
+// delta, and returns its path.
+func oneModelManifest(t *testing.T, delta int64, config ...string) string {
 	t.Helper()
 	b, err := os.ReadFile("../../tla/models.json")
 	require.NoError(t, err)
 	var man drainmodel.Manifest
 	require.NoError(t, json.Unmarshal(b, &man))
+	cfg := "MCDrainRegistration.cfg"
+	if len(config) > 0 {
+		cfg = config[0]
+	}
 	for i := range man.Models {
-		if man.Models[i].Config == "MCDrainRegistration.cfg" {
+		if man.Models[i].Config == cfg {
 			man.Models = man.Models[i : i+1]
 			break
 		}
@@ -160,7 +168,7 @@ func oneModelManifest(t *testing.T, delta int64) string {
 	man.Models[0].TLC.Distinct += delta
 	abs, err := filepath.Abs("../../tla")
 	require.NoError(t, err)
-	man.Models[0].Config = filepath.Join(abs, "MCDrainRegistration.cfg")
+	man.Models[0].Config = filepath.Join(abs, cfg)
 	p := filepath.Join(t.TempDir(), "models.json")
 	require.NoError(t, man.Write(p))
 	return p
@@ -204,17 +212,16 @@ func TestHTMLCounterexample(t *testing.T) {
 func TestSimulateMode(t *testing.T) {
 	code, out, errOut := runCLI(t, "check", "--model", "twophase-bug", "--simulate", "--walks", "500", "--depth", "20", "--json")
 	require.Equal(t, exitViolation, code, errOut)
-	var r simJSON
-	require.NoError(t, json.Unmarshal([]byte(out), &r))
+	r := decodeReport(t, out, "check")
 	require.Equal(t, "violated", r.Outcome)
-	require.Equal(t, "TCConsistent", r.Invariant)
-	require.NotNil(t, r.Walk)
+	require.Equal(t, "TCConsistent", r.Violated)
+	require.Equal(t, "simulate", r.Check.Mode)
+	require.NotNil(t, r.Check.Walk)
 	require.NotEmpty(t, r.Trace)
 	// The same seed finds the same walk.
 	_, out2, _ := runCLI(t, "check", "--model", "twophase-bug", "--simulate", "--walks", "500", "--depth", "20", "--json", "--workers", "1")
-	var r2 simJSON
-	require.NoError(t, json.Unmarshal([]byte(out2), &r2))
-	require.Equal(t, *r.Walk, *r2.Walk)
+	r2 := decodeReport(t, out2, "check")
+	require.Equal(t, *r.Check.Walk, *r2.Check.Walk)
 	require.Equal(t, r.Trace, r2.Trace)
 
 	code, out, _ = runCLI(t, "check", "--model", "twophase", "--simulate", "--walks", "50")

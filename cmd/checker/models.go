@@ -87,6 +87,7 @@ func newJob[S any](name string, m modelcheck.Model[S], selectProps func(*modelch
 			fix(&opts)
 			return runModel(ctx, m, opts, out)
 		},
+		cov: func(ctx context.Context, out output) int { return runCoverage(ctx, m, out) },
 		sim: func(ctx context.Context, so modelcheck.SimOptions, out output) int {
 			o := modelcheck.Options{CheckDeadlock: so.CheckDeadlock}
 			fix(&o)

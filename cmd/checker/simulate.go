@@ -2,23 +2,32 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
+	"math"
+	"time"
 
 	"github.com/drainproof/drainproof/impl/bugs"
 	"github.com/drainproof/drainproof/impl/node"
 	"github.com/drainproof/drainproof/impl/sim"
 )
 
-// simulateOutput is the JSON report of `checker simulate`: the counts of
+// simulateOutput is what `checker simulate` found: the counts of
 // sim.Result, summed over the seeds seed..seed+seeds-1.
 type simulateOutput struct {
 	sim.Result
-	Seeds int    `json:"seeds"`
-	Bug   string `json:"bug,omitempty"`
+	Seeds int
+	Bug   string
+	// Interrupted is set when Ctrl-C stopped the run: Seeds seeds ran.
+	Interrupted bool
 }
+
+// Bounds of the simulate flags.
+const (
+	maxSeeds    = 10_000_000
+	maxSimSteps = 100_000_000
+)
 
 // runSimulate is `checker simulate`: seeded runs of the deterministic
 // cluster simulator (package impl/sim). Exit 0 when no stream broke, 1
@@ -27,19 +36,31 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	fs := flag.NewFlagSet("checker simulate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	seed := fs.Uint64("seed", 1, "seed of the (first) run; the same seed gives the same run")
-	seeds := fs.Int("seeds", 1, "run the seeds seed..seed+seeds-1 and sum their figures")
-	steps := fs.Int("steps", 2000, "events per run")
+	seeds := fs.Int("seeds", 1, "run the seeds seed..seed+seeds-1 and sum their figures (1..10,000,000)")
+	steps := fs.Int("steps", 2000, "events per seed (0..100,000,000)")
 	transport := fs.String("transport", "heartbeat", "how the broker count travels: heartbeat or logcoord")
 	bug := fs.String("bug", "", "switch on a bug of the zoo (binary built with -tags bugs): "+fmt.Sprint(bugs.Names()))
-	asJSON := fs.Bool("json", false, "print one JSON object")
+	asJSON := fs.Bool("json", false, "print one JSON object (see the README's \"JSON output\")")
 	traceDir := fs.String("trace", "", "write each seed's trace (docs/trace.md) to DIR/seed-N-TRANSPORT.ndjson")
 	modelScope := fs.Bool("model-scope", false, "keep the runs within what the TLA+ model describes (see sim.Config.ModelScope), so that their traces validate")
-	if code, ok := parseFlags(fs, args, stderr); !ok {
+	fs.Usage = usageFunc(fs, "checker simulate [--seed S] [--seeds K] [--steps N] [--transport heartbeat|logcoord] [--bug NAME] [--model-scope] [--trace DIR] [--json]",
+		"Run the deterministic cluster simulator over the real library (loss, duplication, reordering, crashes, upgrades)\nfor the seeds S..S+K-1 and count drains, restarts and broken streams; a broken stream is a violation.")
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
 	tr, err := node.ParseTransport(*transport)
-	if err != nil || *steps < 0 || *seeds < 1 {
-		fmt.Fprintf(stderr, "checker simulate: bad flags (transport %q, steps %d, seeds %d)\n", *transport, *steps, *seeds)
+	if err != nil {
+		err = fmt.Errorf("--transport: %w", err)
+	}
+	var overflow error
+	if *seeds > 1 && *seed > math.MaxUint64-uint64(*seeds-1) {
+		overflow = fmt.Errorf("--seeds %d from --seed %d passes the largest seed, %d", *seeds, *seed, uint64(math.MaxUint64))
+	}
+	if flagErr(stderr, "checker simulate", err,
+		intRange("seeds", int64(*seeds), 1, maxSeeds),
+		intRange("steps", int64(*steps), 0, maxSimSteps),
+		overflow,
+	) {
 		return exitUsage
 	}
 	if *bug != "" {
@@ -49,10 +70,17 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		}
 		defer bugs.Reset()
 	}
+	start := time.Now()
 	out := simulateOutput{Result: sim.Result{Seed: *seed, Steps: *steps, Transport: string(tr)}, Seeds: *seeds, Bug: *bug}
 	for i := 0; i < *seeds; i++ {
 		cfg := sim.Config{Seed: *seed + uint64(i), Steps: *steps, Transport: tr, ModelScope: *modelScope}
 		r, err := runSimTraced(ctx, cfg, *traceDir)
+		if ctx.Err() != nil {
+			// Ctrl-C: the seeds run so far are the partial figures; the
+			// interrupted run's counts are left out.
+			out.Seeds, out.Interrupted = i, true
+			break
+		}
 		if err != nil {
 			fmt.Fprintf(stderr, "checker simulate: %v\n", err)
 			return exitUsage
@@ -60,8 +88,21 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		out.Add(r)
 	}
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		if err := enc.Encode(out); err != nil {
+		r := report{Command: "simulate", Outcome: outcomeOK, Seconds: time.Since(start).Seconds(), Simulate: &simulateReport{
+			Seed: out.Seed, Seeds: out.Seeds, EventsPerSeed: out.Steps, Transport: out.Transport, Bug: out.Bug,
+			DrainsCompleted: out.DrainsCompleted, Restarts: out.Restarts, UpgradeRestarts: out.UpgradeRestarts,
+			CrashRestarts: out.CrashRestarts, LegacyRestarts: out.LegacyRestarts, BrokenStreams: out.BrokenStreams,
+			Registrations: out.Registrations, MessagesSent: out.MessagesSent, MessagesLost: out.MessagesLost, Duplicated: out.Duplicated}}
+		switch {
+		case out.BrokenStreams > 0:
+			// A restart broke a registered dispatcher's stream: the drain
+			// completed too early (D5, the model's DrainSafety).
+			r.Outcome, r.Violated, r.Kind = outcomeViolated, "DrainSafety", "stream"
+		case out.Interrupted:
+			r.Outcome, r.Reason = outcomeIncomplete, fmt.Sprintf("interrupted: %d of %d seeds run", out.Seeds, *seeds)
+		}
+		if err := writeReport(stdout, r); err != nil {
+			fmt.Fprintf(stderr, "checker simulate: %v\n", err)
 			return exitUsage
 		}
 	} else {
@@ -74,9 +115,15 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		fmt.Fprintf(stdout, "  registrations %d, messages sent %d, lost %d, duplicated %d\n",
 			out.Registrations, out.MessagesSent, out.MessagesLost, out.Duplicated)
 		fmt.Fprintf(stdout, "  broken streams %d\n", out.BrokenStreams)
+		if out.Interrupted {
+			fmt.Fprintf(stdout, "  interrupted: %d of %d seeds run; the figures are partial\n", out.Seeds, *seeds)
+		}
 	}
-	if out.BrokenStreams > 0 {
+	switch {
+	case out.BrokenStreams > 0:
 		return exitViolation
+	case out.Interrupted:
+		return exitIncomplete
 	}
 	return exitOK
 }

@@ -11,8 +11,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/drainproof/drainproof/internal/drainmodel"
 )
@@ -92,11 +94,26 @@ func runTLC(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	path := fs.String("models", "tla/models.json", "the manifest of models")
 	jar := fs.String("jar", os.Getenv("TLA2TOOLS"), "path of tla2tools.jar (default $TLA2TOOLS)")
 	all := fs.Bool("all", false, "also run the models marked large")
-	workers := fs.Int("workers", 2, "TLC -workers")
-	only := fs.String("only", "", "run only the model whose config is this file name")
+	workers := fs.Int("workers", 2, "TLC -workers (1..1024)")
+	only := fs.String("only", "", "run only the model whose config is this file name (large or not)")
 	record := fs.Bool("record", false, "write TLC's figures into the manifest instead of comparing")
-	if code, ok := parseFlags(fs, args, stderr); !ok {
+	asJSON := fs.Bool("json", false, "print one JSON object (see the README's \"JSON output\")")
+	fs.Usage = usageFunc(fs, "checker tlc [--models FILE] [--jar tla2tools.jar] [--all | --only CFG] [--workers N] [--record] [--json]",
+		"Run TLC itself on the models of the manifest and compare its verdicts and counts with the recorded ones\n(or, with --record, record them). TLC's progress lines are shown on stderr.")
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
+	}
+	if flagErr(stderr, "checker tlc", intRange("workers", int64(*workers), 1, maxWorkers)) {
+		return exitUsage
+	}
+	man, err := drainmodel.ReadManifest(*path)
+	if err != nil {
+		fmt.Fprintf(stderr, "checker tlc: %v\n", err)
+		return exitUsage
+	}
+	if *only != "" && !slices.ContainsFunc(man.Models, func(m drainmodel.Entry) bool { return m.Config == *only }) {
+		fmt.Fprintf(stderr, "checker tlc: --only %s: no such model in %s (see its \"config\" fields)\n", *only, *path)
+		return exitUsage
 	}
 	if *jar == "" {
 		fmt.Fprintln(stderr, "checker tlc: no TLC: set TLA2TOOLS to the path of tla2tools.jar (TLC is not served by any package registry; build it from the tlaplus sources)")
@@ -110,11 +127,6 @@ func runTLC(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "checker tlc: java is not installed")
 		return exitUsage
 	}
-	man, err := drainmodel.ReadManifest(*path)
-	if err != nil {
-		fmt.Fprintf(stderr, "checker tlc: %v\n", err)
-		return exitUsage
-	}
 	dir := filepath.Dir(*path)
 	meta, err := os.MkdirTemp("", "drainproof-tlc-")
 	if err != nil {
@@ -122,12 +134,25 @@ func runTLC(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	defer os.RemoveAll(meta)
-	failed := 0
+	selected := func(mm *drainmodel.Entry) bool {
+		return *only == "" && (!mm.Large || *all) || mm.Config == *only
+	}
+	total := 0
+	for i := range man.Models {
+		if selected(&man.Models[i]) {
+			total++
+		}
+	}
+	start := time.Now()
+	var rows []modelRow
+	var sum summary
+	interrupted := false
 	for i := range man.Models {
 		mm := &man.Models[i]
-		if mm.Large && !*all || *only != "" && mm.Config != *only {
+		if !selected(mm) {
 			continue
 		}
+		fmt.Fprintf(stderr, "[%d/%d] %s: running TLC\n", sum.Models+1, total, mm.Config)
 		temporal := ""
 		if mm.Liveness || strings.Contains(mm.Violated, "Completes") {
 			temporal = mm.Violated
@@ -146,8 +171,12 @@ func runTLC(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			cmd := exec.CommandContext(ctx, "java", a...)
 			cmd.Dir = dir
 			var out bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &out, &out
-			_ = cmd.Run() // TLC exits non-zero on a violation; the verdict is in its output
+			both := io.MultiWriter(&out, &progressLines{w: stderr})
+			cmd.Stdout, cmd.Stderr = both, both // one writer: exec copies both streams on one goroutine
+			_ = cmd.Run()                       // TLC exits non-zero on a violation; the verdict is in its output
+			if ctx.Err() != nil {
+				return tlcRun{}, ctx.Err()
+			}
 			r, err := parseTLC(out.String(), temporal)
 			if err != nil {
 				fmt.Fprint(stderr, out.String())
@@ -155,13 +184,22 @@ func runTLC(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return r, err
 		}
 		r, err := run(firstWorkers)
+		if ctx.Err() != nil {
+			interrupted = true
+			break
+		}
 		if err != nil {
 			fmt.Fprintf(stderr, "checker tlc: %s: %v\n", mm.Config, err)
 			return exitUsage
 		}
 		var cont tlcRun
 		if mm.Expected != "ok" && r.Outcome != "ok" && temporal == "" {
-			if cont, err = run(*workers, "-continue"); err != nil {
+			cont, err = run(*workers, "-continue")
+			if ctx.Err() != nil {
+				interrupted = true
+				break
+			}
+			if err != nil {
 				fmt.Fprintf(stderr, "checker tlc: %s -continue: %v\n", mm.Config, err)
 				return exitUsage
 			}
@@ -170,14 +208,25 @@ func runTLC(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if r.Outcome == "ok" {
 			got.TraceLength = 0
 		}
+		row := modelRow{Config: mm.Config, Expected: mm.Expected, Outcome: r.Outcome, Violated: r.Violated, Steps: r.TraceLength,
+			Distinct: r.Distinct, Generated: r.Generated, Depth: r.Depth, Seconds: r.Seconds}
+		if mm.TLC != nil {
+			row.TLCDistinct = mm.TLC.Distinct
+		}
+		sum.Models++
 		if *record {
 			mm.TLC = &got
 			mm.Expected, mm.Violated = r.Outcome, r.Violated
 			if r.Version != "" {
 				man.TLCBuild = r.Version
 			}
-			fmt.Fprintf(stdout, "%-50s %s %s: %d distinct, %d generated, depth %d, trace %d, continue %d, %.0fs\n",
-				mm.Config, r.Outcome, r.Violated, r.Distinct, r.Generated, r.Depth, r.TraceLength, cont.Distinct, r.Seconds)
+			row.AsRecorded, row.TLCDistinct = true, r.Distinct
+			sum.AsRecorded++
+			rows = append(rows, row)
+			if !*asJSON {
+				fmt.Fprintf(stdout, "%-50s %s %s: %d distinct, %d generated, depth %d, steps %d, continue %d, %.0fs\n",
+					mm.Config, r.Outcome, r.Violated, r.Distinct, r.Generated, r.Depth, r.TraceLength, cont.Distinct, r.Seconds)
+			}
 			continue
 		}
 		var problems []string
@@ -194,12 +243,19 @@ func runTLC(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if mm.TLC.ContinueDistinct > 0 && cont.Distinct != mm.TLC.ContinueDistinct {
 			problems = append(problems, fmt.Sprintf("TLC -continue %d distinct, recorded %d", cont.Distinct, mm.TLC.ContinueDistinct))
 		}
-		verdict := "as recorded"
-		if len(problems) > 0 {
-			failed++
-			verdict = "UNEXPECTED: " + strings.Join(problems, "; ")
+		say := "as recorded"
+		row.AsRecorded = len(problems) == 0
+		if row.AsRecorded {
+			sum.AsRecorded++
+		} else {
+			sum.Unexpected++
+			row.Problems = strings.Join(problems, "; ")
+			say = "UNEXPECTED: " + row.Problems
 		}
-		fmt.Fprintf(stdout, "%-50s %-9s %-24s %10d distinct %6.0fs  %s\n", mm.Config, r.Outcome, r.Violated, r.Distinct, r.Seconds, verdict)
+		rows = append(rows, row)
+		if !*asJSON {
+			fmt.Fprintf(stdout, "%-50s %-9s %-24s %10d distinct %6.0fs  %s\n", mm.Config, r.Outcome, r.Violated, r.Distinct, r.Seconds, say)
+		}
 	}
 	if *record {
 		if err := man.Write(*path); err != nil {
@@ -207,8 +263,43 @@ func runTLC(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return exitUsage
 		}
 	}
-	if failed > 0 {
-		return exitViolation
+	sum.NotRun = total - sum.Models
+	if interrupted {
+		fmt.Fprintf(stderr, "checker tlc: interrupted after %d models; the others were not run\n", sum.Models)
 	}
-	return exitOK
+	outcome, reason := tableOutcome(sum)
+	if *asJSON {
+		if err := writeReport(stdout, report{Command: "tlc", Outcome: outcome, Reason: reason, Seconds: time.Since(start).Seconds(),
+			Summary: &sum, Models: rows}); err != nil {
+			fmt.Fprintf(stderr, "checker tlc: %v\n", err)
+			return exitUsage
+		}
+	} else {
+		printSummary(stdout, sum, time.Since(start))
+	}
+	return tableExit(outcome)
+}
+
+// progressLines forwards TLC's progress lines ("Progress(...)") to w,
+// indented, as TLC prints them: a long run is not silent.
+type progressLines struct {
+	w       io.Writer
+	partial []byte
+}
+
+// Write implements io.Writer.
+func (p *progressLines) Write(b []byte) (int, error) {
+	p.partial = append(p.partial, b...)
+	for {
+		i := bytes.IndexByte(p.partial, '\n')
+		if i < 0 {
+			break
+		}
+		line := p.partial[:i+1]
+		if bytes.HasPrefix(line, []byte("Progress(")) || bytes.HasPrefix(line, []byte("Finished computing initial states")) {
+			fmt.Fprintf(p.w, "  %s", line)
+		}
+		p.partial = p.partial[i+1:]
+	}
+	return len(b), nil
 }

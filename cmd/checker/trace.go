@@ -233,7 +233,7 @@ func runTraceGen(_ context.Context, args []string, stdout, stderr io.Writer) int
 	seeds := fs.Int("seeds", 10, "number of traces")
 	steps := fs.Int("steps", 100, "lines per trace (fewer if the walk deadlocks)")
 	bug := fs.String("bug", "", "walk the model with this bug on (the header still names the model without it): "+strings.Join(spec.BugNames(), ", "))
-	if code, ok := parseFlags(fs, args, stderr); !ok {
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
 	fail := func(format string, a ...any) int {

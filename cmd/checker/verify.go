@@ -2,13 +2,13 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/drainproof/drainproof/internal/drainmodel"
 )
@@ -18,17 +18,15 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	fs.SetOutput(stderr)
 	path := fs.String("models", "tla/models.json", "the manifest of models and expected results")
 	all := fs.Bool("all", false, "also run the models marked large")
-	workers := fs.Int("workers", 0, "worker goroutines (0: one per core)")
-	asJSON := fs.Bool("json", false, "print the rows as JSON")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: checker verify [--models tla/models.json] [--all] [--workers N] [--json]")
-		fs.PrintDefaults()
-	}
-	if code, ok := parseFlags(fs, args, stderr); !ok {
+	workers := fs.Int("workers", 0, "worker goroutines (0: one per core, at most 1024)")
+	asJSON := fs.Bool("json", false, "print one JSON object (see the README's \"JSON output\")")
+	coverage := fs.Bool("coverage", false, "also require every action to change the state in some correct model (action coverage over the models expected ok)")
+	fs.Usage = usageFunc(fs, "checker verify [--models FILE] [--all] [--workers N] [--json] [--coverage]",
+		"Check every model of the manifest with our checker and compare its outcome and figures with TLC's recorded ones.")
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
-	if *workers < 0 {
-		fmt.Fprintln(stderr, "checker verify: --workers must not be negative")
+	if flagErr(stderr, "checker verify", intRange("workers", int64(*workers), 0, maxWorkers)) {
 		return exitUsage
 	}
 	man, err := drainmodel.ReadManifest(*path)
@@ -37,54 +35,113 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return exitUsage
 	}
 	dir := filepath.Dir(*path)
-	var rows []drainmodel.Row
-	failed := 0
+	var todo []drainmodel.Entry
 	for _, mm := range man.Models {
-		if mm.Large && !*all {
-			continue
-		}
-		if ctx.Err() != nil {
-			fmt.Fprintln(stderr, "checker verify: interrupted")
-			return exitIncomplete
-		}
-		row, err := drainmodel.Verify(ctx, configPath(dir, mm.Config), mm, *workers)
-		if err != nil {
-			fmt.Fprintf(stderr, "checker verify: %s: %v\n", mm.Config, err)
-			return exitUsage
-		}
-		if !row.OK {
-			failed++
-		}
-		rows = append(rows, row)
-		if !*asJSON {
-			fmt.Fprintf(stderr, "%-50s %s\n", mm.Config, map[bool]string{true: "as recorded", false: "UNEXPECTED: " + row.Problems}[row.OK])
+		if !mm.Large || *all {
+			todo = append(todo, mm)
 		}
 	}
+	start := time.Now()
+	var rows []modelRow
+	var sum summary
+	for i, mm := range todo {
+		if ctx.Err() != nil {
+			break
+		}
+		if !*asJSON {
+			fmt.Fprintf(stderr, "[%d/%d] %-50s ", i+1, len(todo), mm.Config)
+		}
+		row, err := drainmodel.Verify(ctx, configPath(dir, mm.Config), mm, *workers)
+		if ctx.Err() != nil {
+			// An interrupted model is not a regression: its row is
+			// dropped and the models done so far are reported.
+			if !*asJSON {
+				fmt.Fprintln(stderr, "interrupted")
+			}
+			break
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "\nchecker verify: %s: %v\n", mm.Config, err)
+			return exitUsage
+		}
+		r := rowOf(row)
+		rows = append(rows, r)
+		sum.Models++
+		if r.AsRecorded {
+			sum.AsRecorded++
+		} else {
+			sum.Unexpected++
+		}
+		if !*asJSON {
+			fmt.Fprintf(stderr, "%s (%.2fs)\n", map[bool]string{true: "as recorded", false: "UNEXPECTED: " + r.Problems}[r.AsRecorded], r.Seconds)
+		}
+	}
+	sum.NotRun = len(todo) - sum.Models
+	if *coverage && sum.NotRun == 0 && ctx.Err() == nil {
+		var cfgs []string
+		for _, mm := range todo {
+			if mm.Expected == "ok" {
+				cfgs = append(cfgs, configPath(dir, mm.Config))
+			}
+		}
+		idle, err := drainmodel.IdleActions(ctx, cfgs, man.CoverageExempt)
+		switch {
+		case ctx.Err() != nil:
+			sum.NotRun++ // the coverage run was interrupted: not a regression
+		case err != nil:
+			fmt.Fprintf(stderr, "checker verify: coverage: %v\n", err)
+			return exitUsage
+		case len(idle) > 0:
+			fmt.Fprintf(stderr, "checker verify: coverage: these actions change the state in none of the %d correct models: %v\n", len(cfgs), idle)
+			sum.Unexpected++
+		default:
+			fmt.Fprintf(stderr, "Coverage: every action changes the state in some of the %d correct models (exempt: %d bug-only actions).\n", len(cfgs), len(man.CoverageExempt))
+		}
+	}
+	outcome, reason := tableOutcome(sum)
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(rows)
+		if err := writeReport(stdout, report{Command: "verify", Outcome: outcome, Reason: reason, Seconds: time.Since(start).Seconds(),
+			Summary: &sum, Models: rows}); err != nil {
+			fmt.Fprintf(stderr, "checker verify: %v\n", err)
+			return exitUsage
+		}
 	} else {
 		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "config\texpected\tgot\tdistinct\tTLC distinct\tgenerated\tdepth\ttrace\tseconds\tverdict\t")
+		fmt.Fprintln(tw, "config\texpected\tgot\tdistinct\tTLC distinct\tgenerated\tdepth\tsteps\tseconds\tverdict\t")
 		for _, r := range rows {
 			got := r.Outcome
 			if r.Violated != "" {
 				got += " " + r.Violated
 			}
-			exp := r.Expected
 			verdict := "ok"
-			if !r.OK {
+			if !r.AsRecorded {
 				verdict = "FAIL"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%.2f\t%s\t\n", strings.TrimSuffix(r.Config, ".cfg"), exp, got,
-				commas(r.Distinct), commas(r.TLCDistinct), commas(r.Generated), r.Depth, r.TraceLength, r.Seconds, verdict)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%.2f\t%s\t\n", strings.TrimSuffix(r.Config, ".cfg"), r.Expected, got,
+				commas(r.Distinct), commas(r.TLCDistinct), commas(r.Generated), r.Depth, r.Steps, r.Seconds, verdict)
 		}
 		_ = tw.Flush()
-		fmt.Fprintf(stdout, "%d models, %d as recorded, %d unexpected.\n", len(rows), len(rows)-failed, failed)
+		printSummary(stdout, sum, time.Since(start))
 	}
-	if failed > 0 {
+	return tableExit(outcome)
+}
+
+// printSummary ends verify and tlc: one line with the counts.
+func printSummary(w io.Writer, s summary, took time.Duration) {
+	fmt.Fprintf(w, "%d models, %d as recorded, %d unexpected", s.Models, s.AsRecorded, s.Unexpected)
+	if s.NotRun > 0 {
+		fmt.Fprintf(w, ", %d not run (interrupted)", s.NotRun)
+	}
+	fmt.Fprintf(w, ", in %.1fs.\n", took.Seconds())
+}
+
+// tableExit is the exit code of verify and tlc.
+func tableExit(outcome string) int {
+	switch outcome {
+	case outcomeUnexpected:
 		return exitViolation
+	case outcomeIncomplete:
+		return exitIncomplete
 	}
 	return exitOK
 }

@@ -59,10 +59,17 @@ var ErrNotBuilt = errors.New("bugs: fault points not built in (build with -tags 
 var ErrUnknown = errors.New("bugs: unknown bug")
 
 // Names returns the names of the bugs that can be switched on: the event
-// service's, in the order of PROTOCOL.md's bug table, then the drain
+// service's, in the order of docs/protocol.md §13's bug table, then the drain
 // controller's (packages node, coordinator, logcoord).
 func Names() []string {
 	return append([]string(nil), names...)
+}
+
+// EventService returns the names of the bugs whose fault points are in
+// package eventservice, the first six of [Names]; the others are the
+// drain controller's, which only a whole cluster (package sim) exercises.
+func EventService() []string {
+	return append([]string(nil), names[:6]...)
 }
 
 func index(name string) (int, error) {

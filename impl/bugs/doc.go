@@ -1,6 +1,6 @@
 // Package bugs holds the fault points of the implementation's bug zoo.
 //
-// Each registry bug of PROTOCOL.md's bug table can be switched on by name
+// Each bug of docs/protocol.md §13 can be switched on by name
 // in a binary or test built with the build tag bugs:
 //
 //	go test -tags bugs ./impl/...   # with DRAINPROOF_BUG=DoubleIncrement
@@ -21,7 +21,7 @@
 //   - DecrementBeforeCleanup: removal decrements before its store cleanup
 //     (F6, R2).
 //   - LeakOnSchemaFailure: a failed RegisterTable leaves the event-store
-//     subscription and no removed mark (seed 004, F-R1, R3/R4).
+//     subscription and no removed mark (F-R1, R3/R4).
 //   - DoubleDecrement: the inactivity cleanup runs outside the serial
 //     loop and removers decrement without compare-and-delete (F-R2, R1).
 //   - DoubleIncrement: a repeated registration of one ID counts twice

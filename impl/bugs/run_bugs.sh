@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# run_bugs.sh: the implementation's bug zoo. For each registry bug of
-# PROTOCOL.md, run the impl test suite built with -tags bugs and the bug
+# run_bugs.sh: the implementation's bug zoo. For each bug of
+# docs/protocol.md §13, run the impl test suite built with -tags bugs and the bug
 # switched on (DRAINPROOF_BUG=<name>) and require it to FAIL; then run it
 # with no bug switched on and require it to PASS.
 #

@@ -73,9 +73,9 @@ type Decision struct {
 	Complete     bool
 	DrainedEpoch uint64
 	// Legacy is set for the legacy hard-restart answer: some alive node
-	// does not support the protocol, so no session was created (§2.6).
+	// does not support the protocol, so no session was created (docs/protocol.md §9).
 	Legacy bool
-	// Waiting is set while some alive node's version is unknown (§2.6).
+	// Waiting is set while some alive node's version is unknown (docs/protocol.md §9).
 	Waiting bool
 }
 
@@ -169,7 +169,7 @@ func (c *Coordinator) AddNode(id node.ID, epoch uint64, now int64) {
 }
 
 // ObserveVersion records id's drain protocol version from its bootstrap
-// response (§2.6).
+// response (docs/protocol.md §9).
 func (c *Coordinator) ObserveVersion(id node.ID, v node.Version) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -309,7 +309,7 @@ func (c *Coordinator) complete(s *session, n *nodeState, now int64) bool {
 
 // DrainNode is the upgrade client's poll (C1, C7, C8). It starts a
 // session for target if there is none (after the capability check of
-// §2.6), evaluates completion, and on completion records the drained
+// docs/protocol.md §9), evaluates completion, and on completion records the drained
 // epoch (TLA+ CoordCompleteDrain). A new session expects one report from
 // the maintainers (PendingStatus 1).
 func (c *Coordinator) DrainNode(target node.ID, now int64) (Decision, error) {

@@ -129,7 +129,7 @@ func TestCompletionRule(t *testing.T) {
 	}
 }
 
-// TestBrokerCountBlocksCompletion is seed 000 / F1 (DispatcherCountBlocksCompletion):
+// TestBrokerCountBlocksCompletion is F1 (DispatcherCountBlocksCompletion):
 // maintainer work 0 and STOPPING, but the broker still serves 2: remaining
 // is max(terms) + count, and no completion until the zero.
 func TestBrokerCountBlocksCompletion(t *testing.T) {
@@ -238,7 +238,7 @@ func TestQueries(t *testing.T) {
 	}
 }
 
-// TestMixedVersions is §2.6 (LegacyTargetFallsBackToHardRestart,
+// TestMixedVersions is docs/protocol.md §9 (LegacyTargetFallsBackToHardRestart,
 // WaitsForTargetCapabilityObservation, WaitsForPeerCapabilityObservation,
 // FallsBackWhenAlivePeerIsLegacy, IgnoresLateUnknownPeerAfterSessionStart).
 func TestMixedVersions(t *testing.T) {

@@ -16,7 +16,7 @@
 //
 // # Rules implemented
 //
-// From ticdc-protocol-notes §2.4–§2.7:
+// From docs/protocol.md §7–§10:
 //
 //   - C4 / D2 / F3: an observation of an older epoch is dropped; a newer
 //     epoch resets every per-epoch observation (liveness, count, resend
@@ -38,13 +38,13 @@
 //     a zero is accepted.
 //   - C7: remaining = max(maintainer terms) + broker count; while not
 //     complete, DrainNode returns at least 1.
-//   - C8 / D5 / §2.5: complete ⇔ STOPPING observed ∧ no maintainer work ∧
+//   - C8 / D5 / §8: complete ⇔ STOPPING observed ∧ no maintainer work ∧
 //     an accepted broker count of zero, all for the epoch tracked (and the
 //     state not Unknown when UnknownAfter is set); the drained epoch is
 //     recorded and the upgrade controller restarts exactly that process.
 //   - C9: membership removal ends the target's session; a completed one
 //     leaves a tombstone so that DrainNode keeps answering 0.
-//   - §2.6: with no session, any alive node of unknown version means wait
+//   - §9: with no session, any alive node of unknown version means wait
 //     (remaining 1, no session); any alive legacy node means the legacy
 //     hard-restart answer (remaining 0, no session).
 //   - D3: one drain at a time.

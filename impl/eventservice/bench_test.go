@@ -113,7 +113,7 @@ func BenchmarkRegisterRemove(b *testing.B) {
 			ctx := context.Background()
 			runParallel(b, g, func(w, i int) {
 				id := ids[w][i%idsPer]
-				_ = h.svc.Submit(ctx, Request{Action: Register, Cluster: "c1", Changefeed: "cf", Dispatcher: id, Table: TableID(w*idsPer + i%idsPer)})
+				_ = h.svc.Submit(ctx, Request{Action: Register, Cluster: "c1", Changefeed: "cf", Dispatcher: id, Table: TableID(w*idsPer + i%idsPer + 1)})
 				_ = h.svc.Submit(ctx, Request{Action: Remove, Cluster: "c1", Dispatcher: id})
 			})
 			if _, err := h.svc.Snapshot(ctx); err != nil { // barrier: the queue is drained
@@ -129,7 +129,7 @@ func BenchmarkRegisterRemove(b *testing.B) {
 			ctx := context.Background()
 			runParallel(b, g, func(w, i int) {
 				id := ids[w][i%idsPer]
-				_ = h.svc.Do(ctx, Request{Action: Register, Cluster: "c1", Changefeed: "cf", Dispatcher: id, Table: TableID(w*idsPer + i%idsPer)})
+				_ = h.svc.Do(ctx, Request{Action: Register, Cluster: "c1", Changefeed: "cf", Dispatcher: id, Table: TableID(w*idsPer + i%idsPer + 1)})
 				_ = h.svc.Do(ctx, Request{Action: Remove, Cluster: "c1", Dispatcher: id})
 			})
 		})
@@ -170,14 +170,14 @@ func BenchmarkRegisterRemovePaired(b *testing.B) {
 				{"sync", func() {
 					runPairs(g, round, func(w, i int) {
 						id := ids[w][i%idsPer]
-						_ = h.svc.Do(ctx, Request{Action: Register, Cluster: "c1", Changefeed: "cf", Dispatcher: id, Table: TableID(w*idsPer + i%idsPer)})
+						_ = h.svc.Do(ctx, Request{Action: Register, Cluster: "c1", Changefeed: "cf", Dispatcher: id, Table: TableID(w*idsPer + i%idsPer + 1)})
 						_ = h.svc.Do(ctx, Request{Action: Remove, Cluster: "c1", Dispatcher: id})
 					})
 				}},
 				{"async", func() {
 					runPairs(g, round, func(w, i int) {
 						id := ids[w][i%idsPer]
-						_ = h.svc.Submit(ctx, Request{Action: Register, Cluster: "c1", Changefeed: "cf", Dispatcher: id, Table: TableID(w*idsPer + i%idsPer)})
+						_ = h.svc.Submit(ctx, Request{Action: Register, Cluster: "c1", Changefeed: "cf", Dispatcher: id, Table: TableID(w*idsPer + i%idsPer + 1)})
 						_ = h.svc.Submit(ctx, Request{Action: Remove, Cluster: "c1", Dispatcher: id})
 					})
 					if _, err := h.svc.Snapshot(ctx); err != nil { // barrier
@@ -194,7 +194,7 @@ func BenchmarkRegisterRemovePaired(b *testing.B) {
 				{"mapreq", func() {
 					runPairs(g, round, func(w, i int) {
 						id := ids[w][i%idsPer]
-						_ = rr.do(Request{Action: Register, Cluster: "c1", Changefeed: "cf", Dispatcher: id, Table: TableID(w*idsPer + i%idsPer)})
+						_ = rr.do(Request{Action: Register, Cluster: "c1", Changefeed: "cf", Dispatcher: id, Table: TableID(w*idsPer + i%idsPer + 1)})
 						_ = rr.do(Request{Action: Remove, Cluster: "c1", Dispatcher: id})
 					})
 				}},
@@ -315,7 +315,7 @@ func BenchmarkReportWhileRegistering(b *testing.B) {
 		ctx := context.Background()
 		stop := startLoad(g, nil, func(w, i int) {
 			id := ids[w][i%idsPer]
-			_ = h.svc.Do(ctx, Request{Action: Register, Cluster: "c1", Changefeed: "cf", Dispatcher: id, Table: TableID(w*idsPer + i%idsPer)})
+			_ = h.svc.Do(ctx, Request{Action: Register, Cluster: "c1", Changefeed: "cf", Dispatcher: id, Table: TableID(w*idsPer + i%idsPer + 1)})
 			_ = h.svc.Do(ctx, Request{Action: Remove, Cluster: "c1", Dispatcher: id})
 		})
 		b.ResetTimer()
@@ -367,7 +367,7 @@ func BenchmarkRegistryCore(b *testing.B) {
 	}
 	regs, rems := make([]Request, idsPer), make([]Request, idsPer)
 	for i, id := range ids {
-		regs[i] = Request{Action: Register, Cluster: "c1", Changefeed: "cf", Dispatcher: id, Table: TableID(i)}
+		regs[i] = Request{Action: Register, Cluster: "c1", Changefeed: "cf", Dispatcher: id, Table: TableID(i + 1)}
 		rems[i] = Request{Action: Remove, Cluster: "c1", Dispatcher: id}
 	}
 	r := newMutexRegistry()
@@ -458,7 +458,7 @@ func BenchmarkReportSlowStore(b *testing.B) {
 		ctx := context.Background()
 		run(b, func(w, i int) {
 			id := ids[w][i%idsPer]
-			_ = h.svc.Do(ctx, Request{Action: Register, Cluster: "c1", Changefeed: "cf", Dispatcher: id, Table: TableID(w*idsPer + i%idsPer)})
+			_ = h.svc.Do(ctx, Request{Action: Register, Cluster: "c1", Changefeed: "cf", Dispatcher: id, Table: TableID(w*idsPer + i%idsPer + 1)})
 			_ = h.svc.Do(ctx, Request{Action: Remove, Cluster: "c1", Dispatcher: id})
 		}, func() { h.svc.Report() })
 	})

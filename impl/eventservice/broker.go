@@ -105,7 +105,7 @@ func (d *dispatcher) isRemoved() bool { return d.nstate.Load() == released }
 // store (no closure to allocate), token being its generation. It runs on
 // the event store's goroutines and drops the call if it belongs to an
 // earlier registration of a reused d, or once d is marked removed (R4,
-// seed 004); otherwise it sends Ready while the epoch is 0, and the
+// F-R1); otherwise it sends Ready while the epoch is 0, and the
 // Handshake of a newer epoch once. The decision is taken as a reader of
 // nstate, so that a removal or a reuse of d waits for it and does not
 // change the fields read meanwhile; the event goes out after.
@@ -395,7 +395,7 @@ func (b *broker) add(ctx context.Context, d *dispatcher, req *Request, slot hint
 		b.svc.traceFresh(trSubscribe, d)
 		// BrokerRegisterTable / BrokerRegisterTableFails.
 		if err := b.ss.RegisterTable(ctx, req.Table, req.StartTs); err != nil {
-			// Seed 004: the order matters. Mark removed first so that no
+			// F-R1: the order matters. Mark removed first so that no
 			// notification in flight or later sees a live dispatcher (R4),
 			// release the subscription, drop the changefeed entry, and roll
 			// the count back last, after the store release (R2, R3).

@@ -15,7 +15,7 @@
 //   - BrokerRegisterTable / BrokerRegisterTableFails: SchemaStore.RegisterTable
 //     succeeds and the dispatcher is published, or fails and the broker
 //     marks it removed, unregisters it from the event store, drops it from
-//     its changefeed and rolls the count back, in that order (seed 004);
+//     its changefeed and rolls the count back, in that order (F-R1);
 //   - CollectorRemove / BrokerRemoveFinish: a [Remove] request marks the
 //     dispatcher removed, compare-and-deletes it, releases its stores and
 //     decrements last;
@@ -24,7 +24,7 @@
 //
 // # Rules implemented
 //
-// From ticdc-protocol-notes §3.7 and §3.9:
+// From docs/protocol.md §11 and §12:
 //
 //   - R1: count = published dispatchers (table triggers included) between
 //     requests; a repeated registration replaces the old one and counts
@@ -80,7 +80,7 @@
 // # Bug zoo
 //
 // Built with -tags bugs, the fault points of package bugs reintroduce the
-// registry bugs of PROTOCOL.md (CountAfterPublish, NoAdmissionGate,
+// registry bugs of docs/protocol.md §13 (CountAfterPublish, NoAdmissionGate,
 // DecrementBeforeCleanup, LeakOnSchemaFailure, DoubleDecrement,
 // DoubleIncrement); the normal build compiles them out.
 package eventservice

@@ -20,9 +20,8 @@ func Example() {
 		panic(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); _ = svc.Run(ctx) }()
-	defer func() { cancel(); <-done }()
+	wait := svc.Start(ctx) // the request loop, on its own goroutine
+	defer func() { cancel(); _ = wait() }()
 
 	reg := eventservice.Request{Action: eventservice.Register, Cluster: "c1", Changefeed: "cf1", Dispatcher: "d1", Table: 42, StartTs: 100}
 	fmt.Println("register:", svc.Do(ctx, reg))

@@ -76,14 +76,10 @@ func newHarness(t testingT, opts ...harnessOption) *harness {
 	}
 	h.svc = svc
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = svc.Run(ctx)
-	}()
+	wait := svc.Start(ctx)
 	t.Cleanup(func() {
 		cancel()
-		<-done
+		_ = wait()
 	})
 	return h
 }

@@ -147,16 +147,45 @@ func New(cfg Config) (*Service, error) {
 	return s, nil
 }
 
+// Start runs the request loop ([Service.Run]) on a new goroutine and
+// returns at once: from then on Do, Heartbeat, Cleanup and Snapshot reach
+// the loop, without the race of a `go svc.Run(ctx)` followed by a Do,
+// which may find the loop not yet started (ErrNotRunning). wait waits for
+// the loop to end (ctx done) and returns Run's error. Start, like Run,
+// may be called once.
+func (s *Service) Start(ctx context.Context) (wait func() error) {
+	s.begin()
+	done := make(chan error, 1)
+	go func() { done <- s.loop(ctx) }()
+	return func() error {
+		err := <-done
+		done <- err // wait may be called again
+		return err
+	}
+}
+
 // Run is the serial request loop. It runs queued requests one at a time
 // until ctx is done, then returns ctx's error; requests still queued are
 // dropped and their waiters get ErrStopped. Store calls made by the loop
 // (by Run's goroutine or a Do caller's) get ctx, so a store blocked at
 // shutdown is released; Run returns only once no request is running.
-// Run must be called at most once.
+// Run (or Start) must be called at most once. Calls that wait for the
+// loop return ErrNotRunning before Run is called; to call them right
+// after starting the loop on another goroutine, use Start.
 func (s *Service) Run(ctx context.Context) error {
+	s.begin()
+	return s.loop(ctx)
+}
+
+// begin marks the loop started, once.
+func (s *Service) begin() {
 	if !s.running.CompareAndSwap(false, true) {
 		panic("eventservice: Run called twice")
 	}
+}
+
+// loop is Run after begin.
+func (s *Service) loop(ctx context.Context) error {
 	defer close(s.stopped)
 	defer func() {
 		// Wait for a caller running requests, then refuse every later
@@ -295,6 +324,9 @@ func call[T any](ctx context.Context, s *Service, fn func(context.Context) (T, e
 	}
 	done := make(chan result, 1)
 	var zero T
+	if !s.running.Load() {
+		return zero, ErrNotRunning
+	}
 	j := job{fn: func(loopCtx context.Context) {
 		v, err := fn(loopCtx)
 		done <- result{v, err}
@@ -347,7 +379,7 @@ func (s *Service) Submit(ctx context.Context, req Request) error {
 // If a request is running, a Do whose ctx cannot be cancelled waits for
 // it as for a mutex and then does the same; any other Do queues req and
 // waits for its outcome or ctx. Do returns ctx's error at once if ctx is
-// already done; before Run starts it waits for Run.
+// already done, and ErrNotRunning if neither Run nor Start was called.
 func (s *Service) Do(ctx context.Context, req Request) error {
 	if err := validate(&req); err != nil {
 		return err
@@ -391,6 +423,9 @@ func (s *Service) doHeld(loopCtx context.Context, req *Request) error {
 
 // doQueued is Do for a request that waits in the queue for the loop.
 func (s *Service) doQueued(ctx context.Context, req *Request) error {
+	if !s.running.Load() {
+		return ErrNotRunning
+	}
 	w := waiters.Get().(*waiter)
 	if err := s.q.push(ctx, job{req: *req, w: w}); err != nil {
 		waiters.Put(w)
@@ -520,7 +555,8 @@ func (s *Service) emit(e Event) {
 
 // validate returns an ErrBadRequest error if req is malformed.
 func validate(req *Request) error {
-	if (req.Action == Register || req.Action == Remove) && len(req.Dispatcher) != 0 {
+	if len(req.Dispatcher) != 0 && len(req.Cluster) != 0 &&
+		(req.Action == Remove || req.Action == Register && len(req.Changefeed) != 0 && (req.Table > 0 || req.TableTrigger)) {
 		return nil // inlined: the common case costs a few compares
 	}
 	return invalid(req)
@@ -534,6 +570,12 @@ func invalid(req *Request) error {
 		return fmt.Errorf("%w: action %v", ErrBadRequest, req.Action)
 	case req.Dispatcher == "":
 		return fmt.Errorf("%w: empty dispatcher ID", ErrBadRequest)
+	case req.Cluster == "":
+		return fmt.Errorf("%w: %v of %s: empty cluster ID", ErrBadRequest, req.Action, req.Dispatcher)
+	case req.Action == Register && req.Changefeed == "":
+		return fmt.Errorf("%w: REGISTER of %s: empty changefeed ID", ErrBadRequest, req.Dispatcher)
+	case req.Action == Register && !req.TableTrigger && req.Table <= 0:
+		return fmt.Errorf("%w: REGISTER of %s: table %d (want ≥ 1, or TableTrigger)", ErrBadRequest, req.Dispatcher, req.Table)
 	case req.Action == Reset && req.Epoch == 0:
 		return fmt.Errorf("%w: RESET needs an epoch ≥ 1", ErrBadRequest)
 	}

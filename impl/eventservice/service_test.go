@@ -137,7 +137,7 @@ func TestReportsWithoutBrokers(t *testing.T) {
 			require.Equal(t, int64(0), n)
 			require.False(t, closed)
 			tt.close(h)
-			probe := Request{Action: Register, Cluster: "c1", Dispatcher: "d1", Table: 1, OnlyReuse: true, Topic: "collector"}
+			probe := Request{Action: Register, Cluster: "c1", Changefeed: "cf1", Dispatcher: "d1", Table: 1, OnlyReuse: true, Topic: "collector"}
 			require.ErrorIs(t, h.do(probe), ErrAdmissionClosed)
 			require.Equal(t, []EventKind{EventNotReusable}, kinds(h.takeEvents()))
 			n, closed = h.svc.Report()
@@ -242,7 +242,7 @@ func (r *recordingEventStore) RegisterDispatcher(id DispatcherID, sub store.Subs
 	return r.MemEventStore.RegisterDispatcher(id, sub, n)
 }
 
-// R3, R4, F-R1, seed 004 (upstream TestAddDispatcherUnregisterOnSchemaStoreError
+// R3, R4, F-R1 (upstream TestAddDispatcherUnregisterOnSchemaStoreError
 // and TestAddDispatcherFailure): RegisterTable fails after
 // RegisterDispatcher succeeded; the broker marks the dispatcher removed,
 // unregisters it, drops its changefeed status and rolls the count back.
@@ -529,6 +529,61 @@ func TestRequestValidationAndStop(t *testing.T) {
 	require.ErrorIs(t, svc.Run(ctx), context.Canceled)
 	require.ErrorIs(t, svc.Do(context.Background(), reg("d1", 1)), ErrStopped)
 	require.PanicsWithValue(t, "eventservice: Run called twice", func() { _ = svc.Run(ctx) })
+}
+
+// A Register names its cluster, its changefeed and (unless it is a table
+// trigger) its table: without them it is a bad request, not a silent
+// registration under empty names.
+func TestRegisterRequiresClusterChangefeedTable(t *testing.T) {
+	h := newHarness(t)
+	ok := reg("d1", 1)
+	for name, change := range map[string]func(*Request){
+		"no cluster":                      func(r *Request) { r.Cluster = "" },
+		"no changefeed":                   func(r *Request) { r.Changefeed = "" },
+		"no table":                        func(r *Request) { r.Table = 0 },
+		"negative table":                  func(r *Request) { r.Table = -1 },
+		"remote probe without changefeed": func(r *Request) { r.Changefeed, r.OnlyReuse = "", true },
+	} {
+		bad := ok
+		change(&bad)
+		require.ErrorIs(t, h.do(bad), ErrBadRequest, name)
+		require.ErrorIs(t, h.svc.Submit(context.Background(), bad), ErrBadRequest, name)
+	}
+	require.Empty(t, h.snapshot().Brokers)
+	tt := trig("c1", "t1")
+	require.NoError(t, h.do(tt), "a table trigger has no table")
+	require.NoError(t, h.do(ok))
+	require.ErrorIs(t, h.do(Request{Action: Remove, Dispatcher: "d1"}), ErrBadRequest, "remove without cluster")
+}
+
+// Before Run or Start, the calls that wait for the request loop return
+// ErrNotRunning at once instead of blocking; Start makes them work from
+// its return.
+func TestCallsBeforeRun(t *testing.T) {
+	svc, err := New(Config{NewStores: func(ClusterID) (store.EventStore, store.SchemaStore) {
+		return store.NewMemEventStore(), store.NewMemSchemaStore()
+	}})
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	require.ErrorIs(t, svc.Do(ctx, reg("d1", 1)), ErrNotRunning)
+	require.ErrorIs(t, svc.Do(context.Background(), reg("d1", 1)), ErrNotRunning)
+	_, err = svc.Heartbeat(ctx, Heartbeat{Cluster: "c1"})
+	require.ErrorIs(t, err, ErrNotRunning)
+	_, err = svc.Cleanup(ctx)
+	require.ErrorIs(t, err, ErrNotRunning)
+	_, err = svc.Snapshot(ctx)
+	require.ErrorIs(t, err, ErrNotRunning)
+
+	runCtx, stop := context.WithCancel(context.Background())
+	wait := svc.Start(runCtx)
+	require.NoError(t, svc.Do(context.Background(), reg("d1", 1)))
+	n, _ := svc.Report()
+	require.Equal(t, int64(1), n)
+	require.PanicsWithValue(t, "eventservice: Run called twice", func() { _ = svc.Run(runCtx) })
+	stop()
+	require.ErrorIs(t, wait(), context.Canceled)
+	require.ErrorIs(t, svc.Do(context.Background(), reg("d2", 2)), ErrStopped)
 }
 
 // R4, R5: a released dispatcher is reused for a later registration (of

@@ -55,7 +55,7 @@ func TestStress(t *testing.T) {
 					switch op := rng.IntN(10); {
 					case op < 4:
 						req := Request{Action: Register, Cluster: cluster, Changefeed: ChangefeedID(fmt.Sprintf("cf%d", n%3)),
-							Dispatcher: id, Table: TableID(w*16 + n), StartTs: 1, TableTrigger: n%5 == 0, OnlyReuse: n%4 == 1}
+							Dispatcher: id, Table: TableID(w*16 + n + 1), StartTs: 1, TableTrigger: n%5 == 0, OnlyReuse: n%4 == 1}
 						if rng.IntN(2) == 0 {
 							_ = h.svc.Do(ctx, req)
 						} else {
@@ -120,7 +120,7 @@ func TestCloseAdmissionRacesAdmissions(t *testing.T) {
 			wg.Go(func() {
 				for i := range 40 {
 					c := ClusterID(fmt.Sprintf("c%d", (w+i)%6))
-					err := h.svc.Do(ctx, Request{Action: Register, Cluster: c, Changefeed: "cf", Dispatcher: DispatcherID(fmt.Sprintf("d%d-%d", w, i)), Table: TableID(i)})
+					err := h.svc.Do(ctx, Request{Action: Register, Cluster: c, Changefeed: "cf", Dispatcher: DispatcherID(fmt.Sprintf("d%d-%d", w, i)), Table: TableID(i + 1)})
 					if err != nil {
 						if !assert.ErrorIs(t, err, ErrAdmissionClosed) {
 							return

@@ -49,6 +49,10 @@ func (a Action) String() string {
 }
 
 // Request is a collector's dispatcher request to the event service.
+// Every request names its Dispatcher and its Cluster; a Register also
+// names its Changefeed and, unless it is a TableTrigger, its Table (≥ 1);
+// a Reset has an Epoch ≥ 1. Do and Submit return an error wrapping
+// ErrBadRequest for a request without them.
 // (The fields are ordered so that the small ones share a word: a Request
 // is copied into the request queue.)
 type Request struct {
@@ -62,13 +66,14 @@ type Request struct {
 	// OnlyReuse marks a remote probe: the broker answers NotReusable
 	// instead of silently dropping a registration it does not take.
 	OnlyReuse bool
-	// Cluster selects the broker.
+	// Cluster selects the broker (required).
 	Cluster ClusterID
-	// Changefeed is the dispatcher's changefeed (Register).
+	// Changefeed is the dispatcher's changefeed (required for Register).
 	Changefeed ChangefeedID
-	// Dispatcher is the dispatcher's ID.
+	// Dispatcher is the dispatcher's ID (required).
 	Dispatcher DispatcherID
-	// Table is the dispatcher's table (Register, ordinary dispatchers).
+	// Table is the dispatcher's table, ≥ 1 (required for Register of an
+	// ordinary dispatcher; a table trigger has none).
 	Table TableID
 	// StartTs is where the dispatcher starts (Register, Reset).
 	StartTs uint64
@@ -80,17 +85,30 @@ type Request struct {
 }
 
 // EventKind is the kind of an [Event] the service sends to a collector.
+//
+// EventReady and EventHandshake are sent only when the event store calls
+// the dispatcher's notifier ([store.Notifier.Notify], the token of its
+// registration), as TiCDC's event store does when data or a resolved
+// timestamp arrives: a store that never notifies produces neither, and a
+// table trigger, which subscribes to no store, never gets them. They come
+// from the store's goroutine, so Config.Emit must be safe for concurrent
+// use. EventNotReusable is sent by the request loop itself, while it
+// handles the registration.
 type EventKind int8
 
 // The event kinds.
 const (
 	// EventReady tells the collector the dispatcher is registered and
-	// waits for a RESET (sent while the dispatcher's epoch is 0).
+	// waits for a RESET: sent on a store notification while the
+	// dispatcher's epoch is 0.
 	EventReady EventKind = iota + 1
 	// EventNotReusable answers a registration the broker did not take:
-	// an OnlyReuse miss, a refusing event store, or closed admission.
+	// an OnlyReuse miss, a refusing event store, or closed admission
+	// (for a remote probe). Sent by the request loop, no notification
+	// needed.
 	EventNotReusable
-	// EventHandshake starts the stream of a new epoch.
+	// EventHandshake starts the stream of a new epoch: sent once per
+	// epoch, on the first store notification after a RESET.
 	EventHandshake
 )
 
@@ -190,6 +208,10 @@ var (
 	// ErrStopped is returned when the request loop is not running
 	// (Run has returned).
 	ErrStopped = errors.New("eventservice: service stopped")
+	// ErrNotRunning is returned by the calls that wait for the request
+	// loop (Do, Heartbeat, Cleanup, Snapshot) before Run or Start was
+	// called: nothing would ever answer them.
+	ErrNotRunning = errors.New("eventservice: request loop not started (call Start, or Run, first)")
 	// ErrBadRequest is wrapped by the error returned for a malformed
 	// request.
 	ErrBadRequest = errors.New("eventservice: bad request")

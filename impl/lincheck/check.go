@@ -3,6 +3,7 @@ package lincheck
 import (
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"time"
 
@@ -34,11 +35,17 @@ type Result struct {
 	Partitions int
 	// Duration is the checking time.
 	Duration time.Duration
-	// Info is the linearization info for [Result.Visualize]; it is only
-	// filled for a NotLinearizable outcome.
+	// Info is the linearization info for [Result.Visualize]; Check fills
+	// it for a NotLinearizable outcome (for the first partition that
+	// fails only), Visualize for the others (the whole history).
 	Info porcupine.LinearizationInfo
+	// Illegal is the first operation no linearization can take, for a
+	// NotLinearizable outcome.
+	Illegal *Illegal
 
-	history *History
+	history   *History
+	timeout   time.Duration // Check's
+	explained bool          // Info is filled
 }
 
 // Check checks h (which must be valid, see [History.Validate]) against
@@ -47,7 +54,7 @@ type Result struct {
 // partial linearizations for the visualization.
 func Check(h *History, timeout time.Duration) Result {
 	ops := h.Operations()
-	res := Result{Ops: len(h.Ops), Steps: len(ops), Partitions: countPartitions(ops), history: h}
+	res := Result{Ops: len(h.Ops), Steps: len(ops), Partitions: countPartitions(ops), history: h, timeout: timeout}
 	start := time.Now()
 	switch porcupine.CheckOperationsTimeout(Model, ops, timeout) {
 	case porcupine.Ok:
@@ -56,18 +63,105 @@ func Check(h *History, timeout time.Duration) Result {
 		res.Outcome = Unknown
 	default:
 		res.Outcome = NotLinearizable
-		_, res.Info = porcupine.CheckOperationsVerbose(Model, ops, timeout)
-		res.Info.AddAnnotations(annotations(h))
+		res.findIllegal(ops, timeout)
 	}
 	res.Duration = time.Since(start)
 	return res
 }
 
+// Illegal is where an illegal history goes wrong: the longest sequence of
+// steps that explains the failing partition leaves the model in Expected,
+// from which the step of client operation Op cannot be taken.
+type Illegal struct {
+	// Partition is the index of the first partition that fails.
+	Partition int `json:"partition"`
+	// Client is the operation's client.
+	Client int `json:"client"`
+	// Op renders the client operation and what it returned, as the
+	// visualization does, e.g. "Report() → (0, closed=true)".
+	Op string `json:"op"`
+	// Step is the step of the operation that cannot be taken.
+	Step string `json:"step"`
+	// Call and Return are the operation's logical times.
+	Call   int64 `json:"call"`
+	Return int64 `json:"return"`
+	// Linearized is how many steps of the partition were explained.
+	Linearized int `json:"linearized"`
+	// Expected is the model's state after them (State.String).
+	Expected string `json:"expected"`
+}
+
+// String renders i on one line.
+func (i *Illegal) String() string {
+	return fmt.Sprintf("client %d: %s (step %s, call %d, return %d) after %d steps; the model expected state %s",
+		i.Client, i.Op, i.Step, i.Call, i.Return, i.Linearized, i.Expected)
+}
+
+// findIllegal fills r.Illegal and r.Info from the first partition of ops
+// that fails: its longest partial linearization, replayed, is the state
+// the model expected, and of the steps it leaves out the one that must
+// come first (the earliest return) is the illegal one. The visualization
+// then shows that partition only.
+func (r *Result) findIllegal(ops []porcupine.Operation, timeout time.Duration) {
+	single := Model
+	single.Partition = nil
+	for p, part := range Partition(ops) {
+		if porcupine.CheckOperationsTimeout(single, part, timeout) != porcupine.Illegal {
+			continue
+		}
+		_, r.Info = porcupine.CheckOperationsVerbose(single, part, timeout)
+		r.Info.AddAnnotations(annotations(r.history, part))
+		r.explained = true
+		var longest []porcupine.Operation
+		for _, l := range r.Info.PartialLinearizationsOperations()[0] {
+			if len(l) > len(longest) {
+				longest = l
+			}
+		}
+		s, in := initState(), map[*Input]bool{}
+		for _, op := range longest {
+			_, s = step(s, op.Input.(*Input))
+			in[op.Input.(*Input)] = true
+		}
+		var first *porcupine.Operation
+		for k := range part {
+			op := &part[k]
+			if !in[op.Input.(*Input)] && (first == nil || op.Return < first.Return || op.Return == first.Return && op.Call < first.Call) {
+				first = op
+			}
+		}
+		if first == nil {
+			return
+		}
+		input := first.Input.(*Input)
+		r.Illegal = &Illegal{Partition: p, Client: first.ClientId, Op: describeOp(input.Op), Step: input.Step.String(),
+			Call: first.Call, Return: first.Return, Linearized: len(longest), Expected: s.String()}
+		return
+	}
+	r.explain(ops, timeout) // no single partition fails: show them all
+}
+
+// explain fills r.Info: porcupine's verbose check collects the partial
+// linearizations that the visualization shows.
+func (r *Result) explain(ops []porcupine.Operation, timeout time.Duration) {
+	_, r.Info = porcupine.CheckOperationsVerbose(Model, ops, timeout)
+	r.Info.AddAnnotations(annotations(r.history, ops))
+	r.explained = true
+}
+
 // annotations marks the injected faults and the admission close on their
-// clients' rows, and the audits on a row of their own.
-func annotations(h *History) []porcupine.Annotation {
+// clients' rows, and the audits on a row of their own, for the operations
+// of h within the time span of ops.
+func annotations(h *History, ops []porcupine.Operation) []porcupine.Annotation {
 	var out []porcupine.Annotation
+	lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
+	for _, op := range ops {
+		lo, hi = min(lo, op.Call), max(hi, op.Return)
+	}
 	for _, op := range h.Ops {
+		if op.Call < lo || op.Return > hi {
+			continue
+		}
 		switch {
 		case op.Fault != NoFault:
 			what := "EventStore.RegisterDispatcher refuses"
@@ -96,15 +190,21 @@ func annotations(h *History) []porcupine.Annotation {
 	return out
 }
 
-// Visualize writes the interactive HTML page of an illegal result.
+// Visualize writes the interactive HTML page of a result of [Check]: the
+// history, client by client, with the linearization porcupine found (or,
+// for an illegal history, the longest partial ones).
 func (r Result) Visualize(w io.Writer) error {
-	if r.Outcome != NotLinearizable {
-		return fmt.Errorf("lincheck: nothing to visualize for outcome %q", r.Outcome)
+	if r.history == nil {
+		return fmt.Errorf("lincheck: nothing to visualize: not a result of Check")
+	}
+	if !r.explained {
+		r.explain(r.history.Operations(), r.timeout)
 	}
 	return porcupine.Visualize(Model, r.Info, w)
 }
 
-// VisualizeFile writes the HTML page of an illegal result to path.
+// VisualizeFile writes the HTML page of a result to path (see
+// [Result.Visualize]).
 func (r Result) VisualizeFile(path string) error {
 	f, err := os.Create(path)
 	if err != nil {

@@ -1,7 +1,7 @@
 // Package lincheck checks that the event service (package
 // impl/eventservice) is linearizable: that what its concurrent callers
 // observe is explained by one sequential order of atomic steps of its
-// sequential specification (PROTOCOL.md §4, style rule 10). The checker is
+// sequential specification (the registration rules of docs/protocol.md §5). The checker is
 // porcupine (github.com/anishathalye/porcupine v1.3.1).
 //
 // # Usage

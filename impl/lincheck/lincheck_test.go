@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"math"
 	"os"
 	"strings"
 	"testing"
@@ -37,7 +38,7 @@ func seeds() int {
 // (DRAINPROOF_BUG, build tag bugs) it must fail; impl/bugs/run_bugs.sh
 // relies on that. On an illegal history it writes the HTML report and the
 // history to files that outlive the test.
-// Spec: PROTOCOL.md §4 (porcupine linearizability checks).
+// Spec: docs/protocol.md §5 and §11, checked by porcupine.
 func TestRecordedLinearizable(t *testing.T) {
 	for seed := range int64(seeds()) {
 		h, err := Record(context.Background(), Config{Clients: 8, Ops: *flagOps, Seed: seed})
@@ -207,6 +208,12 @@ func TestVisualizeIllegal(t *testing.T) {
 	if res.Outcome != NotLinearizable {
 		t.Fatalf("outcome %s", res.Outcome)
 	}
+	// The first illegal operation, and the state the model expected.
+	il := res.Illegal
+	if il == nil || il.Client != 1 || !strings.HasPrefix(il.Op, "Register(d0") || il.Linearized != 1 || !strings.Contains(il.Expected, "closed") {
+		t.Fatalf("Illegal = %+v, want client 1's Register(d0) after 1 step, expected state closed", il)
+	}
+	t.Log(il)
 	var buf bytes.Buffer
 	if err := res.Visualize(&buf); err != nil {
 		t.Fatal(err)
@@ -217,7 +224,7 @@ func TestVisualizeIllegal(t *testing.T) {
 		}
 	}
 	if err := (Result{Outcome: Linearizable}).Visualize(&buf); err == nil {
-		t.Error("Visualize of an ok result: no error")
+		t.Error("Visualize of a result not made by Check: no error")
 	}
 }
 
@@ -357,6 +364,13 @@ func TestRecordConfig(t *testing.T) {
 	h, err := Record(context.Background(), Config{Clients: 2, Ops: -1})
 	if err == nil {
 		t.Errorf("negative ops: no error (%d ops)", len(h.Ops))
+	}
+	// Workloads larger than MaxOps (whose round arithmetic would overflow)
+	// are refused, not silently shrunk.
+	for _, c := range []Config{{Ops: math.MaxInt}, {Ops: MaxOps + 1}, {Ops: 10, Round: math.MaxInt}, {Ops: 10, Round: MaxOps + 1}} {
+		if h, err := Record(context.Background(), c); err == nil {
+			t.Errorf("%+v: no error (%d ops recorded)", c, len(h.Ops))
+		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

@@ -25,6 +25,9 @@ const (
 	DefaultRound = 16
 	// DefaultDelay is Config.Delay when 0.
 	DefaultDelay = 100 * time.Microsecond
+	// MaxOps is the largest Config.Ops and Config.Round: far more than a
+	// check can take, small enough that no count overflows.
+	MaxOps = 100_000_000
 )
 
 // Config configures [Record]. The zero value records DefaultOps
@@ -32,13 +35,15 @@ const (
 type Config struct {
 	// Clients is the number of client goroutines (1..MaxClients).
 	Clients int
-	// Ops is the number of client operations (audits not included).
+	// Ops is the number of client operations (audits not included),
+	// at most MaxOps.
 	Ops int
 	// Seed seeds every random choice of the workload and of the store
 	// faults; goroutine scheduling still varies from run to run.
 	Seed int64
 	// Round is how many operations each client issues between two
-	// audits (DefaultRound if 0). Smaller rounds make smaller partitions.
+	// audits (DefaultRound if 0; at most MaxOps). Smaller rounds make
+	// smaller partitions.
 	Round int
 	// Delay is the longest injected store delay (DefaultDelay if 0;
 	// negative disables delays). A third of the schema registrations and
@@ -65,8 +70,9 @@ func (c *Config) fillDefault() error {
 	if c.Delay == 0 {
 		c.Delay = DefaultDelay
 	}
-	if c.Clients < 1 || c.Clients > MaxClients || c.Ops < 0 || c.Round < 1 {
-		return fmt.Errorf("lincheck: bad config: clients %d (want 1..%d), ops %d, round %d", c.Clients, MaxClients, c.Ops, c.Round)
+	if c.Clients < 1 || c.Clients > MaxClients || c.Ops < 0 || c.Ops > MaxOps || c.Round < 1 || c.Round > MaxOps {
+		return fmt.Errorf("lincheck: bad config: clients %d (want 1..%d), ops %d (want 0..%d), round %d (want 1..%d)",
+			c.Clients, MaxClients, c.Ops, MaxOps, c.Round, MaxOps)
 	}
 	return nil
 }
@@ -154,6 +160,11 @@ type recorder struct {
 // CloseAdmission is issued in the second half of the run. In a binary
 // built with -tags bugs, the bugs switched on in package bugs are active
 // and History.Bug names them.
+//
+// If ctx ends first, Record returns the operations completed so far with
+// ctx's error: such a history lacks the interrupted operations and the
+// final audit, so it tells how far the recording got but is not to be
+// checked.
 func Record(ctx context.Context, cfg Config) (*History, error) {
 	if err := cfg.fillDefault(); err != nil {
 		return nil, err
@@ -179,14 +190,10 @@ func Record(ctx context.Context, cfg Config) (*History, error) {
 	}
 	r.svc = svc
 	runCtx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = svc.Run(runCtx)
-	}()
+	wait := svc.Start(runCtx)
 	defer func() {
 		cancel()
-		<-done
+		_ = wait()
 	}()
 
 	h := &History{Version: HistoryVersion, Clients: cfg.Clients, Seed: cfg.Seed}
@@ -216,13 +223,23 @@ func Record(ctx context.Context, cfg Config) (*History, error) {
 		}
 		return err
 	}
+	// stopped returns what was recorded when ctx ended, or nil and err.
+	stopped := func(err error) (*History, error) {
+		if ctx.Err() == nil {
+			return nil, err
+		}
+		for _, l := range logs {
+			h.Ops = append(h.Ops, l...)
+		}
+		return h, ctx.Err()
+	}
 	if err := audit(); err != nil {
-		return nil, err
+		return stopped(err)
 	}
 	next := 0
 	for range rounds {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return stopped(err)
 		}
 		n := min(perRound, cfg.Ops-next)
 		var wg sync.WaitGroup
@@ -243,11 +260,11 @@ func Record(ctx context.Context, cfg Config) (*History, error) {
 		}
 		wg.Wait()
 		if err := errors.Join(errs...); err != nil {
-			return nil, err
+			return stopped(err)
 		}
 		next += n
 		if err := audit(); err != nil {
-			return nil, err
+			return stopped(err)
 		}
 	}
 	for _, l := range logs {

@@ -12,7 +12,7 @@
 //
 // # Rules implemented
 //
-// From ticdc-protocol-notes §2.4 (L1–L4) and §2.12, with the model's
+// From docs/protocol.md §6 (L1–L4) and §14, with the model's
 // monotone cache (tla/README.md, "Monotone coordinator and cache within an
 // epoch"):
 //

@@ -12,7 +12,7 @@
 //
 // # Rules implemented
 //
-// From ticdc-protocol-notes §2.4 and §2.7:
+// From docs/protocol.md §4 and §10:
 //
 //   - D1 (monotone liveness): [LivenessStore.Advance] moves liveness one
 //     step forward by compare-and-swap, ALIVE → DRAINING → STOPPING;
@@ -29,7 +29,7 @@
 //     STOPPING (E1/E3); a response never carries a count (F2).
 //   - Variant L: [Node.Report] is the event service's report to the
 //     LogCoordinator, tagged with the node's epoch.
-//   - §2.6: the node announces its drain protocol version
+//   - §9: the node announces its drain protocol version
 //     ([VersionLegacy], [VersionDrain], [VersionBrokerDrain]).
 //
 // # Determinism

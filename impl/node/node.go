@@ -55,7 +55,7 @@ func (s *LivenessStore) Advance(target Liveness) bool {
 }
 
 // Version is the drain protocol version a node announces in its bootstrap
-// response (§2.6).
+// response (docs/protocol.md §9).
 type Version int
 
 // The version ladder.

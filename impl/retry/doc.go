@@ -1,6 +1,6 @@
 // Package retry runs an operation again until it succeeds, following the
 // store-creation retry rule of the registration protocol
-// (ticdc-protocol-notes §3.6, seed 004, fix (b) of F-R1).
+// (docs/protocol.md §5, fix (b) of F-R1).
 //
 // The rule, as [IsRetryable] states it:
 //

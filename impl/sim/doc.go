@@ -11,8 +11,10 @@
 // reported complete.
 //
 // It mirrors tla/DrainRegistration.tla (package spec) as a whole: the
-// step methods of [Cluster] are named after the model's actions
-// (CollectorRegister, BrokerSubscribe/BrokerSubscribeRefused inside it,
+// step methods of [Cluster] are named after the model's actions, some of
+// which run several of the model's steps in one call
+// (CollectorRegister: CollectorSendRegister, ServiceRecvRegister,
+// BrokerAdmit, BrokerSubscribe or BrokerSubscribeRefused inside it;
 // BrokerRegisterTable, BrokerRegisterTableFails, CollectorRemove,
 // BrokerRemoveFinish, NodeSendHeartbeat, NodeRecvCommand,
 // ServiceSendReport, Restart for NodeCrashRestart and UpgradeRestart,

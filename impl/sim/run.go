@@ -66,7 +66,7 @@ func (s *Result) Add(r Result) {
 }
 
 // The peer that hosts the LogCoordinator; it may run a legacy version for
-// a while (mixed versions, §2.6).
+// a while (mixed versions, docs/protocol.md §9).
 const peer node.ID = "P1"
 
 // runner is one run's environment: the collectors, the maintainers, the
@@ -284,7 +284,7 @@ func (r *runner) remove() error {
 }
 
 // brokerStep finishes the held store call; a RegisterTable fails now and
-// then (the schema store still initialising, seed 004).
+// then (the schema store still initialising, F-R1).
 func (r *runner) brokerStep() error {
 	c := r.c
 	_, removing, ok := c.Pending()

@@ -3,11 +3,11 @@
 // implementations with fault injection for tests: [MemEventStore] and
 // [MemSchemaStore].
 //
-// Registering an ordinary dispatcher takes two store steps (PROTOCOL.md
-// §1): EventStore.RegisterDispatcher, which subscribes the dispatcher and
+// Registering an ordinary dispatcher takes two store steps
+// (docs/protocol.md §1): EventStore.RegisterDispatcher, which subscribes the dispatcher and
 // starts notifications, and SchemaStore.RegisterTable, which takes a
 // reference on the table's schema and can fail, for instance while the
-// schema store is still initialising (seed 004). Table-trigger
+// schema store is still initialising (F-R1). Table-trigger
 // dispatchers touch neither store.
 //
 // The in-memory stores record exactly the state the model tracks per

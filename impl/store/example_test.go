@@ -8,7 +8,7 @@ import (
 )
 
 // A schema store that fails its first RegisterTable, as one still
-// initialising does (seed 004).
+// initialising does (F-R1).
 func ExampleMemSchemaStore_FailOnce() {
 	s := store.NewMemSchemaStore()
 	s.FailOnce(nil)

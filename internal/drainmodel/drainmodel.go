@@ -3,6 +3,7 @@ package drainmodel
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -19,6 +20,9 @@ type Manifest struct {
 	Models   []Entry `json:"models"`
 	TLCBuild string  `json:"tlc_build"`
 	Notes    any     `json:"notes,omitempty"`
+	// CoverageExempt names the actions that may never change the state in
+	// any shipped correct model, each with the reason (a bug-only action).
+	CoverageExempt map[string]string `json:"coverage_exempt,omitempty"`
 }
 
 // Figures are one checker's numbers for a model.
@@ -45,6 +49,15 @@ type Entry struct {
 	Liveness bool     `json:"liveness"`
 	Large    bool     `json:"large"`
 	Note     string   `json:"note"`
+	// Bug names the bug of the zoo that a bug model exists for, and Bugs
+	// the whole Bugs constant of its cfg.
+	Bug  string   `json:"bug,omitempty"`
+	Bugs []string `json:"bugs,omitempty"`
+	// Violates is the bug matrix row: every property of the model that
+	// the bug's cfg violates anywhere in its reachable state space (all
+	// invariants and action properties, whatever the cfg lists, plus
+	// the cfg's liveness property when it fails). Verify recomputes it.
+	Violates []string `json:"violates,omitempty"`
 }
 
 // Row is the outcome of one model checked against its record.
@@ -59,8 +72,10 @@ type Row struct {
 	Depth       int     `json:"depth"`
 	TraceLength int     `json:"trace_length,omitempty"`
 	Seconds     float64 `json:"seconds"`
-	OK          bool    `json:"ok"`
-	Problems    string  `json:"problems,omitempty"`
+	// Violates is the bug matrix row recomputed (bug models only).
+	Violates []string `json:"violates,omitempty"`
+	OK       bool     `json:"ok"`
+	Problems string   `json:"problems,omitempty"`
 }
 
 // Load reads a .cfg file into the spec model and the checker
@@ -106,7 +121,15 @@ func Load(path string, liveness bool) (*spec.Model, modelcheck.Options, error) {
 	}
 	m, err := spec.New(sc)
 	if err != nil {
-		return fail(at(1, "%v", err))
+		// A value the model refuses is reported at its assignment.
+		line := 1
+		var ce *spec.ConstantError
+		if errors.As(err, &ce) {
+			if c, ok := cfg.Constant(ce.Name); ok {
+				line = c.Line
+			}
+		}
+		return fail(at(line, "%v", err))
 	}
 	opts := modelcheck.Options{Invariants: []string{}, ActionProperties: []string{}, Liveness: []string{}, CheckDeadlock: true}
 	if cfg.CheckDeadlock != nil {
@@ -246,6 +269,16 @@ func Verify(ctx context.Context, cfgPath string, mm Entry, workers int) (Row, er
 			if full.Distinct != mm.TLC.ContinueDistinct {
 				problems = append(problems, fmt.Sprintf("distinct (continue) %d, TLC %d", full.Distinct, mm.TLC.ContinueDistinct))
 			}
+		}
+	}
+	if mm.Bug != "" {
+		v, err := Violations(ctx, cfgPath, workers)
+		if err != nil {
+			return Row{}, err
+		}
+		row.Violates = v
+		if !slices.Equal(v, mm.Violates) {
+			problems = append(problems, fmt.Sprintf("violates %v, recorded %v", v, mm.Violates))
 		}
 	}
 	row.Seconds = time.Since(start).Seconds()

@@ -28,6 +28,8 @@ type Checker struct {
 	actionIdx   map[string]int
 	varIdx      map[string]int
 	dispatchers []string
+	brokers     []string
+	versions    []spec.Version
 
 	cur, next []spec.State
 	seen      map[uint64]struct{} // fingerprints of next, once it is large
@@ -37,6 +39,7 @@ type Checker struct {
 	maxMsgs   int
 
 	lose        actionDef // the environment's loss of a message
+	loseReg     actionDef // the environment's loss of a REGISTER
 	unnamedSend bool      // a step sent a message its line does not name
 }
 
@@ -54,16 +57,24 @@ func NewChecker(m *spec.Model, opts Options) (*Checker, error) {
 		return nil, err
 	}
 	c := &Checker{m: m, opts: opts, actions: acts, actionIdx: map[string]int{}, varIdx: map[string]int{},
-		dispatchers: m.Config().Dispatchers, seen: map[uint64]struct{}{}, seed: maphash.MakeSeed(),
+		dispatchers: m.Config().Dispatchers, brokers: m.Config().Brokers, seen: map[uint64]struct{}{}, seed: maphash.MakeSeed(),
 		maxEpoch: int8(m.Config().MaxEpoch), maxMsgs: m.Config().MaxMsgs}
 	for i, a := range acts {
 		c.actionIdx[a.name] = i
-		if a.name == loseAction {
+		switch a.name {
+		case loseAction:
 			c.lose = a
+		case loseRegAction:
+			c.loseReg = a
 		}
 	}
-	if c.lose.msg == nil {
-		return nil, fmt.Errorf("tracecheck: spec has no action %s(m)", loseAction)
+	if c.lose.msg == nil || c.loseReg.pair == nil {
+		return nil, fmt.Errorf("tracecheck: spec has no action %s(m) or %s(d, b)", loseAction, loseRegAction)
+	}
+	for _, v := range m.Config().Versions {
+		if ver, ok := spec.ParseVersion(v); ok {
+			c.versions = append(c.versions, ver)
+		}
 	}
 	for i, v := range varTable {
 		c.varIdx[v.name] = i
@@ -131,12 +142,26 @@ func (c *Checker) apply(s *spec.State, ln *line) bool {
 			return
 		}
 		if ln.lose {
-			t = c.loseMsg(t, ln.sentMsg())
+			if ln.isSendReg {
+				t = c.loseRegister(t, ln.idx, ln.b)
+			} else {
+				t = c.loseMsg(t, ln.sentMsg())
+			}
 		}
 		c.add(t)
 		found = true
 	})
 	return found
+}
+
+// loseRegister is the environment's loss of REGISTER(d, b) (the model's
+// NetLoseRegister) from t.
+func (c *Checker) loseRegister(t spec.State, d, b int) spec.State {
+	u := t
+	if v, ok := c.loseReg.pair(&u, d, b); ok {
+		return v
+	}
+	return t
 }
 
 // loseMsg is the environment's loss of msg (the model's NetLose) from t.
@@ -163,11 +188,39 @@ func (c *Checker) successors(s *spec.State, ln *line, f func(t spec.State)) {
 		}
 	case shapeIndex:
 		lo, hi := 0, len(c.dispatchers)
+		if a.param == "b" {
+			hi = len(c.brokers)
+		}
 		if ln.hasIdx {
 			lo, hi = ln.idx, ln.idx+1
 		}
 		for d := lo; d < hi; d++ {
 			if t, ok := a.index(s, d); ok {
+				f(t)
+			}
+		}
+	case shapePair:
+		dlo, dhi := 0, len(c.dispatchers)
+		if ln.hasIdx {
+			dlo, dhi = ln.idx, ln.idx+1
+		}
+		blo, bhi := 0, len(c.brokers)
+		if ln.hasB {
+			blo, bhi = ln.b, ln.b+1
+		}
+		for d := dlo; d < dhi; d++ {
+			for b := blo; b < bhi; b++ {
+				if t, ok := a.pair(s, d, b); ok {
+					f(t)
+				}
+			}
+		}
+	case shapeVersion:
+		for _, v := range c.versions {
+			if ln.hasV && ln.v != v {
+				continue
+			}
+			if t, ok := a.version(s, v); ok {
 				f(t)
 			}
 		}

@@ -43,44 +43,62 @@ func Write(w io.Writer, h Header, lines []Line) error {
 // spells them (unknown or unobservable names are skipped).
 func Observe(m *spec.Model, s *spec.State, names []string) map[string]any {
 	out := map[string]any{}
-	ds := m.Config().Dispatchers
+	ds, bs := m.Config().Dispatchers, m.Config().Brokers
 	for _, name := range names {
 		for vi := range varTable {
 			vd := &varTable[vi]
-			if vd.name != name {
+			if vd.name != name || (vd.kind == kUnknown && vd.dom == domScalar) {
 				continue
 			}
-			switch vd.kind {
-			case kInt:
-				out[name] = int(getVar(s, uint8(vi), 0))
-			case kLive:
-				out[name] = livenessNames[getVar(s, uint8(vi), 0)]
-			case kBool:
-				out[name] = getVar(s, uint8(vi), 0) == 1
-			case kPcFn, kBoolFn:
+			switch vd.dom {
+			case domScalar:
+				out[name] = renderValue(vd.kind, vd.names, getVar(s, uint8(vi), 0), bs)
+			case domDisp, domBroker:
+				keys := ds
+				if vd.dom == domBroker {
+					keys = bs
+				}
 				fn := map[string]any{}
-				for d, dn := range ds {
-					if vd.kind == kPcFn {
-						fn[dn] = pcNames[getVar(s, uint8(vi), d)]
-					} else {
-						fn[dn] = getVar(s, uint8(vi), d) == 1
-					}
+				for i, k := range keys {
+					fn[k] = renderValue(vd.kind, vd.names, getVar(s, uint8(vi), i), bs)
 				}
 				out[name] = fn
-			case kRecord:
+			case domRecord:
 				rec := map[string]any{}
 				for f, fd := range vd.fields {
-					if fd.kind == kBool {
-						rec[fd.name] = getVar(s, uint8(vi), f) == 1
-					} else {
-						rec[fd.name] = int(getVar(s, uint8(vi), f))
-					}
+					rec[fd.name] = renderValue(fd.kind, fd.names, getVar(s, uint8(vi), f), bs)
 				}
 				out[name] = rec
 			}
 		}
 	}
 	return out
+}
+
+// renderValue returns value v of the given kind as a trace spells it.
+func renderValue(kind varKind, names []string, v int8, brokers []string) any {
+	switch kind {
+	case kBool:
+		return v == 1
+	case kEnum:
+		if int(v) >= 0 && int(v) < len(names) {
+			return names[v]
+		}
+	case kBroker:
+		if v == spec.NoBroker {
+			return "none"
+		}
+		return brokers[v]
+	case kBrokers:
+		set := []string{}
+		for i, b := range brokers {
+			if v&(1<<i) != 0 {
+				set = append(set, b)
+			}
+		}
+		return set
+	}
+	return int(v)
 }
 
 // ActorVars lists the variables the process that takes action observes
@@ -114,7 +132,7 @@ func Generate(m *spec.Model, seed uint64, steps int) ([]Line, error) {
 	s := m.InitState()
 	normalize(&s)
 	var out []Line
-	ds := m.Config().Dispatchers
+	ds, bs := m.Config().Dispatchers, m.Config().Brokers
 	for len(out) < steps {
 		var all []succ
 		for ai := range acts {
@@ -133,9 +151,28 @@ func Generate(m *spec.Model, seed uint64, steps int) ([]Line, error) {
 					add(t, params)
 				}
 			case shapeIndex:
+				keys := ds
+				if a.param == "b" {
+					keys = bs
+				}
+				for i := range keys {
+					if t, ok := a.index(&s, i); ok {
+						add(t, map[string]any{a.param: keys[i]})
+					}
+				}
+			case shapePair:
 				for d := range ds {
-					if t, ok := a.index(&s, d); ok {
-						add(t, map[string]any{a.param: ds[d]})
+					for b := range bs {
+						if t, ok := a.pair(&s, d, b); ok {
+							add(t, map[string]any{"d": ds[d], "b": bs[b]})
+						}
+					}
+				}
+			case shapeVersion:
+				for _, v := range m.Config().Versions {
+					ver, _ := spec.ParseVersion(v)
+					if t, ok := a.version(&s, ver); ok {
+						add(t, map[string]any{"v": v})
 					}
 				}
 			case shapeRecv, shapeMsg:

@@ -2,6 +2,7 @@ package tracecheck_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -11,12 +12,12 @@ import (
 	"github.com/drainproof/drainproof/internal/tracecheck"
 )
 
-const header = `{"drainproof_trace":1,"model":{"Dispatchers":["d1","d2"],"TableTriggers":["d2"],"MaxEpoch":15,"MaxReg":15,"MaxMsgs":8,"Transport":"heartbeat","Bugs":[]}}`
+const header = `{"drainproof_trace":1,"model":{"Dispatchers":["d1","d2"],"TableTriggers":["d2"],"Brokers":["b1"],"Versions":["new"],"MaxEpoch":15,"MaxReg":15,"MaxMsgs":8,"Transport":"heartbeat","Bugs":[]}}`
 
 // TestMalformedTraces: every malformed trace is an *InputError naming the
 // file and the line, never a panic or a verdict.
 func TestMalformedTraces(t *testing.T) {
-	reg := `{"action":"CollectorRegister","params":{"d":"d1"},"vars":{"count":1}}`
+	reg := `{"action":"CollectorSendRegister","params":{"d":"d1","b":"b1"}}`
 	cases := []struct {
 		name, trace string
 		line        int
@@ -33,18 +34,22 @@ func TestMalformedTraces(t *testing.T) {
 		{"trailing text", header + "\n" + reg + " x\n", 2, "trailing"},
 		{"unknown action", header + "\n" + `{"action":"Foo"}` + "\n", 2, `unknown action "Foo"`},
 		{"environment action", header + "\n" + `{"action":"NetLose"}` + "\n", 2, "environment step"},
-		{"no action", header + "\n" + `{"vars":{"count":0}}` + "\n", 2, "no \"action\""},
-		{"unknown key", header + "\n" + `{"action":"CollectorRegister","foo":1}` + "\n", 2, `unknown key "foo"`},
-		{"unknown variable", header + "\n" + `{"action":"CollectorRegister","vars":{"cnt":1}}` + "\n", 2, `unknown variable "cnt"`},
-		{"unobservable variable", header + "\n" + `{"action":"CollectorRegister","vars":{"net":1}}` + "\n", 2, "not observable"},
-		{"bad dispatcher", header + "\n" + `{"action":"CollectorRegister","params":{"d":"d9"}}` + "\n", 2, "dispatcher"},
-		{"bad pc", header + "\n" + `{"action":"CollectorRegister","vars":{"pc":{"d1":"busy"}}}` + "\n", 2, "pc"},
+		{"no action", header + "\n" + `{"vars":{"epoch":1}}` + "\n", 2, "no \"action\""},
+		{"unknown key", header + "\n" + `{"action":"BrokerAdmit","foo":1}` + "\n", 2, `unknown key "foo"`},
+		{"unknown variable", header + "\n" + `{"action":"BrokerAdmit","vars":{"cnt":1}}` + "\n", 2, `unknown variable "cnt"`},
+		{"unobservable variable", header + "\n" + `{"action":"BrokerAdmit","vars":{"net":1}}` + "\n", 2, "not observable"},
+		{"bad dispatcher", header + "\n" + `{"action":"BrokerAdmit","params":{"d":"d9"}}` + "\n", 2, "dispatcher"},
+		{"bad pc", header + "\n" + `{"action":"BrokerAdmit","vars":{"pc":{"d1":"busy"}}}` + "\n", 2, "pc"},
 		{"bad liveness", header + "\n" + `{"action":"NodeSendHeartbeat","vars":{"liveness":"DEAD"}}` + "\n", 2, "liveness"},
-		{"count not an integer", header + "\n" + `{"action":"CollectorRegister","vars":{"count":1.5}}` + "\n", 2, "fraction"},
+		{"count not an integer", header + "\n" + `{"action":"BrokerAdmit","vars":{"count":{"b1":1.5}}}` + "\n", 2, "fraction"},
 		{"param of another action", header + "\n" + `{"action":"NodeSendHeartbeat","params":{"d":"d1"}}` + "\n", 2, "takes no parameter"},
 		{"receive without message", header + "\n" + `{"action":"CoordRecvHeartbeat"}` + "\n", 2, "params.m"},
 		{"partial message", header + "\n" + `{"action":"CoordRecvHeartbeat","params":{"m":{"kind":"hb"}}}` + "\n", 2, "must give kind"},
-		{"send without message", header + "\n" + `{"action":"NodeSendHeartbeat"}` + "\n", 2, "does not name"},
+		{"send without message", header + "\n" + `{"action":"NodeStartHeartbeat"}` + "\n" + `{"action":"ServiceStartReport"}` + "\n" +
+			`{"action":"ServiceReadBroker","params":{"b":"b1"}}` + "\n" + `{"action":"NodeSendHeartbeat"}` + "\n", 5, "does not name"},
+		{"a REGISTER without its broker", header + "\n" + `{"action":"CollectorSendRegister","params":{"d":"d1"}}` + "\n", 2, "needs both"},
+		{"a broker action with a dispatcher", header + "\n" + `{"action":"ServiceReadBroker","params":{"d":"d1"}}` + "\n", 2, "takes a broker"},
+		{"bad version", header + "\n" + `{"action":"NodeCrashRestart","params":{"v":"old"}}` + "\n", 2, "version"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -59,37 +64,45 @@ func TestMalformedTraces(t *testing.T) {
 	}
 }
 
+// register is the lines of a registration of d at broker b1 whose
+// admission leaves b1's count at count.
+func register(d string, count int) string {
+	p := fmt.Sprintf(`"params":{"d":%q,"b":"b1"}`, d)
+	return `{"action":"CollectorSendRegister",` + p + "}\n" + `{"action":"ServiceRecvRegister",` + p + "}\n" +
+		fmt.Sprintf(`{"action":"BrokerAdmit","params":{"d":%q},"vars":{"count":{"b1":%d}}}`, d, count) + "\n"
+}
+
 // TestBounds: a trace past the model's bounds is incomplete, not
-// rejected: here a count past MaxReg in a message.
+// rejected: here a count past MaxReg in a message, an integer past the
+// model's int8 values and an epoch past MaxEpoch. The collectors' budget
+// MaxReg does not bound a trace's registrations.
 func TestBounds(t *testing.T) {
 	h := strings.Replace(header, `"MaxReg":15`, `"MaxReg":1`, 1)
-	tr := h + "\n" +
-		`{"action":"CollectorRegister","params":{"d":"d2"},"vars":{"count":1}}` + "\n" +
-		`{"action":"CollectorRegister","params":{"d":"d1"},"vars":{"count":2}}` + "\n"
+	tr := h + "\n" + register("d2", 1) + register("d1", 2)
 	res, err := tracecheck.Check(strings.NewReader(tr), "b", nil, tracecheck.Options{})
 	require.NoError(t, err)
 	require.Equal(t, tracecheck.OK, res.Verdict, "registrations are unbounded in a trace: %+v", res)
-	tr += `{"action":"NodeSendHeartbeat","params":{"m":{"kind":"hb","epoch":1,"liveness":"ALIVE","count":2,"closed":false}}}` + "\n"
+	tr += `{"action":"NodeStartHeartbeat"}` + "\n" + `{"action":"ServiceStartReport"}` + "\n" +
+		`{"action":"ServiceReadBroker","params":{"b":"b1"}}` + "\n" +
+		`{"action":"NodeSendHeartbeat","params":{"m":{"kind":"hb","epoch":1,"liveness":"ALIVE","count":2,"closed":false}}}` + "\n"
 	res, err = tracecheck.Check(strings.NewReader(tr), "b", nil, tracecheck.Options{})
 	require.NoError(t, err)
 	require.Equal(t, tracecheck.Incomplete, res.Verdict, "%+v", res)
-	require.Equal(t, 4, res.Line)
+	require.Equal(t, 11, res.Line)
 	require.Contains(t, res.Reason, "bounds")
 
 	// An integer past the model's int8 values: incomplete at that line,
 	// and only once the lines before it are explained.
-	tr = header + "\n" + `{"action":"CollectorRegister","params":{"d":"d1"},"vars":{"count":1}}` + "\n" +
-		`{"action":"CollectorRegister","params":{"d":"d2"},"vars":{"count":1000}}` + "\n"
+	tr = header + "\n" + register("d2", 1) + register("d1", 1000)
 	res, err = tracecheck.Check(strings.NewReader(tr), "b", nil, tracecheck.Options{})
 	require.NoError(t, err)
 	require.Equal(t, tracecheck.Incomplete, res.Verdict, "%+v", res)
-	require.Equal(t, 3, res.Line)
-	tr = header + "\n" + `{"action":"CollectorRegister","params":{"d":"d1"},"vars":{"count":2}}` + "\n" +
-		`{"action":"CollectorRegister","params":{"d":"d2"},"vars":{"count":1000}}` + "\n"
+	require.Equal(t, 7, res.Line)
+	tr = header + "\n" + register("d2", 2) + register("d1", 1000)
 	res, err = tracecheck.Check(strings.NewReader(tr), "b", nil, tracecheck.Options{})
 	require.NoError(t, err)
 	require.Equal(t, tracecheck.Rejected, res.Verdict, "%+v", res)
-	require.Equal(t, 2, res.Line)
+	require.Equal(t, 4, res.Line)
 
 	// An epoch past MaxEpoch.
 	h = strings.Replace(header, `"MaxEpoch":15`, `"MaxEpoch":1`, 1)
@@ -103,7 +116,7 @@ func TestBounds(t *testing.T) {
 // FuzzCheck: no input makes Check panic; it returns a verdict or an
 // input error.
 func FuzzCheck(f *testing.F) {
-	f.Add(header + "\n" + `{"action":"CollectorRegister","params":{"d":"d1"},"vars":{"count":1,"pc":{"d1":"admitted"}}}` + "\n")
+	f.Add(header + "\n" + register("d1", 1))
 	f.Add(header + "\n" + `{"action":"CoordRecvHeartbeat","params":{"m":{"kind":"hb","epoch":1,"liveness":"ALIVE","count":0,"closed":false}}}` + "\n")
 	f.Fuzz(func(t *testing.T, s string) {
 		res, err := tracecheck.Check(strings.NewReader(s), "f", nil, tracecheck.Options{})

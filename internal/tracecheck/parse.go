@@ -15,7 +15,8 @@ type scanner struct {
 	b          []byte
 	i          int
 	err        error
-	outOfRange bool // an integer past the int8 range was read
+	outOfRange bool   // an integer past the int8 range was read
+	last       []byte // the string enumOf did not find
 }
 
 func (p *scanner) fail(format string, a ...any) bool {
@@ -176,6 +177,22 @@ func (p *scanner) object(key func(k []byte) bool) bool {
 	}
 }
 
+// enumOf reads a string and returns its index in names; false (with
+// p.last set, p.err unset) when it is not one.
+func (p *scanner) enumOf(names []string) (int8, bool) {
+	s, ok := p.str()
+	if !ok {
+		return 0, false
+	}
+	for i, n := range names {
+		if n == string(s) {
+			return int8(i), true
+		}
+	}
+	p.last = s
+	return 0, false
+}
+
 // enum reads a string that must be one of names.
 func (p *scanner) enum(what string, names []string) (int8, bool) {
 	s, ok := p.str()
@@ -228,7 +245,11 @@ const mFull = mKind | mEpoch | mLiveness | mCount | mClosed
 type line struct {
 	act    int // index into Checker.actions
 	hasIdx bool
-	idx    int
+	idx    int // d (or b, for an action of one broker)
+	hasB   bool
+	b      int // b, for an action of a dispatcher and a broker
+	hasV   bool
+	v      spec.Version
 	// m: the message a receive takes or a send sends; reply: the message
 	// a receive answers with.
 	hasMsg, hasReply bool
@@ -239,6 +260,8 @@ type line struct {
 	keep   int8
 	lose   bool
 	isRecv bool
+	// isSendReg, isRecvReg: the line sends or receives REGISTER(d, b).
+	isSendReg, isRecvReg bool
 	// pastEpochs: the line names an epoch past MaxEpoch, or an integer
 	// past the int8 range of the model's values.
 	pastEpochs bool
@@ -260,7 +283,7 @@ var errNoAction = errors.New(`no "action"`)
 // parseLine compiles text into ln (reusing ln.checks).
 func (c *Checker) parseLine(text []byte, ln *line) error {
 	p := scanner{b: text}
-	ln.act, ln.hasIdx, ln.hasMsg, ln.hasReply, ln.keep, ln.lose, ln.isRecv, ln.pastEpochs, ln.checks = -1, false, false, false, -1, false, false, false, ln.checks[:0]
+	ln.act, ln.hasIdx, ln.hasB, ln.hasV, ln.hasMsg, ln.hasReply, ln.keep, ln.lose, ln.isRecv, ln.pastEpochs, ln.checks = -1, false, false, false, false, false, -1, false, false, false, ln.checks[:0]
 	ok := p.object(func(k []byte) bool {
 		switch string(k) {
 		case "action":
@@ -300,12 +323,28 @@ func (c *Checker) parseLine(text []byte, ln *line) error {
 	return c.checkParams(ln)
 }
 
-// checkParams refuses parameters the named action does not take.
+// checkParams refuses parameters the named action does not take, and
+// requires those the lookahead needs (the message of a receive, the
+// dispatcher and broker of a REGISTER).
 func (c *Checker) checkParams(ln *line) error {
 	a := &c.actions[ln.act]
 	ln.isRecv = a.shape == shapeRecv
-	if ln.hasIdx && a.shape != shapeIndex {
-		return fmt.Errorf("%s takes no parameter %s", a.name, c.idxParamName(ln))
+	ln.isSendReg, ln.isRecvReg = a.name == sendRegAction, a.name == recvRegAction
+	switch {
+	case a.shape == shapeIndex && a.param == "b":
+		if ln.hasIdx {
+			return fmt.Errorf("%s takes a broker b, not a dispatcher d", a.name)
+		}
+		ln.hasIdx, ln.idx, ln.hasB = ln.hasB, ln.b, false
+	case ln.hasIdx && a.shape != shapeIndex && a.shape != shapePair:
+		return fmt.Errorf("%s takes no parameter d", a.name)
+	case ln.hasB && a.shape != shapePair:
+		return fmt.Errorf("%s takes no parameter b", a.name)
+	case a.shape == shapePair && (!ln.hasIdx || !ln.hasB):
+		return fmt.Errorf("%s needs both parameters d and b", a.name)
+	}
+	if ln.hasV && a.shape != shapeVersion {
+		return fmt.Errorf("%s takes no parameter v", a.name)
 	}
 	if (ln.keep >= 0 || ln.hasReply) && a.shape != shapeRecv {
 		return fmt.Errorf("%s takes no parameter keep or reply (only receives do)", a.name)
@@ -319,13 +358,19 @@ func (c *Checker) checkParams(ln *line) error {
 	return nil
 }
 
-func (c *Checker) idxParamName(ln *line) string { return c.actions[ln.act].param }
-
 func (c *Checker) parseParam(p *scanner, k []byte, ln *line) bool {
 	switch string(k) {
 	case "d":
 		v, ok := p.enum("dispatcher", c.dispatchers)
 		ln.hasIdx, ln.idx = true, int(v)
+		return ok
+	case "b":
+		v, ok := p.enum("broker", c.brokers)
+		ln.hasB, ln.b = true, int(v)
+		return ok
+	case "v":
+		v, ok := p.enum("version", versionNames)
+		ln.hasV, ln.v = true, spec.Version(v)
 		return ok
 	case "keep":
 		v, ok := p.boolean()
@@ -338,7 +383,7 @@ func (c *Checker) parseParam(p *scanner, k []byte, ln *line) bool {
 		ln.hasReply = true
 		return c.parseMsg(p, &ln.reply)
 	}
-	return p.fail("unknown parameter %q (d, m, reply or keep)", k)
+	return p.fail("unknown parameter %q (d, b, v, m, reply or keep)", k)
 }
 
 func (c *Checker) parseMsg(p *scanner, mp *msgPattern) bool {
@@ -378,64 +423,102 @@ func (c *Checker) parseVar(p *scanner, k []byte, ln *line) bool {
 	}
 	vd := &varTable[vi]
 	add := func(idx, want int8) { ln.checks = append(ln.checks, check{uint8(vi), idx, want}) }
-	switch vd.kind {
-	case kInt:
-		v, ok := p.integer()
+	if vd.kind == kUnknown && vd.dom == domScalar {
+		return p.fail("variable %s is not observable in a trace", vd.name)
+	}
+	switch vd.dom {
+	case domScalar:
+		v, ok := c.parseValue(p, vd, -1, vd.kind, vd.names)
 		add(0, v)
 		return ok
-	case kLive:
-		v, ok := p.enum("liveness", livenessNames)
-		add(0, v)
-		return ok
-	case kBool:
-		v, ok := p.boolean()
-		add(0, b8(v))
-		return ok
-	case kPcFn, kBoolFn:
+	case domDisp, domBroker:
+		keys, what := c.dispatchers, "dispatcher"
+		if vd.dom == domBroker {
+			keys, what = c.brokers, "broker"
+		}
 		return p.object(func(k []byte) bool {
-			d := c.dispatcherIdx(k)
-			if d < 0 {
-				return p.fail("%s: unknown dispatcher %q", vd.name, k)
+			i := index(keys, k)
+			if i < 0 {
+				return p.fail("%s: unknown %s %q", vd.name, what, k)
 			}
-			var v int8
-			var ok bool
-			if vd.kind == kPcFn {
-				v, ok = p.enum("pc", pcNames)
-			} else {
-				var b bool
-				b, ok = p.boolean()
-				v = b8(b)
-			}
-			add(int8(d), v)
+			v, ok := c.parseValue(p, vd, -1, vd.kind, vd.names)
+			add(int8(i), v)
 			return ok
 		})
-	case kRecord:
-		return p.object(func(k []byte) bool {
-			for f, fd := range vd.fields {
-				if fd.name != string(k) {
-					continue
-				}
-				var v int8
-				var ok bool
-				if fd.kind == kBool {
-					var b bool
-					b, ok = p.boolean()
-					v = b8(b)
-				} else {
-					v, ok = p.integer()
-				}
+	}
+	return p.object(func(k []byte) bool {
+		for f, fd := range vd.fields {
+			if fd.name == string(k) {
+				v, ok := c.parseValue(p, vd, f, fd.kind, fd.names)
 				add(int8(f), v)
 				return ok
 			}
-			return p.fail("%s: unknown field %q", vd.name, k)
-		})
-	}
-	return p.fail("variable %s is not observable in a trace", vd.name)
+		}
+		return p.fail("%s: unknown field %q", vd.name, k)
+	})
 }
 
-func (c *Checker) dispatcherIdx(k []byte) int {
-	for i, d := range c.dispatchers {
-		if d == string(k) {
+// parseValue reads one value of the given kind as a small integer: of
+// variable vd, or of its field f (f ≥ 0).
+func (c *Checker) parseValue(p *scanner, vd *varDef, f int, kind varKind, names []string) (int8, bool) {
+	what := func() string {
+		if f >= 0 {
+			return vd.name + "." + vd.fields[f].name
+		}
+		return vd.name
+	}
+	switch kind {
+	case kInt:
+		return p.integer()
+	case kBool:
+		b, ok := p.boolean()
+		return b8(b), ok
+	case kEnum:
+		v, ok := p.enumOf(names)
+		if !ok && p.err == nil {
+			return 0, p.fail("unknown %s %q (want one of %v)", what(), p.last, names)
+		}
+		return v, ok
+	case kBroker:
+		s, ok := p.str()
+		if !ok {
+			return 0, false
+		}
+		if string(s) == "none" {
+			return spec.NoBroker, true
+		}
+		if i := index(c.brokers, s); i >= 0 {
+			return int8(i), true
+		}
+		return 0, p.fail("%s: unknown broker %q", what(), s)
+	case kBrokers:
+		if !p.expect('[') {
+			return 0, false
+		}
+		var mask int8
+		for p.peek() != ']' {
+			s, ok := p.str()
+			if !ok {
+				return 0, false
+			}
+			i := index(c.brokers, s)
+			if i < 0 {
+				return 0, p.fail("%s: unknown broker %q", what(), s)
+			}
+			mask |= 1 << i
+			if p.peek() == ',' {
+				p.i++
+			}
+		}
+		p.i++
+		return mask, true
+	}
+	return 0, p.fail("%s is not observable in a trace", what())
+}
+
+func index(keys []string, k []byte) int {
+	for i, s := range keys {
+		if s == string(k) {
 			return i
 		}
 	}

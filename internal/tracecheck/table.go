@@ -15,30 +15,51 @@ import (
 	"github.com/drainproof/drainproof/spec"
 )
 
-// varKind is how a variable's value is spelt in a trace line.
+// varKind is how a value is spelt in a trace line.
 type varKind uint8
 
 const (
 	kInt     varKind = iota // a JSON integer (None is -1)
-	kLive                   // a liveness string ("ALIVE", …, "NONE")
 	kBool                   // a JSON boolean
-	kPcFn                   // an object: dispatcher -> pc string
-	kBoolFn                 // an object: dispatcher -> boolean
-	kRecord                 // an object of named fields (each a kInt or kBool)
+	kEnum                   // a string of a list of names (index in the list)
+	kBroker                 // a broker's name, or "none" (-1)
+	kBrokers                // an array of brokers' names (a bitmask)
 	kUnknown                // not observable in a trace
+)
+
+// varDom is the domain of a variable: a scalar, a function of the
+// dispatchers or of the brokers, or a record.
+type varDom uint8
+
+const (
+	domScalar varDom = iota
+	domDisp
+	domBroker
+	domRecord
 )
 
 // varDef is one TLA+ variable a line may observe; getVar reads it.
 type varDef struct {
-	name string
-	kind varKind
-	// fields names a record's fields with their kinds (kInt or kBool).
+	name  string
+	dom   varDom
+	kind  varKind
+	names []string // kEnum
+	// fields names a record's fields with their kinds.
 	fields []fieldDef
 }
 
 type fieldDef struct {
-	name string
-	kind varKind
+	name  string
+	kind  varKind
+	names []string
+}
+
+// elem returns the kind (and enum names) of element or field idx.
+func (vd *varDef) elem(idx int) (varKind, []string) {
+	if vd.dom == domRecord {
+		return vd.fields[idx].kind, vd.fields[idx].names
+	}
+	return vd.kind, vd.names
 }
 
 func b8(b bool) int8 {
@@ -50,25 +71,45 @@ func b8(b bool) int8 {
 
 func bitOf(mask uint8, d int) int8 { return int8(mask>>d) & 1 }
 
+// The enumerations of the model, spelt as spec spells them.
+var (
+	livenessNames = enumNames(spec.Liveness.String)
+	pcNames       = enumNames(spec.Pc.String)
+	kindNames     = enumNames(spec.Kind.String)
+	versionNames  = enumNames(spec.Version.String)
+	phaseNames    = enumNames(spec.Phase.String)
+)
+
 // varTable lists the variables of DrainRegistration.tla in the module's
-// order. registrations (the collectors' budget, abstracted away in a
-// trace: see normalize) and net (the environment's) are not observable.
+// order; getVar reads them by index. registrations (the collectors'
+// budget, abstracted away in a trace: see normalize), regs and net (the
+// environment's) are not observable.
 var varTable = []varDef{
 	{name: "epoch", kind: kInt},
-	{name: "liveness", kind: kLive},
+	{name: "version", kind: kEnum, names: versionNames},
+	{name: "liveness", kind: kEnum, names: livenessNames},
+	{name: "closing", kind: kBool},
+	{name: "gateClosed", dom: domBroker, kind: kBool},
 	{name: "admissionClosed", kind: kBool},
-	{name: "pc", kind: kPcFn},
-	{name: "count", kind: kInt},
-	{name: "subscribed", kind: kBoolFn},
-	{name: "schemaRef", kind: kBoolFn},
-	{name: "removed", kind: kBoolFn},
+	{name: "pc", dom: domDisp, kind: kEnum, names: pcNames},
+	{name: "brk", dom: domDisp, kind: kBroker},
+	{name: "count", dom: domBroker, kind: kInt},
+	{name: "subscribed", dom: domDisp, kind: kBool},
+	{name: "schemaRef", dom: domDisp, kind: kBool},
+	{name: "removed", dom: domDisp, kind: kBool},
+	{name: "sample", dom: domRecord, fields: []fieldDef{{"phase", kEnum, phaseNames}, {"liveness", kEnum, livenessNames},
+		{"closed", kBool, nil}, {"read", kBrokers, nil}, {"sum", kInt, nil}}},
+	{name: "lastReport", dom: domRecord, fields: []fieldDef{{"count", kInt, nil}, {"closed", kBool, nil}}},
 	{name: "registrations", kind: kUnknown},
+	{name: "regs", kind: kUnknown},
 	{name: "coordEpoch", kind: kInt},
-	{name: "coordLiveness", kind: kLive},
+	{name: "coordVersion", kind: kEnum, names: versionNames},
+	{name: "coordLiveness", kind: kEnum, names: livenessNames},
 	{name: "coordCount", kind: kInt},
 	{name: "work", kind: kInt},
 	{name: "drainedEpoch", kind: kInt},
-	{name: "cache", kind: kRecord, fields: []fieldDef{{"epoch", kInt}, {"count", kInt}, {"closed", kBool}}},
+	{name: "legacyEpoch", kind: kInt},
+	{name: "cache", dom: domRecord, fields: []fieldDef{{"epoch", kInt, nil}, {"count", kInt, nil}, {"closed", kBool, nil}}},
 	{name: "net", kind: kUnknown},
 }
 
@@ -80,30 +121,59 @@ func getVar(s *spec.State, v uint8, idx int) int8 {
 	case 0:
 		return s.Epoch
 	case 1:
-		return int8(s.Liveness)
+		return int8(s.Version)
 	case 2:
-		return b8(s.AdmissionClosed)
+		return int8(s.Liveness)
 	case 3:
-		return int8(s.Pc[idx])
+		return b8(s.Closing)
 	case 4:
-		return s.Count
+		return bitOf(s.GateClosed, idx)
 	case 5:
-		return bitOf(s.Subscribed, idx)
+		return b8(s.AdmissionClosed)
 	case 6:
-		return bitOf(s.SchemaRef, idx)
+		return int8(s.Pc[idx])
 	case 7:
-		return bitOf(s.Removed, idx)
+		return s.Brk[idx]
+	case 8:
+		return s.Count[idx]
 	case 9:
-		return s.CoordEpoch
+		return bitOf(s.Subscribed, idx)
 	case 10:
-		return int8(s.CoordLiveness)
+		return bitOf(s.SchemaRef, idx)
 	case 11:
-		return s.CoordCount
+		return bitOf(s.Removed, idx)
 	case 12:
-		return s.Work
+		switch idx {
+		case 0:
+			return int8(s.Sample.Phase)
+		case 1:
+			return int8(s.Sample.Liveness)
+		case 2:
+			return b8(s.Sample.Closed)
+		case 3:
+			return int8(s.Sample.Read)
+		}
+		return s.Sample.Sum
 	case 13:
+		if idx == 0 {
+			return s.LastReport.Count
+		}
+		return b8(s.LastReport.Closed)
+	case 16:
+		return s.CoordEpoch
+	case 17:
+		return int8(s.CoordVersion)
+	case 18:
+		return int8(s.CoordLiveness)
+	case 19:
+		return s.CoordCount
+	case 20:
+		return s.Work
+	case 21:
 		return s.DrainedEpoch
-	case 14:
+	case 22:
+		return s.LegacyEpoch
+	case 23:
 		switch idx {
 		case 0:
 			return s.Cache.Epoch
@@ -119,7 +189,7 @@ func getVar(s *spec.State, v uint8, idx int) int8 {
 // MaxEpoch: a trace past it is incomplete, not rejected).
 func isEpoch(ck check) bool {
 	switch varTable[ck.v].name {
-	case "epoch", "coordEpoch", "drainedEpoch":
+	case "epoch", "coordEpoch", "drainedEpoch", "legacyEpoch":
 		return true
 	case "cache":
 		return ck.idx == 0
@@ -136,25 +206,32 @@ func normalize(s *spec.State) { s.Registrations = 0 }
 // envActions are the environment's steps that no process sees: a trace
 // never names them; the checker fills them in from the trace's future
 // (see lookahead).
-var envActions = map[string]bool{"NetLose": true}
+var envActions = map[string]bool{"NetLose": true, "NetLoseRegister": true}
+
+// The environment's loss of one message, NetLose(m), and of one REGISTER,
+// NetLoseRegister(d, b); the send and the receive of a REGISTER.
+const (
+	loseAction    = "NetLose"
+	loseRegAction = "NetLoseRegister"
+	sendRegAction = "CollectorSendRegister"
+	recvRegAction = "ServiceRecvRegister"
+)
 
 // netPad is the value spec.State pads its unused network slots with.
 const netPad = 0xFFFF
 
-// loseAction is the environment's loss of one message, NetLose(m).
-const loseAction = "NetLose"
-
 // indexParams names the parameter of an action of shape
-// func(*State, int) (State, bool); every such action of the current model
-// takes a dispatcher, named d.
-var indexParams = map[string]string{}
+// func(*State, int) (State, bool) that is not a dispatcher d.
+var indexParams = map[string]string{"ServiceCloseBroker": "b", "ServiceReadBroker": "b"}
 
 // actionShape is the Go signature of an action method.
 type actionShape uint8
 
 const (
 	shapeNullary actionShape = iota // A(s)
-	shapeIndex                      // A(s, d)
+	shapeIndex                      // A(s, d) or A(s, b)
+	shapePair                       // A(s, d, b)
+	shapeVersion                    // A(s, v)
 	shapeRecv                       // A(s, m, keep)
 	shapeMsg                        // A(s, m)
 )
@@ -164,9 +241,11 @@ type actionDef struct {
 	name    string
 	shape   actionShape
 	env     bool
-	param   string // shapeIndex: the parameter's name
+	param   string // shapeIndex: the parameter's name, d or b
 	nullary func(*spec.State) (spec.State, bool)
 	index   func(*spec.State, int) (spec.State, bool)
+	pair    func(*spec.State, int, int) (spec.State, bool)
+	version func(*spec.State, spec.Version) (spec.State, bool)
 	recv    func(*spec.State, uint16, bool) (spec.State, bool)
 	msg     func(*spec.State, uint16) (spec.State, bool)
 }
@@ -189,10 +268,16 @@ func bindActions(m *spec.Model) ([]actionDef, error) {
 			a.nullary = func(s *spec.State) (spec.State, bool) { return f(m, s) }
 		case func(*spec.Model, *spec.State, int) (spec.State, bool):
 			a.shape, a.param = shapeIndex, "d"
-			a.index = func(s *spec.State, d int) (spec.State, bool) { return f(m, s, d) }
+			a.index = func(s *spec.State, i int) (spec.State, bool) { return f(m, s, i) }
 			if p, ok := indexParams[name]; ok {
 				a.param = p
 			}
+		case func(*spec.Model, *spec.State, int, int) (spec.State, bool):
+			a.shape = shapePair
+			a.pair = func(s *spec.State, d, b int) (spec.State, bool) { return f(m, s, d, b) }
+		case func(*spec.Model, *spec.State, spec.Version) (spec.State, bool):
+			a.shape = shapeVersion
+			a.version = func(s *spec.State, v spec.Version) (spec.State, bool) { return f(m, s, v) }
 		case func(*spec.Model, *spec.State, uint16, bool) (spec.State, bool):
 			a.shape = shapeRecv
 			a.recv = func(s *spec.State, id uint16, keep bool) (spec.State, bool) { return f(m, s, id, keep) }
@@ -231,25 +316,31 @@ func name[T any](str func(T) string, v T) (s string, ok bool) {
 	return str(v), true
 }
 
+// The variables of T's process, by the part of it that observes them.
 var (
-	livenessNames = enumNames(spec.Liveness.String)
-	pcNames       = enumNames(spec.Pc.String)
-	kindNames     = enumNames(spec.Kind.String)
+	brokerVars  = []string{"pc", "brk", "count", "subscribed", "schemaRef", "removed"}
+	serviceVars = []string{"closing", "gateClosed", "admissionClosed", "sample", "count"}
+	nodeVars    = []string{"epoch", "version", "liveness", "sample"}
+	restartVars = []string{"epoch", "version", "liveness", "closing", "gateClosed", "admissionClosed", "pc", "brk",
+		"count", "subscribed", "schemaRef", "removed", "sample"}
 )
 
 // actorVars groups the variables by the process that can observe them,
 // keyed by the prefix of an action's name: what Generate records after a
-// step of that actor.
+// step of that actor (what the implementation's emitters record).
 var actorVars = []struct {
 	prefix string
 	vars   []string
 }{
-	{"Collector", []string{"epoch", "liveness", "admissionClosed", "pc", "count", "subscribed", "schemaRef", "removed"}},
-	{"Broker", []string{"epoch", "liveness", "admissionClosed", "pc", "count", "subscribed", "schemaRef", "removed"}},
-	{"Node", []string{"epoch", "liveness", "admissionClosed", "pc", "count", "subscribed", "schemaRef", "removed"}},
-	{"Service", []string{"epoch", "liveness", "admissionClosed", "count"}},
-	{"UpgradeRestart", []string{"epoch", "liveness", "admissionClosed", "pc", "count", "subscribed", "schemaRef", "removed"}},
-	{"Coord", []string{"coordEpoch", "coordLiveness", "coordCount", "work", "drainedEpoch"}},
+	{"CollectorSendRegister", nil},
+	{"Collector", brokerVars},
+	{"Broker", brokerVars},
+	{"ServiceRecvRegister", append([]string{"closing"}, brokerVars...)},
+	{"Service", serviceVars},
+	{"NodeCrashRestart", restartVars},
+	{"Node", nodeVars},
+	{"UpgradeRestart", restartVars},
+	{"Coord", []string{"coordEpoch", "coordVersion", "coordLiveness", "coordCount", "work", "drainedEpoch", "legacyEpoch"}},
 	{"Maintainer", []string{"work"}},
 	{"LogCoord", []string{"cache"}},
 }

@@ -71,7 +71,8 @@ func HeaderFor(cfg spec.Config, source string) Header {
 		}
 	}
 	return Header{Trace: SchemaVersion, Source: source, Model: map[string]any{
-		"Dispatchers": cfg.Dispatchers, "TableTriggers": cfg.TableTriggers, "MaxEpoch": cfg.MaxEpoch,
+		"Dispatchers": cfg.Dispatchers, "TableTriggers": cfg.TableTriggers, "Brokers": cfg.Brokers,
+		"Versions": cfg.Versions, "MaxEpoch": cfg.MaxEpoch,
 		"MaxReg": cfg.MaxReg, "MaxMsgs": cfg.MaxMsgs, "Transport": cfg.Transport, "Bugs": bugs,
 	}}
 }
@@ -275,33 +276,49 @@ func CheckBytes(data []byte, name string, model *spec.Model, opts Options) (Resu
 // line's peak (those awaiting a later receive, plus a sent message about
 // to be lost): more than MaxMsgs is past the model's bound.
 func lookahead(lines []line) {
-	recvNext := map[spec.Msg]bool{} // the next event of a message is a receive
-	pending := 0                    // messages whose next event is a receive
-	set := func(m spec.Msg, v bool) {
-		switch old := recvNext[m]; {
-		case v && !old:
-			pending++
-		case !v && old:
-			pending--
+	// A message, or a REGISTER (reg = d*MaxBrokers + b + 1).
+	type key struct {
+		msg spec.Msg
+		reg int
+	}
+	recvNext := map[key]bool{} // the next event of a message is a receive
+	pending := 0               // messages whose next event is a receive
+	set := func(k key, v bool) {
+		if k.reg == 0 {
+			switch old := recvNext[k]; {
+			case v && !old:
+				pending++
+			case !v && old:
+				pending--
+			}
 		}
-		recvNext[m] = v
+		recvNext[k] = v
 	}
 	for i := len(lines) - 1; i >= 0; i-- {
 		ln := &lines[i]
 		ln.peak = int32(pending)
+		if ln.isSendReg || ln.isRecvReg {
+			k := key{reg: ln.idx*spec.MaxBrokers + ln.b + 1}
+			if ln.isSendReg {
+				ln.lose = !recvNext[k]
+			}
+			set(k, ln.isRecvReg)
+			continue
+		}
 		if ln.hasReply || (ln.hasMsg && !ln.isRecv) {
-			m := ln.sentMsg()
-			ln.lose = !recvNext[m]
+			k := key{msg: ln.sentMsg()}
+			ln.lose = !recvNext[k]
 			if ln.lose {
 				ln.peak++
 			}
-			set(m, false)
+			set(k, false)
 		}
 		if ln.isRecv {
+			k := key{msg: ln.msg.msg}
 			if ln.keep < 0 {
-				ln.keep = b8(recvNext[ln.msg.msg])
+				ln.keep = b8(recvNext[k])
 			}
-			set(ln.msg.msg, true)
+			set(k, true)
 		}
 	}
 }
@@ -349,38 +366,32 @@ func (c *Checker) disagreements(t *spec.State, checks []check) []Disagreement {
 	out := []Disagreement{}
 	for _, ck := range checks {
 		if got := getVar(t, ck.v, int(ck.idx)); got != ck.want {
-			out = append(out, Disagreement{Var: c.checkName(ck), Trace: checkValue(ck, ck.want), Model: checkValue(ck, got)})
+			out = append(out, Disagreement{Var: c.checkName(ck), Trace: c.checkValue(ck, ck.want), Model: c.checkValue(ck, got)})
 		}
 	}
 	return out
 }
 
-// checkName spells the observed variable: count, pc[d1], cache.epoch.
+// checkName spells the observed variable: count[b1], pc[d1], cache.epoch.
 func (c *Checker) checkName(ck check) string {
 	vd := &varTable[ck.v]
-	switch vd.kind {
-	case kPcFn, kBoolFn:
+	switch vd.dom {
+	case domDisp:
 		return fmt.Sprintf("%s[%s]", vd.name, c.dispatchers[ck.idx])
-	case kRecord:
+	case domBroker:
+		return fmt.Sprintf("%s[%s]", vd.name, c.brokers[ck.idx])
+	case domRecord:
 		return vd.name + "." + vd.fields[ck.idx].name
 	}
 	return vd.name
 }
 
 // checkValue spells value v of the observed variable as a trace does.
-func checkValue(ck check, v int8) string {
-	vd := &varTable[ck.v]
-	kind := vd.kind
-	if kind == kRecord {
-		kind = vd.fields[ck.idx].kind
+func (c *Checker) checkValue(ck check, v int8) string {
+	kind, names := varTable[ck.v].elem(int(ck.idx))
+	b, err := json.Marshal(renderValue(kind, names, v, c.brokers))
+	if err != nil {
+		return fmt.Sprint(v)
 	}
-	switch kind {
-	case kLive:
-		return fmt.Sprintf("%q", livenessNames[v])
-	case kPcFn:
-		return fmt.Sprintf("%q", pcNames[v])
-	case kBool, kBoolFn:
-		return fmt.Sprint(v == 1)
-	}
-	return fmt.Sprint(v)
+	return string(b)
 }

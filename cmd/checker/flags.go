@@ -1,0 +1,82 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+)
+
+// maxWorkers bounds every --workers flag: far more goroutines than any
+// machine has cores, far fewer than would exhaust memory.
+const maxWorkers = 1024
+
+// intRange returns an error naming flag if v is outside lo..hi.
+func intRange(flag string, v, lo, hi int64) error {
+	if v < lo || v > hi {
+		return fmt.Errorf("--%s must be in %s..%s, got %s", flag, commas(lo), commas(hi), commas(v))
+	}
+	return nil
+}
+
+// notNegative returns an error naming flag if d is negative.
+func notNegative(flag string, d time.Duration) error {
+	if d < 0 {
+		return fmt.Errorf("--%s must not be negative, got %v", flag, d)
+	}
+	return nil
+}
+
+// flagErr prints the first of errs as one line under the command's name
+// and returns true if there was one.
+func flagErr(stderr io.Writer, cmd string, errs ...error) bool {
+	for _, err := range errs {
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", cmd, err)
+			return true
+		}
+	}
+	return false
+}
+
+// writable returns an error naming flag if path cannot be written: it is
+// checked before a run starts, so that a bad path does not cost the run
+// and its verdict. An existing file is opened without truncation; a new
+// one is created and removed again.
+func writable(flag, path string) error {
+	if path == "" {
+		return nil
+	}
+	if st, err := os.Stat(path); err == nil {
+		if !st.Mode().IsRegular() {
+			return fmt.Errorf("--%s %s: not a regular file", flag, path)
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return fmt.Errorf("--%s: %w", flag, err)
+		}
+		return f.Close()
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("--%s: %w", flag, err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return fmt.Errorf("--%s: %w", flag, err)
+	}
+	f.Close()
+	return os.Remove(path)
+}
+
+// readable returns an error naming flag if path cannot be opened for
+// reading.
+func readable(flag, path string) error {
+	if path == "" {
+		return nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("--%s: %w", flag, err)
+	}
+	return f.Close()
+}

@@ -1,0 +1,212 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/drainproof/drainproof/impl/lincheck"
+	"github.com/drainproof/drainproof/internal/drainmodel"
+	"github.com/drainproof/drainproof/modelcheck"
+)
+
+// The outcomes of every subcommand's report.
+const (
+	outcomeOK         = "ok"         // nothing wrong found (check: the whole space)
+	outcomeViolated   = "violated"   // a property is violated: see violated and kind
+	outcomeDeadlock   = "deadlock"   // check: a reachable state without successors
+	outcomeIncomplete = "incomplete" // a limit, a timeout or Ctrl-C stopped the run: see reason
+	outcomeUnexpected = "unexpected" // verify, tlc: some model is not as recorded
+)
+
+// report is the one JSON object every subcommand prints with --json (see
+// the README's "JSON output"). The fields up to Models mean the same in
+// every subcommand; check, simulate and lincheck add an object of their
+// own, named after them.
+type report struct {
+	// Command is the subcommand: check, verify, tlc, simulate, lincheck.
+	Command string `json:"command"`
+	// Outcome is ok, violated, deadlock, incomplete or unexpected.
+	Outcome string `json:"outcome"`
+	// Violated names the violated property (outcome violated).
+	Violated string `json:"violated,omitempty"`
+	// Kind is the violated property's kind: invariant, action, liveness,
+	// linearizability or stream.
+	Kind string `json:"kind,omitempty"`
+	// Reason says why a run is incomplete.
+	Reason string `json:"reason,omitempty"`
+	// Steps is the number of states of the counterexample (0: none).
+	Steps int `json:"steps"`
+	// Seconds is the run's wall time.
+	Seconds float64 `json:"seconds"`
+	// Trace is the counterexample (check), one state per step.
+	Trace []jsonStep `json:"trace,omitempty"`
+	// LoopStart is the index in Trace where a lasso's loop starts.
+	LoopStart *int `json:"loop_start,omitempty"`
+	// Summary counts the models of verify and tlc.
+	Summary *summary `json:"summary,omitempty"`
+	// Models are the rows of verify and tlc.
+	Models []modelRow `json:"models,omitempty"`
+
+	Check    *checkReport    `json:"check,omitempty"`
+	Simulate *simulateReport `json:"simulate,omitempty"`
+	Lincheck *lincheckReport `json:"lincheck,omitempty"`
+}
+
+// jsonStep is one step of a trace: the action and the state's variables.
+type jsonStep struct {
+	Action string            `json:"action"`
+	Label  string            `json:"label"`
+	State  map[string]string `json:"state"`
+}
+
+// summary counts the models of a verify or tlc run.
+type summary struct {
+	Models     int `json:"models"`
+	AsRecorded int `json:"as_recorded"`
+	Unexpected int `json:"unexpected"`
+	// NotRun is the number of models an interruption left out.
+	NotRun int `json:"not_run"`
+}
+
+// modelRow is one model of a verify or tlc run.
+type modelRow struct {
+	Config      string  `json:"config"`
+	Expected    string  `json:"expected"`
+	Outcome     string  `json:"outcome"`
+	Violated    string  `json:"violated,omitempty"`
+	Steps       int     `json:"steps"`
+	Distinct    int64   `json:"distinct"`
+	TLCDistinct int64   `json:"tlc_distinct"`
+	Generated   int64   `json:"generated"`
+	Depth       int     `json:"depth"`
+	Seconds     float64 `json:"seconds"`
+	AsRecorded  bool    `json:"as_recorded"`
+	Problems    string  `json:"problems,omitempty"`
+}
+
+// properties is what a check run checks.
+type properties struct {
+	Invariants []string `json:"invariants"`
+	Actions    []string `json:"action_properties"`
+	Temporal   []string `json:"temporal_properties"`
+	Deadlock   bool     `json:"deadlock"`
+}
+
+// checkReport is what `checker check` adds.
+type checkReport struct {
+	Model      string     `json:"model"`
+	Mode       string     `json:"mode"` // exhaustive or simulate
+	Properties properties `json:"properties"`
+	Workers    int        `json:"workers"`
+	Generated  int64      `json:"generated"`
+	// Exhaustive search.
+	Distinct        int64   `json:"distinct,omitempty"`
+	Depth           int     `json:"depth,omitempty"`
+	StatesPerSecond float64 `json:"states_per_second,omitempty"`
+	SetBytes        int64   `json:"set_bytes,omitempty"`
+	PeakRSS         int64   `json:"peak_rss_bytes,omitempty"`
+	Collision       float64 `json:"collision_probability,omitempty"`
+	// Random walks (--simulate).
+	Seed      uint64 `json:"seed,omitempty"`
+	Walks     int64  `json:"walks,omitempty"`
+	Walk      *int64 `json:"walk,omitempty"` // the walk that failed
+	WalkSteps int64  `json:"walk_steps,omitempty"`
+}
+
+// simulateReport is what `checker simulate` adds: the counts summed over
+// the seeds run.
+type simulateReport struct {
+	Seed            uint64 `json:"seed"`
+	Seeds           int    `json:"seeds"`
+	EventsPerSeed   int    `json:"events_per_seed"`
+	Transport       string `json:"transport"`
+	Bug             string `json:"bug,omitempty"`
+	DrainsCompleted int    `json:"drains_completed"`
+	Restarts        int    `json:"restarts"`
+	UpgradeRestarts int    `json:"upgrade_restarts"`
+	CrashRestarts   int    `json:"crash_restarts"`
+	LegacyRestarts  int    `json:"legacy_restarts"`
+	BrokenStreams   int    `json:"broken_streams"`
+	Registrations   int    `json:"registrations"`
+	MessagesSent    int    `json:"messages_sent"`
+	MessagesLost    int    `json:"messages_lost"`
+	Duplicated      int    `json:"messages_duplicated"`
+}
+
+// lincheckReport is what `checker lincheck` adds.
+type lincheckReport struct {
+	Clients int   `json:"clients"`
+	Seed    int64 `json:"seed"`
+	// Ops is the number of client operations (audits included), and
+	// PorcupineOps the operations porcupine checks (one per step).
+	Ops           int     `json:"ops"`
+	PorcupineOps  int     `json:"porcupine_ops"`
+	Partitions    int     `json:"partitions"`
+	RecordSeconds float64 `json:"record_seconds,omitempty"`
+	Bug           string  `json:"bug,omitempty"`
+	History       string  `json:"history,omitempty"`
+	HTML          string  `json:"html,omitempty"`
+	// FirstIllegal is the first operation no linearization explains, with
+	// the state the model expected.
+	FirstIllegal *lincheck.Illegal `json:"first_illegal,omitempty"`
+}
+
+// writeReport prints r as indented JSON.
+func writeReport(w io.Writer, r report) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// checkOutcome maps a modelcheck outcome and kind to the report's words.
+func checkOutcome(o modelcheck.Outcome, kind string) (outcome, reportKind string) {
+	switch o {
+	case modelcheck.OK:
+		return outcomeOK, ""
+	case modelcheck.Incomplete:
+		return outcomeIncomplete, ""
+	case modelcheck.Deadlock:
+		return outcomeDeadlock, "deadlock"
+	}
+	if kind == "" {
+		kind = "invariant"
+	}
+	return outcomeViolated, kind
+}
+
+// rowOf turns a verify row into a report row.
+func rowOf(r drainmodel.Row) modelRow {
+	return modelRow{Config: r.Config, Expected: r.Expected, Outcome: r.Outcome, Violated: r.Violated, Steps: r.TraceLength,
+		Distinct: r.Distinct, TLCDistinct: r.TLCDistinct, Generated: r.Generated, Depth: r.Depth, Seconds: r.Seconds,
+		AsRecorded: r.OK, Problems: r.Problems}
+}
+
+// tableOutcome is the outcome of verify and tlc.
+func tableOutcome(s summary) (outcome, reason string) {
+	switch {
+	case s.Unexpected > 0:
+		return outcomeUnexpected, ""
+	case s.NotRun > 0:
+		return outcomeIncomplete, fmt.Sprintf("interrupted: %d of %d models not run", s.NotRun, s.Models+s.NotRun)
+	}
+	return outcomeOK, ""
+}
+
+// jsonTrace turns a trace into report steps, each state as its variables.
+func jsonTrace[S any](m modelcheck.Model[S], trace []modelcheck.Step[S]) []jsonStep {
+	vl, hasVars := m.(modelcheck.VarLister[S])
+	var out []jsonStep
+	for _, st := range trace {
+		js := jsonStep{Action: st.Action, Label: st.Label, State: map[string]string{}}
+		if hasVars {
+			for _, v := range vl.Vars(st.State) {
+				js.State[v[0]] = v[1]
+			}
+		} else {
+			js.State["state"] = fmt.Sprintf("%+v", st.State)
+		}
+		out = append(out, js)
+	}
+	return out
+}

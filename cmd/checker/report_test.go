@@ -1,0 +1,180 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// decodeReport decodes out as the one JSON shape of every subcommand,
+// refusing any field the schema does not have, and checks what every
+// report means the same way.
+func decodeReport(t *testing.T, out, command string) report {
+	t.Helper()
+	dec := json.NewDecoder(strings.NewReader(out))
+	dec.DisallowUnknownFields()
+	var r report
+	require.NoError(t, dec.Decode(&r), "%s output:\n%s", command, out)
+	require.False(t, dec.More(), "one JSON object")
+	require.Equal(t, command, r.Command)
+	require.Contains(t, []string{outcomeOK, outcomeViolated, outcomeDeadlock, outcomeIncomplete, outcomeUnexpected}, r.Outcome)
+	require.Equal(t, r.Outcome == outcomeViolated, r.Violated != "", "violated names the property exactly when the outcome is violated")
+	require.Equal(t, r.Outcome == outcomeIncomplete && command != "check", r.Reason != "" && command != "check", "reason")
+	if r.Outcome == outcomeViolated {
+		require.Contains(t, []string{"invariant", "action", "liveness", "linearizability", "stream"}, r.Kind)
+	}
+	if r.Trace != nil {
+		require.Equal(t, len(r.Trace), r.Steps, "steps counts the counterexample's states")
+	}
+	require.Equal(t, command == "verify" || command == "tlc", r.Summary != nil, "summary for verify and tlc")
+	require.Equal(t, command == "check", r.Check != nil)
+	require.Equal(t, command == "simulate", r.Simulate != nil)
+	require.Equal(t, command == "lincheck", r.Lincheck != nil)
+	if r.Summary != nil {
+		require.Len(t, r.Models, r.Summary.Models)
+	}
+	return r
+}
+
+// fakeJava puts on PATH a `java` that prints what TLC prints for the
+// default model, so that checker tlc runs without TLC.
+func fakeJava(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	script := `#!/bin/sh
+echo "TLC2 Version 2026.11.29.194305 (rev: cc6b616cf)"
+echo "Progress(10) at 2026-11-29 20:00:00: 50,000 states generated, 8,000 distinct states found, 900 states left on queue."
+echo "Model checking completed. No error has been found."
+echo "6,767,729 states generated, 834,474 distinct states found, 0 states left on queue."
+echo "The depth of the complete state graph search is 52."
+echo "Finished in 04s at (2026-11-29 20:00:04)"
+`
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "java"), []byte(script), 0o755))
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	jar := filepath.Join(dir, "tla2tools.jar")
+	require.NoError(t, os.WriteFile(jar, nil, 0o644))
+	return jar
+}
+
+// Every subcommand's --json output decodes with the one schema, and its
+// common fields mean the same thing.
+func TestEverySubcommandSpeaksOneJSON(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.json")
+	require.NoError(t, os.WriteFile(bad, []byte(`{"version":1,"clients":2,"seed":0,"ops":[
+		{"client":0,"call":1,"return":2,"kind":"close"},
+		{"client":1,"call":3,"return":4,"kind":"register","id":"t0"}]}`), 0o644))
+	jar := fakeJava(t)
+	for _, tc := range []struct {
+		args    []string
+		outcome string
+		check   func(t *testing.T, r report)
+	}{
+		{[]string{"check", "--model", "twophase"}, "ok", func(t *testing.T, r report) {
+			require.Equal(t, 0, r.Steps)
+			require.Equal(t, []string{"TCConsistent", "TPTypeOK"}, sorted(r.Check.Properties.Invariants))
+		}},
+		{[]string{"check", "--model", "twophase-bug"}, "violated", func(t *testing.T, r report) {
+			require.Equal(t, "TCConsistent", r.Violated)
+			require.Equal(t, 6, r.Steps)
+		}},
+		{[]string{"check", "--config", "../../tla/MCDrainRegistrationBugDoubleIncrementLive.cfg"}, "violated", func(t *testing.T, r report) {
+			require.Equal(t, "DrainCompletes", r.Violated, "the property's name, whatever its kind")
+			require.Equal(t, "liveness", r.Kind)
+			require.Equal(t, 28, r.Steps)
+			require.NotNil(t, r.LoopStart)
+			require.Equal(t, []string{"DrainCompletes"}, r.Check.Properties.Temporal)
+		}},
+		{[]string{"check", "--model", "twophase", "--rms", "6", "--max-states", "100"}, "incomplete", nil},
+		{[]string{"check", "--model", "twophase-bug", "--simulate", "--walks", "200", "--depth", "20"}, "violated", func(t *testing.T, r report) {
+			require.Equal(t, "simulate", r.Check.Mode)
+			require.NotNil(t, r.Check.Walk)
+		}},
+		{[]string{"verify", "--models", oneModelManifest(t, 0)}, "ok", func(t *testing.T, r report) {
+			require.Equal(t, summary{Models: 1, AsRecorded: 1}, *r.Summary)
+		}},
+		{[]string{"verify", "--models", oneModelManifest(t, 1)}, "unexpected", func(t *testing.T, r report) {
+			require.Equal(t, summary{Models: 1, Unexpected: 1}, *r.Summary)
+			require.NotEmpty(t, r.Models[0].Problems)
+		}},
+		{[]string{"tlc", "--models", oneModelManifest(t, 0), "--jar", jar}, "ok", func(t *testing.T, r report) {
+			require.Equal(t, summary{Models: 1, AsRecorded: 1}, *r.Summary)
+			require.EqualValues(t, 21840, r.Models[0].Distinct)
+		}},
+		{[]string{"tlc", "--models", oneModelManifest(t, 1), "--jar", jar}, "unexpected", nil},
+		{[]string{"simulate", "--seeds", "2", "--steps", "300"}, "ok", func(t *testing.T, r report) {
+			require.Equal(t, 2, r.Simulate.Seeds)
+			require.Equal(t, 300, r.Simulate.EventsPerSeed)
+		}},
+		{[]string{"lincheck", "--clients", "2", "--ops", "100"}, "ok", nil},
+		{[]string{"lincheck", "--history", bad, "--html", filepath.Join(dir, "r.html")}, "violated", func(t *testing.T, r report) {
+			require.Equal(t, "linearizability", r.Kind)
+			require.NotNil(t, r.Lincheck.FirstIllegal)
+		}},
+	} {
+		var out, errb bytes.Buffer
+		code := run(t.Context(), append(tc.args, "--json"), &out, &errb)
+		require.NotEqual(t, exitUsage, code, "%v: %s", tc.args, errb.String())
+		r := decodeReport(t, out.String(), tc.args[0])
+		require.Equal(t, tc.outcome, r.Outcome, "%v", tc.args)
+		if tc.check != nil {
+			tc.check(t, r)
+		}
+	}
+}
+
+func sorted(s []string) []string {
+	s = slices.Clone(s)
+	slices.Sort(s)
+	return s
+}
+
+// The text output of tlc and verify: progress on stderr, a summary line.
+func TestTableProgressAndSummary(t *testing.T) {
+	jar := fakeJava(t)
+	code, out, errOut := runCLI(t, "tlc", "--models", oneModelManifest(t, 0), "--jar", jar)
+	require.Equal(t, exitOK, code, errOut)
+	require.Contains(t, errOut, "[1/1] ")
+	require.Contains(t, errOut, "  Progress(10) at")
+	require.Regexp(t, `(?m)^1 models, 1 as recorded, 0 unexpected, in [0-9.]+s\.$`, out)
+	code, out, errOut = runCLI(t, "verify", "--models", oneModelManifest(t, 0))
+	require.Equal(t, exitOK, code, errOut)
+	require.Contains(t, errOut, "[1/1] ")
+	require.Regexp(t, `(?m)^1 models, 1 as recorded, 0 unexpected, in [0-9.]+s\.$`, out)
+}
+
+// Go conventions: help on stdout, checker help <command>, version.
+func TestHelpAndVersion(t *testing.T) {
+	for _, args := range [][]string{{"help"}, {"--help"}, {"help", "check"}, {"check", "-h"}, {"verify", "--help"}, {"tlc", "-h"},
+		{"simulate", "-h"}, {"lincheck", "-h"}, {"models", "-h"}, {"version", "-h"}} {
+		code, out, errOut := runCLI(t, args...)
+		require.Equal(t, exitOK, code, "%v", args)
+		require.Empty(t, errOut, "%v: help goes to stdout", args)
+		require.Contains(t, out, "usage: checker", "%v", args)
+		require.Contains(t, out, "exit codes:", "%v", args)
+	}
+	_, out, _ := runCLI(t, "help", "check")
+	require.Contains(t, out, "-model string", "the flag's argument is named as Go names it")
+	require.NotContains(t, out, "-model checker")
+	code, _, errOut := runCLI(t, "help", "nope")
+	require.Equal(t, exitUsage, code)
+	require.Contains(t, errOut, `unknown command "nope"`)
+	code, out, _ = runCLI(t, "version")
+	require.Equal(t, exitOK, code)
+	require.Contains(t, out, "github.com/drainproof/drainproof")
+	require.Contains(t, out, "go1.")
+}
+
+// check says what it checks before it starts.
+func TestCheckPrintsProperties(t *testing.T) {
+	code, _, errOut := runCLI(t, "check", "--config", "../../tla/MCDrainRegistration.cfg", "--progress", "0")
+	require.Equal(t, exitOK, code)
+	require.Contains(t, errOut, "Invariants: TypeOK, DrainSafety, CountAccuracy, NoHiddenRegistration, FailureLeavesNoTrace, NoStaleObservation, StopAfterWorkMoved, VersionSafety. "+
+		"Action properties: NoAdmissionAfterClose, MonotoneLiveness. Temporal properties: none. Deadlock: checked.")
+}
