@@ -50,12 +50,15 @@ ToSet(s) == {s[i] : i \in DOMAIN s}
 NoMsg == [kind |-> "none"]
 
 \* The actions by the shape of their parameters.
-IndexActions == {"CollectorRegister", "CollectorRemove", "BrokerSubscribe",
-                 "BrokerSubscribeRefused", "BrokerRegisterTable",
-                 "BrokerRegisterTableFails", "BrokerRemoveFinish",
-                 "BrokerInactivityCleanup"}
+DispActions == {"BrokerAdmit", "BrokerReleaseOld", "BrokerSubscribe",
+                "BrokerSubscribeRefused", "BrokerRegisterTable",
+                "BrokerRegisterTableFails", "BrokerUnsubscribe", "BrokerRollback",
+                "CollectorRemove", "BrokerRemoveFinish", "BrokerInactivityCleanup"}
+BrokerActions == {"ServiceCloseBroker", "ServiceReadBroker"}
+RegActions == {"CollectorSendRegister", "ServiceRecvRegister"}
 RecvActions == {"NodeRecvCommand", "CoordRecvHeartbeat", "CoordRecvResponse",
                 "CoordRecvAnswer", "LogCoordRecvReport"}
+RestartActions == {"NodeCrashRestart", "UpgradeRestart"}
 
 -----------------------------------------------------------------------------
 (* The lookahead: the environment's steps, decided from the future. These  *)
@@ -64,13 +67,21 @@ RecvActions == {"NodeRecvCommand", "CoordRecvHeartbeat", "CoordRecvResponse",
 
 LineParams(line) == IF Has(line, "params") THEN line.params ELSE NoFields
 
-\* The message line i of lg receives, and the one it sends, or NoMsg.
-Received(lg, i) == IF lg[i].action \in RecvActions THEN LineParams(lg[i]).m ELSE NoMsg
+\* The REGISTER a line names.
+Reg(p) == [disp |-> p.d, broker |-> p.b]
+
+\* The message (or REGISTER) line i of lg receives, and the one it sends,
+\* or NoMsg.
+Received(lg, i) ==
+    CASE lg[i].action \in RecvActions             -> LineParams(lg[i]).m
+      [] lg[i].action = "ServiceRecvRegister"      -> Reg(LineParams(lg[i]))
+      [] OTHER                                      -> NoMsg
 SentBy(lg, i) ==
     LET p == LineParams(lg[i]) IN
-    IF Has(p, "reply") THEN p.reply
-    ELSE IF lg[i].action \notin RecvActions /\ Has(p, "m") THEN p.m
-    ELSE NoMsg
+    CASE lg[i].action = "CollectorSendRegister"     -> Reg(p)
+      [] Has(p, "reply")                            -> p.reply
+      [] lg[i].action \notin RecvActions /\ Has(p, "m") -> p.m
+      [] OTHER                                      -> NoMsg
 
 \* The first line of lg from j on that receives or sends m receives it.
 RECURSIVE ReceivedNext(_, _, _)
@@ -117,6 +128,8 @@ MaxLen == LET lens == {Len(Logs[t]) : t \in 1..NumTraces}
 \* The constants, from the header.
 TraceDispatchers == ToSet(Header.model.Dispatchers)
 TraceTableTriggers == ToSet(Header.model.TableTriggers)
+TraceBrokers == ToSet(Header.model.Brokers)
+TraceVersions == ToSet(Header.model.Versions)
 TraceMaxEpoch == Header.model.MaxEpoch
 TraceMaxReg == MaxLen
 TraceMaxMsgs == Header.model.MaxMsgs
@@ -136,33 +149,54 @@ logline == Logs[tid][l]
 Params == LineParams(logline)
 Obs == IF Has(logline, "vars") THEN logline.vars ELSE NoFields
 
-\* The dispatchers the line's parameter d allows, and its keep.
+\* The dispatchers, brokers and versions the line's parameters allow, and
+\* its keep.
 Ds == IF Has(Params, "d") THEN {Params.d} ELSE Dispatchers
+Bs == IF Has(Params, "b") THEN {Params.b} ELSE Brokers
+VersionAsSaid == Has(Params, "v") => version' = Params.v
 Keeps == IF Has(Params, "keep") THEN {Params.keep}
          ELSE IF FreeEnv THEN BOOLEAN ELSE {KeepAt[tid][l]}
 \* The observable variables after the step; functions and records are
 \* compared on the keys the line gives.
-Post == [epoch |-> epoch', liveness |-> liveness', admissionClosed |-> admissionClosed',
-         pc |-> pc', count |-> count', subscribed |-> subscribed',
-         schemaRef |-> schemaRef', removed |-> removed', coordEpoch |-> coordEpoch',
-         coordLiveness |-> coordLiveness', coordCount |-> coordCount', work |-> work',
-         drainedEpoch |-> drainedEpoch', cache |-> cache']
-Composite == {"pc", "subscribed", "schemaRef", "removed", "cache"}
+Post == [epoch |-> epoch', version |-> version', liveness |-> liveness', closing |-> closing',
+         gateClosed |-> gateClosed', admissionClosed |-> admissionClosed', pc |-> pc', brk |-> brk',
+         count |-> count', subscribed |-> subscribed', schemaRef |-> schemaRef', removed |-> removed',
+         sample |-> sample', lastReport |-> lastReport', coordEpoch |-> coordEpoch',
+         coordVersion |-> coordVersion', coordLiveness |-> coordLiveness', coordCount |-> coordCount',
+         work |-> work', drainedEpoch |-> drainedEpoch', legacyEpoch |-> legacyEpoch', cache |-> cache']
+Composite == {"gateClosed", "pc", "brk", "count", "subscribed", "schemaRef", "removed", "sample",
+              "lastReport", "cache"}
+
+\* A trace spells a set (sample.read) as an array.
+Value(v, k, x) == IF v = "sample" /\ k = "read" THEN ToSet(x) ELSE x
 
 Agrees ==
     \A v \in DOMAIN Obs :
-        IF v \in Composite THEN \A k \in DOMAIN Obs[v] : Obs[v][k] = Post[v][k]
+        IF v \in Composite THEN \A k \in DOMAIN Obs[v] : Value(v, k, Obs[v][k]) = Post[v][k]
                            ELSE Obs[v] = Post[v]
 
-IndexAction(a, d) ==
-    CASE a = "CollectorRegister"        -> CollectorRegister(d)
-      [] a = "CollectorRemove"          -> CollectorRemove(d)
+DispAction(a, d) ==
+    CASE a = "BrokerAdmit"              -> BrokerAdmit(d)
+      [] a = "BrokerReleaseOld"         -> BrokerReleaseOld(d)
       [] a = "BrokerSubscribe"          -> BrokerSubscribe(d)
       [] a = "BrokerSubscribeRefused"   -> BrokerSubscribeRefused(d)
       [] a = "BrokerRegisterTable"      -> BrokerRegisterTable(d)
       [] a = "BrokerRegisterTableFails" -> BrokerRegisterTableFails(d)
+      [] a = "BrokerUnsubscribe"        -> BrokerUnsubscribe(d)
+      [] a = "BrokerRollback"           -> BrokerRollback(d)
+      [] a = "CollectorRemove"          -> CollectorRemove(d)
       [] a = "BrokerRemoveFinish"       -> BrokerRemoveFinish(d)
       [] a = "BrokerInactivityCleanup"  -> BrokerInactivityCleanup(d)
+
+BrokerAction(a, b) ==
+    CASE a = "ServiceCloseBroker" -> ServiceCloseBroker(b)
+      [] a = "ServiceReadBroker"  -> ServiceReadBroker(b)
+
+\* (Next takes a REGISTER in flight: \E r \in regs : ServiceRecvRegister(r).)
+RegAction(a, d, b) ==
+    CASE a = "CollectorSendRegister" -> CollectorSendRegister(d, b)
+      [] a = "ServiceRecvRegister"   -> /\ [disp |-> d, broker |-> b] \in regs
+                                        /\ ServiceRecvRegister([disp |-> d, broker |-> b])
 
 RecvAction(a, m, keep) ==
     CASE a = "NodeRecvCommand"    -> NodeRecvCommand(m, keep)
@@ -172,15 +206,22 @@ RecvAction(a, m, keep) ==
       [] a = "LogCoordRecvReport" -> LogCoordRecvReport(m, keep)
 
 NullaryAction(a) ==
-    CASE a = "NodeSendHeartbeat"        -> NodeSendHeartbeat
+    CASE a = "ServiceStartClose"        -> ServiceStartClose
+      [] a = "ServiceFinishClose"       -> ServiceFinishClose
+      [] a = "NodeStartHeartbeat"       -> NodeStartHeartbeat
+      [] a = "ServiceStartReport"       -> ServiceStartReport
+      [] a = "NodeSendHeartbeat"        -> NodeSendHeartbeat
       [] a = "ServiceSendReport"        -> ServiceSendReport
       [] a = "NodeCrashRestart"         -> NodeCrashRestart
       [] a = "UpgradeRestart"           -> UpgradeRestart
+      [] a = "CoordLearnVersion"        -> CoordLearnVersion
       [] a = "CoordSendDraining"        -> CoordSendDraining
       [] a = "CoordSendStopping"        -> CoordSendStopping
+      [] a = "CoordLegacyRestart"       -> CoordLegacyRestart
       [] a = "MaintainerReportProgress" -> MaintainerReportProgress
       [] a = "CoordCompleteDrain"       -> CoordCompleteDrain
       [] a = "LogCoordAnswer"           -> LogCoordAnswer
+      [] a = "LogCoordAnswerUnknown"    -> LogCoordAnswerUnknown
       [] a = "LogCoordExpire"           -> LogCoordExpire
 
 \* A send names the message it sent (m), or sends none; a receive's reply
@@ -193,29 +234,33 @@ ReplyAsSaid ==
 \* The line's step.
 TraceStep ==
     LET a == logline.action IN
-    /\ \/ a \in IndexActions /\ \E d \in Ds : IndexAction(a, d)
+    /\ \/ a \in DispActions /\ \E d \in Ds : DispAction(a, d)
+       \/ a \in BrokerActions /\ \E b \in Bs : BrokerAction(a, b)
+       \/ a \in RegActions /\ RegAction(a, Params.d, Params.b)
        \/ /\ a \in RecvActions
           /\ Params.m \in net
           /\ \E keep \in Keeps : RecvAction(a, Params.m, keep)
           /\ ReplyAsSaid
-       \/ /\ a \notin IndexActions \cup RecvActions
+       \/ /\ a \notin DispActions \cup BrokerActions \cup RegActions \cup RecvActions
           /\ NullaryAction(a)
           /\ SentAsSaid
+          /\ VersionAsSaid
     /\ Agrees
     /\ l' = l + 1
     /\ pending' = IF ~FreeEnv /\ LoseAt[tid][l] THEN SentBy(Logs[tid], l) ELSE NoMsg
     /\ UNCHANGED tid
 
-\* The lookahead's loss of the message the last line sent.
+\* The lookahead's loss of the message (or REGISTER) the last line sent.
 TraceLose ==
-    /\ NetLose(pending)
+    /\ IF Has(pending, "disp") THEN NetLoseRegister(pending) ELSE NetLose(pending)
     /\ pending' = NoMsg
     /\ UNCHANGED <<tid, l>>
 
 \* TRACE_FREE_ENV: any message is lost between two lines.
 TraceEnv ==
     /\ FreeEnv
-    /\ \E m \in net : NetLose(m)
+    /\ \/ \E m \in net : NetLose(m)
+       \/ \E r \in regs : NetLoseRegister(r)
     /\ UNCHANGED <<tid, l, pending>>
 
 \* TLC register t holds the furthest line reached in trace t.

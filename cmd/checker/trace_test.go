@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -38,13 +39,18 @@ func TestTraceCommand(t *testing.T) {
 
 	code, out, _ = runCLI(t, "trace", bugDir)
 	require.Equal(t, exitViolation, code)
-	require.Contains(t, out, "disagrees on count: trace 0, model 1")
+	require.Contains(t, out, "disagrees on count[b1]: trace 0, model 1")
 
-	// Incomplete: a candidate bound the weakened trace exceeds.
+	// Incomplete: a candidate bound the weakened trace exceeds (which
+	// broker the report read first is not said: two candidates).
 	weak := filepath.Join(dir, "weak.ndjson")
-	require.NoError(t, os.WriteFile(weak, []byte(header2+"\n"+`{"action":"CollectorRegister"}`+"\n"), 0o644))
+	twoBrokers := strings.Replace(header2, `"Brokers":["b1"]`, `"Brokers":["b1","b2"]`, 1)
+	require.NoError(t, os.WriteFile(weak, []byte(twoBrokers+"\n"+`{"action":"NodeStartHeartbeat"}`+"\n"+
+		`{"action":"ServiceStartReport"}`+"\n"+`{"action":"ServiceReadBroker"}`+"\n"), 0o644))
 	code, out, _ = runCLI(t, "trace", "--max-candidates", "1", weak)
 	require.Equal(t, exitIncomplete, code, out)
+	code, out, _ = runCLI(t, "trace", weak)
+	require.Equal(t, exitOK, code, out)
 
 	// A malformed trace: one error line with the file and line, exit 2.
 	mal := filepath.Join(dir, "mal.ndjson")
@@ -61,7 +67,7 @@ func TestTraceCommand(t *testing.T) {
 	}
 }
 
-const header2 = `{"drainproof_trace":1,"model":{"Dispatchers":["d1","d2"],"TableTriggers":["d2"],"MaxEpoch":15,"MaxReg":15,"MaxMsgs":8,"Transport":"heartbeat","Bugs":[]}}`
+const header2 = `{"drainproof_trace":1,"model":{"Dispatchers":["d1","d2"],"TableTriggers":["d2"],"Brokers":["b1"],"Versions":["new"],"MaxEpoch":15,"MaxReg":15,"MaxMsgs":8,"Transport":"heartbeat","Bugs":[]}}`
 
 // TestSimulateTrace: model-scope simulations of both transports write
 // one trace per seed, and every trace is accepted.

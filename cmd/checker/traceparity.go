@@ -65,6 +65,7 @@ func runTraceParity(ctx context.Context, args []string, stdout, stderr io.Writer
 	perKind := fs.Int("n", 30, "traces per kind and transport")
 	steps := fs.Int("steps", 80, "lines per generated trace")
 	freeN := fs.Int("free", 20, "traces (of 25 lines) also checked with TLC's free environment (TRACE_FREE_ENV)")
+	withSim := fs.Bool("sim", false, "also the traces of model-scope simulations of the implementation")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
@@ -88,7 +89,7 @@ func runTraceParity(ctx context.Context, args []string, stdout, stderr io.Writer
 	if *dir, err = filepath.Abs(*dir); err != nil {
 		return fail("%v", err)
 	}
-	batches, err := parityCorpus(ctx, *dir, *perKind, *steps, *freeN)
+	batches, err := parityCorpus(ctx, *dir, *perKind, *steps, *freeN, *withSim)
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -160,7 +161,7 @@ func runTraceParity(ctx context.Context, args []string, stdout, stderr io.Writer
 }
 
 // parityCorpus writes the corpus into dir, one batch per header.
-func parityCorpus(ctx context.Context, dir string, n, steps, freeN int) ([]parityBatch, error) {
+func parityCorpus(ctx context.Context, dir string, n, steps, freeN int, withSim bool) ([]parityBatch, error) {
 	var batches []parityBatch
 	write := func(sub, name string, cfg spec.Config, lines []tracecheck.Line) (string, error) {
 		d := filepath.Join(dir, sub)
@@ -222,7 +223,7 @@ func parityCorpus(ctx context.Context, dir string, n, steps, freeN int) ([]parit
 		batches = append(batches, b)
 		// The implementation: model-scope simulations.
 		sb := parityBatch{name: "sim-" + tr}
-		for s := 1; s <= n; s++ {
+		for s := 1; s <= n && withSim; s++ {
 			cfg := sim.Config{Seed: uint64(s), Steps: steps * 4, Transport: node.Transport(tr), ModelScope: true}
 			path := filepath.Join(dir, "sim-"+tr, fmt.Sprintf("seed-%d.ndjson", s))
 			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -236,7 +237,9 @@ func parityCorpus(ctx context.Context, dir string, n, steps, freeN int) ([]parit
 			}
 			sb.files = append(sb.files, path)
 		}
-		batches = append(batches, sb)
+		if len(sb.files) > 0 {
+			batches = append(batches, sb)
+		}
 		// TLC's free environment, on short traces.
 		fb := parityBatch{name: "free-" + tr, free: true}
 		for s := 1; s <= freeN; s++ {

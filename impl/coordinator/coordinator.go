@@ -134,6 +134,7 @@ type Coordinator struct {
 	nodes     map[node.ID]*nodeState
 	session   *session
 	completed node.ID // drainCompleted tombstone: a removed target that completed
+	learned   uint64  // the epoch CoordLearnVersion was last traced for (Config.Tracer)
 }
 
 // New returns a coordinator with no members and no session.
@@ -175,6 +176,7 @@ func (c *Coordinator) ObserveVersion(id node.ID, v node.Version) {
 	defer c.mu.Unlock()
 	if n := c.nodes[id]; n != nil {
 		n.versionKnown, n.version = true, v
+		c.traceLearn(id)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/drainproof/drainproof/impl/bugs"
 	"github.com/drainproof/drainproof/impl/store"
+	"github.com/drainproof/drainproof/impl/trace"
 )
 
 // stat is one epoch of a dispatcher's registration (upstream
@@ -388,11 +389,18 @@ func (b *broker) add(ctx context.Context, d *dispatcher, req *Request, slot hint
 			d.markRemoved()
 			b.leaveChangefeed(d)
 			b.rollback()
-			b.svc.traceFresh(trSubscribeRefused, d)
+			if b.svc.tr != nil {
+				b.svc.traceStep("BrokerSubscribeRefused", b, d, pcIs(d, "rollback"), trace.At("removed", string(d.id), d.isRemoved()))
+			}
+			if b.svc.tr != nil {
+				b.svc.traceStep("BrokerRollback", b, d, pcIs(d, "idle"), trace.At("brk", string(d.id), "none"), countOf(b))
+			}
 			b.svc.emit(Event{Kind: EventNotReusable, Cluster: b.cluster, Dispatcher: d.id, Topic: d.topic})
 			return fmt.Errorf("%w: %s/%s", ErrNotReusable, b.cluster, d.id)
 		}
-		b.svc.traceFresh(trSubscribe, d)
+		if b.svc.tr != nil {
+			b.svc.traceStep("BrokerSubscribe", b, d, pcIs(d, "subscribed"), trace.At("subscribed", string(d.id), true))
+		}
 		// BrokerRegisterTable / BrokerRegisterTableFails.
 		if err := b.ss.RegisterTable(ctx, req.Table, req.StartTs); err != nil {
 			// F-R1: the order matters. Mark removed first so that no
@@ -403,9 +411,17 @@ func (b *broker) add(ctx context.Context, d *dispatcher, req *Request, slot hint
 				d.markRemoved()
 				b.es.UnregisterDispatcher(d.id)
 			}
+			if b.svc.tr != nil {
+				b.svc.traceStep("BrokerRegisterTableFails", b, d, pcIs(d, "failed"), trace.At("removed", string(d.id), d.isRemoved()))
+			}
+			if b.svc.tr != nil {
+				b.svc.traceStep("BrokerUnsubscribe", b, d, pcIs(d, "rollback"), trace.At("subscribed", string(d.id), !d.isRemoved()))
+			}
 			b.leaveChangefeed(d)
 			b.rollback()
-			b.svc.traceFresh(trRegisterTableFails, d)
+			if b.svc.tr != nil {
+				b.svc.traceStep("BrokerRollback", b, d, pcIs(d, "idle"), trace.At("brk", string(d.id), "none"), countOf(b))
+			}
 			return fmt.Errorf("eventservice: register table %d of dispatcher %s/%s: %w", req.Table, b.cluster, d.id, err)
 		}
 	}
@@ -418,7 +434,11 @@ func (b *broker) add(ctx context.Context, d *dispatcher, req *Request, slot hint
 	if bugs.CountAfterPublishOn() {
 		b.addCount(1)
 	}
-	b.svc.traceFresh(trRegisterTable, d)
+	if !d.tableTrigger {
+		if b.svc.tr != nil {
+			b.svc.traceStep("BrokerRegisterTable", b, d, pcIs(d, "registered"), trace.At("schemaRef", string(d.id), true), countOf(b))
+		}
+	}
 	return nil
 }
 
@@ -454,9 +474,13 @@ func (b *broker) removeID(id DispatcherID) {
 	}
 	b.loopUnlock()
 	if d != nil {
-		b.svc.traceRemove(d)
+		if !d.tableTrigger {
+			if b.svc.tr != nil {
+				b.svc.traceStep("CollectorRemove", b, d, pcIs(d, "removing"), trace.At("removed", string(d.id), true), countOf(b))
+			}
+		}
 		b.release(d)
-		b.svc.traceStep(trRemoveFinish, d.id, d)
+		b.svc.traceRemoveFinish(b, d)
 		b.recycle(d)
 	}
 }

@@ -37,6 +37,10 @@ type Config struct {
 	// performs, in order (docs/trace.md; see trace.go for which function
 	// emits which action). Nil: no tracing, and no cost.
 	Tracer trace.Tracer
+	// TraceBrokers are the model's brokers (the trace header's Brokers):
+	// a traced close and a traced report go over each of them, created
+	// or not.
+	TraceBrokers []ClusterID
 	// Emit sends an event to a collector. It is called from the request
 	// loop (the Run goroutine, or a Do caller's; see [Service.Do]) and
 	// from event-store goroutines (notifications), so it must be safe for
@@ -141,7 +145,7 @@ func New(cfg Config) (*Service, error) {
 		q:         newQueue(cfg.QueueSize),
 		stopped:   make(chan struct{}),
 		byCluster: make(map[ClusterID]*broker),
-		tr:        newTraceState(cfg.Tracer),
+		tr:        newTraceState(cfg.Tracer, cfg.TraceBrokers),
 	}
 	s.brokers.Store(&[]*broker{})
 	return s, nil
@@ -499,6 +503,9 @@ func (s *Service) Snapshot(ctx context.Context) (Snapshot, error) {
 // with admissionClosed true counts every registration ever admitted and
 // not yet fully removed: such a report's zero is final (R2, R8).
 func (s *Service) Report() (count int64, admissionClosed bool) {
+	if s.tr != nil {
+		return s.reportTraced()
+	}
 	if !s.closed.Load() && s.cfg.Stopping != nil && s.cfg.Stopping() {
 		s.CloseAdmission()
 	}
@@ -529,6 +536,10 @@ func (s *Service) sumCounts() int64 {
 // set after b was in the broker list, so the loop here sets b's bit.
 func (s *Service) CloseAdmission() {
 	if s.closed.Load() {
+		return
+	}
+	if s.tr != nil {
+		s.closeTraced()
 		return
 	}
 	s.closing.Store(true)
@@ -672,7 +683,7 @@ func (s *Service) brokerFor(cluster ClusterID) *broker {
 // refuse answers a registration the gate did not admit: a remote probe
 // gets NotReusable, a local registration is dropped (F-R7).
 func (s *Service) refuse(req *Request) error {
-	s.traceStep(trRegisterRefused, req.Dispatcher, nil)
+	s.traceRefuse()
 	if req.OnlyReuse {
 		s.emit(Event{Kind: EventNotReusable, Cluster: req.Cluster, Dispatcher: req.Dispatcher, Topic: req.Topic})
 	}
@@ -685,6 +696,7 @@ func (s *Service) refuse(req *Request) error {
 // (open gate, the last broker used, one successful compare-and-swap);
 // anything else takes gateOpen, brokerFor and admit.
 func (s *Service) register(ctx context.Context, req *Request) error {
+	s.traceSendRegister(req)
 	if (s.closed.Load() || s.cfg.Stopping != nil) && !s.gateOpen() {
 		return s.refuse(req) // no broker is created for a refused registration
 	}
@@ -692,11 +704,13 @@ func (s *Service) register(ctx context.Context, req *Request) error {
 	if b == nil || b.cluster != req.Cluster {
 		b = s.brokerFor(req.Cluster)
 	}
+	s.traceGated(b)
 	if w := b.gate.Load(); w&gateClosed != 0 || bugs.CountAfterPublishOn() || !b.gate.CompareAndSwap(w, w+2) {
 		if !s.admit(b) {
 			return s.refuse(req)
 		}
 	}
+	s.traceAdmitted(b)
 	// F-R3: a repeated registration replaces the old one. Release it fully
 	// first (its stores and its share of the count), so that exactly one
 	// subscription and one schema reference exist per live ID (R1, R9);
@@ -705,15 +719,13 @@ func (s *Service) register(ctx context.Context, req *Request) error {
 	// as the lookup.
 	d := b.newDispatcher(req)
 	old, slot := b.lookupAndJoin(d)
-	s.traceRegister(d, old)
 	if old != nil && !bugs.DoubleIncrementOn() {
 		if b.remove(old) {
 			b.recycle(old)
 		}
+		s.traceReleasedOld(b)
 	}
-	err := b.add(ctx, d, req, slot)
-	s.traceAdded(d, err)
-	return err
+	return b.add(ctx, d, req, slot)
 }
 
 // cleanupInactive removes the inactive dispatchers of every broker
@@ -725,7 +737,7 @@ func (s *Service) cleanupInactive() int {
 	for _, b := range *s.brokers.Load() {
 		for _, d := range b.inactive(now, s.cfg.InactivityTimeout, closed) {
 			if b.remove(d) {
-				s.traceRemoved(d)
+				s.traceRemoved(b, d)
 				n++
 				if !bugs.DoubleDecrementOn() { // in the loop: d is ours again
 					b.recycle(d)

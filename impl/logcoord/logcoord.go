@@ -103,7 +103,11 @@ func (c *Cache) Answer(target node.ID, now int64) Answer {
 		a = Answer{Target: target, Known: true, Epoch: e.report.Epoch, Count: e.report.Count,
 			AdmissionClosed: e.report.AdmissionClosed}
 	}
-	c.trace("LogCoordAnswer", target, a.TraceMsg())
+	if ok {
+		c.trace("LogCoordAnswer", target, a.TraceMsg())
+	} else {
+		c.trace("LogCoordAnswerUnknown", target, a.TraceMsg())
+	}
 	return a
 }
 

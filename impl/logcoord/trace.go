@@ -11,7 +11,8 @@ import (
 // lock.
 //
 //	OnReport  LogCoordRecvReport   after caching
-//	Answer    LogCoordAnswer       the answer sent (an expired entry: LogCoordExpire first)
+//	Answer    LogCoordAnswer       the answer sent (an expired entry: LogCoordExpire first);
+//	          LogCoordAnswerUnknown  when nothing is cached
 //	Expire      LogCoordExpire     per entry deleted
 //	RemoveNode  LogCoordExpire     the node left membership (its process is gone)
 

@@ -240,6 +240,7 @@ func (n *Node) Heartbeat(now int64) Heartbeat {
 	hb := Heartbeat{From: n.cfg.ID, Epoch: n.cfg.Epoch, Liveness: n.live.Load()}
 	if n.cfg.Transport == TransportHeartbeat {
 		hb.HasCount = true
+		n.traceStartHeartbeat(hb.Liveness)
 		if n.cfg.Service != nil {
 			hb.Count, hb.AdmissionClosed = n.cfg.Service.Report()
 		}

@@ -5,7 +5,8 @@ import "github.com/drainproof/drainproof/impl/trace"
 // This file is the node's side of trace validation (docs/trace.md): with
 // Config.Tracer set, the node writes one line per model action it takes.
 //
-//	Heartbeat     NodeSendHeartbeat   after sampling liveness (and the service's report)
+//	Heartbeat     NodeStartHeartbeat  after reading liveness (heartbeat transport)
+//	              NodeSendHeartbeat   after the service's report
 //	RecvCommand   NodeRecvCommand     after the liveness step, with the response as reply
 //	Report        ServiceSendReport   after the service's report (logcoord transport)
 
@@ -34,12 +35,23 @@ func (r Report) TraceMsg() *trace.Msg {
 	return &trace.Msg{Kind: "report", Epoch: int64(r.Epoch), Liveness: trace.NoLiveness, Count: r.Count, Closed: r.AdmissionClosed}
 }
 
+// traceStartHeartbeat traces the start of a heartbeat of the heartbeat
+// transport: the node read its liveness l (the report comes next).
+func (n *Node) traceStartHeartbeat(l Liveness) {
+	if t := n.cfg.Tracer; t != nil {
+		t.Trace(&trace.Line{Action: "NodeStartHeartbeat", Vars: []trace.Var{trace.At("sample", "phase", "liveness"),
+			trace.At("sample", "liveness", l.String())}})
+	}
+}
+
 // traceHeartbeat traces the heartbeat hb the node just built.
 func (n *Node) traceHeartbeat(hb Heartbeat) {
 	if t := n.cfg.Tracer; t != nil {
-		vars := []trace.Var{trace.Int("epoch", int64(hb.Epoch)), trace.Str("liveness", hb.Liveness.String())}
-		if hb.HasCount && n.cfg.Service != nil {
-			vars = append(vars, trace.Int("count", hb.Count), trace.Bool("admissionClosed", hb.AdmissionClosed))
+		vars := []trace.Var{trace.Int("epoch", int64(hb.Epoch))}
+		if hb.HasCount {
+			vars = append(vars, trace.At("sample", "phase", "idle")) // the sample is sent
+		} else {
+			vars = append(vars, trace.Str("liveness", hb.Liveness.String()))
 		}
 		t.Trace(&trace.Line{Action: "NodeSendHeartbeat", M: hb.TraceMsg(), Vars: vars})
 	}
@@ -57,6 +69,6 @@ func (n *Node) traceCommand(cmd Command, resp Response) {
 func (n *Node) traceReport(r Report) {
 	if t := n.cfg.Tracer; t != nil && n.cfg.Service != nil {
 		t.Trace(&trace.Line{Action: "ServiceSendReport", M: r.TraceMsg(), Vars: []trace.Var{
-			trace.Int("epoch", int64(r.Epoch)), trace.Int("count", r.Count), trace.Bool("admissionClosed", r.AdmissionClosed)}})
+			trace.Int("epoch", int64(r.Epoch)), trace.At("sample", "phase", "idle")}})
 	}
 }

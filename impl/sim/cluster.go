@@ -190,9 +190,10 @@ func (c *Cluster) start() error {
 			k := byID[id] // the cluster asks only for its own clusters
 			return p.es[k], p.ss[k]
 		},
-		Stopping: func() bool { return !p.observer.Load() && p.live.Load() == node.Stopping },
-		Now:      func() time.Time { return time.Unix(0, 0) },
-		Tracer:   c.cfg.Tracer,
+		Stopping:     func() bool { return !p.observer.Load() && p.live.Load() == node.Stopping },
+		Now:          func() time.Time { return time.Unix(0, 0) },
+		Tracer:       c.cfg.Tracer,
+		TraceBrokers: c.clusterIDs(),
 	})
 	if err != nil {
 		return err

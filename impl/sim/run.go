@@ -351,7 +351,7 @@ func (r *runner) upgradeController() error {
 	if _, err := c.Restart(); err != nil {
 		return err
 	}
-	r.traceRestart("UpgradeRestart")
+	r.restarted("UpgradeRestart")
 	r.rejoin()
 	return nil
 }
@@ -379,7 +379,7 @@ func (r *runner) crash() error {
 	r.res.Restarts++
 	r.res.CrashRestarts++
 	_, err := r.c.Restart()
-	r.traceRestart("NodeCrashRestart")
+	r.restarted("NodeCrashRestart")
 	r.forgetOldProcess()
 	return err
 }

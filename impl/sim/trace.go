@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/drainproof/drainproof/impl/eventservice"
 	"github.com/drainproof/drainproof/impl/trace"
 )
 
@@ -90,27 +91,55 @@ func cacheTTL(cfg Config) int64 {
 	return 10
 }
 
+// restarted follows T's restart (action): in a model-scope run the
+// network loses what T's old processes sent the coordinator (heartbeats,
+// responses), and the restart is traced. The model's coordinator learns
+// the version of the process it tracks only while that process runs
+// (CoordLearnVersion needs coordEpoch = epoch); the coordinator keeps the
+// version per node, so a late message of an old process would make it
+// track that process with a version the model's does not know.
+func (r *runner) restarted(action string) {
+	if r.model {
+		c := r.c
+		for i := len(c.bus) - 1; i >= 0; i-- {
+			m := c.bus[i]
+			if (m.Kind == KindHb && m.Hb.Epoch < c.epoch) || (m.Kind == KindResp && m.Resp.Epoch < c.epoch) {
+				r.res.MessagesLost++
+				_ = c.NetLose(i)
+			}
+		}
+	}
+	r.traceRestart(action)
+}
+
 // traceRestart traces T's restart (action) with the new process's state.
 func (r *runner) traceRestart(action string) {
 	if r.c.cfg.Tracer == nil {
 		return
 	}
-	o := r.c.Observe()
-	vars := []trace.Var{trace.Int("epoch", int64(o.Epoch)), trace.Str("liveness", o.Liveness.String()),
-		trace.Bool("admissionClosed", o.AdmissionClosed), trace.Int("count", o.Count)}
-	for d := range o.Subscribed {
+	c := r.c
+	vars := []trace.Var{trace.Int("epoch", int64(c.epoch)), trace.Str("liveness", c.proc.live.Load().String()),
+		trace.Bool("admissionClosed", c.proc.svc.AdmissionClosed())}
+	for _, id := range c.clusterIDs() {
+		vars = append(vars, trace.At("count", string(id), int64(0))) // a new process: no registration
+	}
+	for d := range c.cfg.Dispatchers { // the new process's registry is empty: no live stat
 		vars = append(vars, trace.At("pc", string(Dispatcher(d)), "idle"))
 	}
-	for d := range o.Subscribed { // the new process's registry is empty: no live stat
+	for d := range c.cfg.Dispatchers {
 		vars = append(vars, trace.At("removed", string(Dispatcher(d)), true))
 	}
-	for d, sub := range o.Subscribed {
-		vars = append(vars, trace.At("subscribed", string(Dispatcher(d)), sub))
+	r.c.cfg.Tracer.Trace(&trace.Line{Action: action, V: "new", Vars: vars})
+}
+
+// clusterIDs are the IDs of the cluster's upstream clusters: the model's
+// brokers.
+func (c *Cluster) clusterIDs() []eventservice.ClusterID {
+	out := make([]eventservice.ClusterID, c.cfg.Clusters)
+	for k := range out {
+		out[k] = ClusterID(k)
 	}
-	for d, ref := range o.SchemaRef {
-		vars = append(vars, trace.At("schemaRef", string(Dispatcher(d)), ref))
-	}
-	r.c.cfg.Tracer.Trace(&trace.Line{Action: action, Vars: vars})
+	return out
 }
 
 // TraceHeader returns the header of a trace of a run of cfg: the model
@@ -136,6 +165,7 @@ func TraceHeader(cfg Config) trace.Header {
 		scope = "model"
 	}
 	return trace.Header{Source: fmt.Sprintf("sim seed %d, %d steps, %s scope", cfg.Seed, cfg.Steps, scope),
-		Model: map[string]any{"Dispatchers": ds, "TableTriggers": tts, "MaxEpoch": TraceMaxEpoch, "MaxReg": 15,
+		Model: map[string]any{"Dispatchers": ds, "TableTriggers": tts, "Brokers": []string{string(ClusterID(0))},
+			"Versions": []string{"new"}, "MaxEpoch": TraceMaxEpoch, "MaxReg": 15,
 			"MaxMsgs": 8, "Transport": string(cfg.Transport), "Bugs": []string{}}}
 }

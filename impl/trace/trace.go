@@ -27,8 +27,9 @@ type Tracer interface {
 // the emitter observed after it.
 type Line struct {
 	Action string
-	// D is the dispatcher parameter d ("" if the action has none).
-	D string
+	// D is the dispatcher parameter d, B the broker parameter b, V the
+	// version parameter v ("" if the action has none).
+	D, B, V string
 	// M is the message taken (a receive) or sent (a send); Reply the
 	// message a receive answers with.
 	M, Reply *Msg
@@ -152,13 +153,16 @@ func (w *Writer) Close() error {
 func AppendLine(b []byte, l *Line) []byte {
 	b = append(b, `{"action":`...)
 	b = strconv.AppendQuote(b, l.Action)
-	if l.D != "" || l.M != nil || l.Reply != nil {
+	if l.D != "" || l.B != "" || l.V != "" || l.M != nil || l.Reply != nil {
 		b = append(b, `,"params":{`...)
 		sep := ""
-		if l.D != "" {
-			b = append(b, `"d":`...)
-			b = strconv.AppendQuote(b, l.D)
-			sep = ","
+		for _, p := range [...]struct{ k, v string }{{"d", l.D}, {"b", l.B}, {"v", l.V}} {
+			if p.v != "" {
+				b = append(append(b, sep...), '"')
+				b = append(append(b, p.k...), `":`...)
+				b = strconv.AppendQuote(b, p.v)
+				sep = ","
+			}
 		}
 		if l.M != nil {
 			b = append(append(b, sep...), `"m":`...)
