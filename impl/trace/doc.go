@@ -13,33 +13,38 @@
 //
 // # Which Go function emits which action
 //
-//	impl/eventservice (the request loop's baton orders every line)
-//	  Service.refuse (a registration refused at the gate)   CollectorRegister(d)
-//	  Service.register, fresh ordinary dispatcher,
-//	    after the admission's compare-and-swap              CollectorRegister(d)   pc admitted
-//	  Service.register, table trigger or repeated
-//	    registration, after the whole add                   CollectorRegister(d)   the model's one step
-//	  broker.add, EventStore.RegisterDispatcher true        BrokerSubscribe(d)
-//	  broker.add, RegisterDispatcher false, after rollback  BrokerSubscribeRefused(d)
-//	  broker.add, RegisterTable ok, after publication       BrokerRegisterTable(d)
-//	  broker.add, RegisterTable error, after rollback       BrokerRegisterTableFails(d)
-//	  broker.removeID / Service.cleanupInactive             CollectorRemove(d), then BrokerRemoveFinish(d)
-//	                                                        (a table trigger: one CollectorRemove(d))
+//	impl/eventservice (the registry's steps from the request loop, whose baton orders them)
+//	  Service.register, on entry                  CollectorSendRegister(d, b)
+//	  Service.register past the service's gate,
+//	    or refuse / CloseAdmission when refused   ServiceRecvRegister(d, b)
+//	  Service.register after the compare-and-swap,
+//	    or refuse when the broker's bit refused   BrokerAdmit(d)
+//	  Service.register, a repeated registration   BrokerReleaseOld(d)
+//	  broker.add                                  BrokerSubscribe(d), BrokerSubscribeRefused(d), BrokerRollback(d),
+//	                                              BrokerRegisterTable(d), BrokerRegisterTableFails(d), BrokerUnsubscribe(d)
+//	  broker.removeID, Service.cleanupInactive    CollectorRemove(d), BrokerRemoveFinish(d)
+//	  Service.CloseAdmission                      ServiceStartClose, ServiceCloseBroker(b), ServiceFinishClose
+//	  Service.Report                              ServiceStartReport, ServiceReadBroker(b)
 //	impl/node
-//	  Node.Heartbeat (after sampling the service)           NodeSendHeartbeat
-//	  Node.RecvCommand (after the liveness step)            NodeRecvCommand, with the response as reply
-//	  Node.Report (logcoord transport)                      ServiceSendReport
+//	  Node.Heartbeat                              NodeStartHeartbeat (heartbeat transport), NodeSendHeartbeat
+//	  Node.RecvCommand (after the liveness step)  NodeRecvCommand, with the response as reply
+//	  Node.Report (logcoord transport)            ServiceSendReport
 //	impl/coordinator (under the coordinator's mutex; only Config.TraceNode)
-//	  ObserveHeartbeat, ObserveResponse, ObserveAnswer      CoordRecvHeartbeat, CoordRecvResponse, CoordRecvAnswer
-//	  NextCommand                                           CoordSendDraining, CoordSendStopping
-//	  ReportProgress                                        MaintainerReportProgress
-//	  DrainNode, when it records the drained epoch          CoordCompleteDrain
+//	  ObserveHeartbeat, ObserveResponse, ObserveAnswer   CoordRecvHeartbeat, CoordRecvResponse, CoordRecvAnswer
+//	  ObserveVersion, and a newer epoch observed  CoordLearnVersion
+//	  NextCommand                                 CoordSendDraining, CoordSendStopping
+//	  ReportProgress                              MaintainerReportProgress
+//	  DrainNode, when it records the drained epoch  CoordCompleteDrain
 //	impl/logcoord (under the cache's mutex; only Config.TraceNode)
-//	  Cache.OnReport                                        LogCoordRecvReport
-//	  Cache.Answer                                          LogCoordAnswer (an expired entry: LogCoordExpire first)
-//	  Cache.Expire                                          LogCoordExpire
+//	  Cache.OnReport                              LogCoordRecvReport
+//	  Cache.Answer                                LogCoordAnswer, LogCoordAnswerUnknown (an expired entry: LogCoordExpire first)
+//	  Cache.Expire, Cache.RemoveNode              LogCoordExpire
 //	impl/sim (the environment)
-//	  runner.crash, runner.upgradeController                NodeCrashRestart, UpgradeRestart
+//	  runner.crash, runner.upgradeController      NodeCrashRestart, UpgradeRestart
+//
+// The close and the report run on their caller's goroutine: their lines
+// are in order when one goroutine reports and closes (the node, in the
+// simulator), as the model's one sample is.
 //
 // Message losses and duplicates are never traced: no process sees them;
 // the checker fills them in from the trace's future.
