@@ -25,7 +25,7 @@
 (* trace's length, so that it never bounds a trace (the Go checker resets  *)
 (* registrations instead). Run, from tla/:                                 *)
 (*                                                                         *)
-(*   TRACE=/abs/path/trace.ndjson java -XX:+UseParallelGC \                *)
+(*   TRACE=/abs/path/trace.ndjson java -XX:+UseParallelGC -Xss512m \        *)
 (*     -cp $TLA2TOOLS:$TLA_COMMUNITY_MODULES tlc2.TLC -workers 1 \         *)
 (*     -config TraceDrainRegistration.cfg TraceDrainRegistration.tla       *)
 (*                                                                         *)

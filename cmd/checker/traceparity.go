@@ -329,7 +329,7 @@ func runTraceTLC(ctx context.Context, jar, mods, tlaDir, dir string, b parityBat
 		return nil, 0, err
 	}
 	defer os.RemoveAll(meta)
-	cmd := exec.CommandContext(ctx, "java", "-XX:+UseParallelGC", "-cp", jar+string(os.PathListSeparator)+mods,
+	cmd := exec.CommandContext(ctx, "java", "-XX:+UseParallelGC", "-Xss512m", "-cp", jar+string(os.PathListSeparator)+mods,
 		"tlc2.TLC", "-workers", "1", "-noGenerateSpecTE", "-metadir", meta,
 		"-config", "TraceDrainRegistration.cfg", "TraceDrainRegistration.tla")
 	cmd.Dir = tlaDir
