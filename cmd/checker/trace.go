@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -20,9 +19,9 @@ import (
 	"github.com/drainproof/drainproof/spec"
 )
 
-// traceOutput is the --json report of `checker trace`.
+// traceOutput is the traces object of `checker trace --json` (the
+// report's outcome: ok, violated when a trace is rejected, incomplete).
 type traceOutput struct {
-	Result         string              `json:"result"` // ok, rejected or incomplete
 	Files          []tracecheck.Result `json:"files"`
 	OK             int                 `json:"ok"`
 	Rejected       int                 `json:"rejected"`
@@ -97,15 +96,15 @@ func runTrace(_ context.Context, args []string, stdout, stderr io.Writer) int {
 		out.LinesPerSecond = float64(out.Lines) / out.Seconds
 	}
 	code := exitOK
-	out.Result = "ok"
+	r := report{Command: "trace", Outcome: outcomeOK, Seconds: out.Seconds, Traces: &out}
 	switch {
 	case out.Rejected > 0:
-		code, out.Result = exitViolation, "rejected"
+		code, r.Outcome, r.Violated, r.Kind = exitViolation, outcomeViolated, "trace", "trace"
 	case out.Incomplete > 0:
-		code, out.Result = exitIncomplete, "incomplete"
+		code, r.Outcome, r.Reason = exitIncomplete, outcomeIncomplete, "a trace leaves the model's or the search's bounds"
 	}
 	if *asJSON {
-		if err := json.NewEncoder(stdout).Encode(out); err != nil {
+		if err := writeReport(stdout, r); err != nil {
 			return exitUsage
 		}
 		return code

@@ -27,9 +27,11 @@ func TestTraceCommand(t *testing.T) {
 
 	code, out, _ = runCLI(t, "trace", "--json", okDir, filepath.Join(bugDir, "seed-1.ndjson"))
 	require.Equal(t, exitViolation, code, out)
-	var r traceOutput
-	require.NoError(t, json.Unmarshal([]byte(out), &r))
-	require.Equal(t, "rejected", r.Result)
+	var rep report
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.Equal(t, "trace", rep.Command)
+	require.Equal(t, "violated", rep.Outcome)
+	r := rep.Traces
 	require.Len(t, r.Files, 5)
 	require.Equal(t, 4, r.OK)
 	bad := r.Files[4]
@@ -80,10 +82,11 @@ func TestSimulateTrace(t *testing.T) {
 	}
 	code, out, _ := runCLI(t, "trace", "--json", dir)
 	require.Equal(t, exitOK, code, out)
-	var r traceOutput
-	require.NoError(t, json.Unmarshal([]byte(out), &r))
-	require.Equal(t, 10, r.OK)
-	require.Greater(t, r.Lines, 2000)
+	var rep report
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.Equal(t, "ok", rep.Outcome)
+	require.Equal(t, 10, rep.Traces.OK)
+	require.Greater(t, rep.Traces.Lines, 2000)
 }
 
 func TestTraceParityNeedsTLC(t *testing.T) {
