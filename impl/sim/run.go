@@ -9,6 +9,7 @@ import (
 	"github.com/drainproof/drainproof/impl/coordinator"
 	"github.com/drainproof/drainproof/impl/node"
 	"github.com/drainproof/drainproof/impl/store"
+	"github.com/drainproof/drainproof/impl/trace"
 )
 
 // Config configures one seeded simulation ([Run]).
@@ -24,6 +25,12 @@ type Config struct {
 	Dispatchers, TableTriggers int
 	// Store is T's event store (memory if empty).
 	Store StoreKind
+	// Tracer, if set, receives the run's model actions (docs/trace.md):
+	// every component of the cluster traces into it.
+	Tracer trace.Tracer
+	// ModelScope keeps the run within what the TLA+ model describes, so
+	// that its trace can be validated: see modelScope in trace.go.
+	ModelScope bool
 
 	_ struct{}
 }
@@ -78,6 +85,7 @@ type runner struct {
 	rng *rand.Rand
 	res Result
 
+	model         bool  // Config.ModelScope
 	work          int64 // maintainer work on T in the current session
 	sessionSeen   bool
 	versionKnown  bool
@@ -109,7 +117,7 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	}
 	c, err := NewCluster(ClusterConfig{Transport: cfg.Transport, Dispatchers: cfg.Dispatchers,
 		TableTriggers: cfg.TableTriggers, ResendInterval: 4, QueryInterval: 2, UnknownAfter: 40,
-		HeartbeatInterval: 3, CacheTTL: 10, Store: cfg.Store})
+		HeartbeatInterval: 3, CacheTTL: cacheTTL(cfg), Store: cfg.Store, Tracer: cfg.Tracer})
 	if err != nil {
 		return Result{}, err
 	}
@@ -117,8 +125,12 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	r := &runner{c: c, rng: rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)),
 		res:          Result{Seed: cfg.Seed, Steps: cfg.Steps, Transport: string(cfg.Transport), Store: string(cfg.Store)},
 		versionKnown: true, legacyUntil: -1}
-	if r.rng.IntN(5) == 0 {
+	if r.rng.IntN(5) == 0 && !cfg.ModelScope {
 		r.legacyUntil = r.rng.IntN(max(cfg.Steps, 1))
+	}
+	r.model = cfg.ModelScope
+	if err := r.startModelScope(); err != nil {
+		return r.res, err
 	}
 	c.Coord.AddNode(peer, 1, 0)
 	c.Coord.ObserveVersion(peer, r.peerVersion(0))
@@ -150,6 +162,7 @@ func (r *runner) chance(p float64) bool { return r.rng.Float64() < p }
 // step runs one event, chosen by weight.
 func (r *runner) step(step int) error {
 	c := r.c
+	r.trimBus()
 	if step == r.legacyUntil {
 		c.Coord.ObserveVersion(peer, r.peerVersion(step)) // the peer was upgraded
 	}
@@ -212,7 +225,7 @@ func (r *runner) tick() error {
 		r.versionKnown = true
 		c.Coord.ObserveVersion(Target, node.VersionBrokerDrain)
 	}
-	if r.chance(0.02) {
+	if r.chance(0.02) && !r.model {
 		r.staleLCActive = !r.staleLCActive
 	}
 	r.sent(before)
@@ -356,10 +369,14 @@ func (r *runner) upgradeController() error {
 	default:
 		return nil
 	}
+	if !r.mayRestart() {
+		return nil
+	}
 	r.res.Restarts++
 	if _, err := c.Restart(); err != nil {
 		return err
 	}
+	r.restarted("UpgradeRestart")
 	r.rejoin()
 	return nil
 }
@@ -367,6 +384,9 @@ func (r *runner) upgradeController() error {
 // rejoin: T's new process leaves and rejoins membership; its version is
 // known only after its bootstrap.
 func (r *runner) rejoin() {
+	if r.model {
+		return // one drain session, as in the model
+	}
 	c := r.c
 	c.Coord.RemoveNode(Target)
 	c.LogCoord.RemoveNode(Target)
@@ -378,12 +398,14 @@ func (r *runner) rejoin() {
 // crash restarts T unplanned; the coordinator learns the new epoch from
 // its messages.
 func (r *runner) crash() error {
-	if !r.chance(0.3) {
+	if !r.chance(0.3) || !r.mayRestart() {
 		return nil
 	}
 	r.res.Restarts++
 	r.res.CrashRestarts++
 	_, err := r.c.Restart()
+	r.restarted("NodeCrashRestart")
+	r.forgetOldProcess()
 	return err
 }
 
