@@ -70,9 +70,16 @@ func HeaderFor(cfg spec.Config, source string) Header {
 			bugs = append(bugs, n)
 		}
 	}
+	// An empty set is [], never null (which no constant accepts).
+	set := func(x []string) []string {
+		if x == nil {
+			return []string{}
+		}
+		return x
+	}
 	return Header{Trace: SchemaVersion, Source: source, Model: map[string]any{
-		"Dispatchers": cfg.Dispatchers, "TableTriggers": cfg.TableTriggers, "Brokers": cfg.Brokers,
-		"Versions": cfg.Versions, "MaxEpoch": cfg.MaxEpoch,
+		"Dispatchers": set(cfg.Dispatchers), "TableTriggers": set(cfg.TableTriggers), "Brokers": set(cfg.Brokers),
+		"Versions": set(cfg.Versions), "MaxEpoch": cfg.MaxEpoch,
 		"MaxReg": cfg.MaxReg, "MaxMsgs": cfg.MaxMsgs, "Transport": cfg.Transport, "Bugs": bugs,
 	}}
 }
