@@ -352,6 +352,12 @@ func (r *runner) upgradeController() error {
 		r.res.LegacyRestarts++
 	case dec.Complete && dec.DrainedEpoch == c.Epoch():
 		r.res.DrainsCompleted++
+		if !r.mayRestart() {
+			// Model scope, past its epochs: the drained process stays;
+			// the streams a restart would break are still counted.
+			r.res.BrokenStreams += c.BrokenStreams()
+			return nil
+		}
 		r.res.UpgradeRestarts++
 		r.res.Restarts++
 		broken, err := c.RestartDrained(DrainRef{Number: r.res.DrainsCompleted, Epoch: c.Epoch(), Step: r.now})
@@ -359,6 +365,7 @@ func (r *runner) upgradeController() error {
 		if err != nil {
 			return err
 		}
+		r.restarted("UpgradeRestart")
 		r.rejoin()
 		return nil
 	case dec.Complete:
