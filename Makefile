@@ -1,15 +1,19 @@
 # drainproof: the main job is `make check`, the tests are `make test`.
 GO      ?= go
 CHECKER := $(GO) run ./cmd/checker
+# where make check writes the traces it validates
+TRACES  ?= $(or $(TMPDIR),/tmp)/drainproof-traces
 
-.PHONY: check test lint bench bugs tlc fuzz build clean
+.PHONY: check test lint bench bugs tlc trace-parity fuzz build clean
 
 ## check: every model of tla/models.json against its recorded figures and
 ## bug matrix, action coverage over the correct models, the calibration
 ## model, a short seeded simulation per transport and per event store (exit 1
 ## on a broken stream, a lost, duplicated or out-of-order change event, or a
-## drain still open that does not complete once the faults stop), and one
-## linearizability check of the event service
+## drain still open that does not complete once the faults stop), one
+## linearizability check of the event service, and trace validation
+## (docs/trace.md) of model-scope simulations of both transports and of a
+## short stress run of the event service
 check:
 	$(CHECKER) verify --models tla/models.json --coverage
 	$(CHECKER) check --model twophase --rms 3 --progress 0
@@ -18,6 +22,11 @@ check:
 	$(CHECKER) simulate --seed 1 --seeds 10 --steps 2000 --settle 3000 --transport heartbeat --store pebble
 	$(CHECKER) simulate --seed 1 --seeds 10 --steps 2000 --settle 3000 --transport logcoord --store pebble
 	$(CHECKER) lincheck --clients 8 --ops 2000 --seed 1 --timeout 60s
+	@rm -rf $(TRACES) && mkdir -p $(TRACES)
+	DRAINPROOF_TRACE=$(TRACES)/stress.ndjson $(GO) test -count=1 -run '^TestStressTrace$$' ./impl/eventservice
+	$(CHECKER) simulate --seed 1 --seeds 50 --steps 2000 --transport heartbeat --model-scope --trace $(TRACES)
+	$(CHECKER) simulate --seed 1 --seeds 50 --steps 2000 --transport logcoord --model-scope --trace $(TRACES)
+	$(CHECKER) trace -q $(TRACES)
 
 ## test: the whole test suite under the race detector; -timeout makes a hung test
 ## fail in minutes (with its goroutine dump), well under CI's own limit
@@ -46,6 +55,13 @@ bugs:
 tlc:
 	@if [ -z "$(TLA2TOOLS)" ]; then echo "make tlc: set TLA2TOOLS to the path of tla2tools.jar (TLC is not in any package registry; build it from the tlaplus sources, outside this repo)"; exit 2; fi
 	$(CHECKER) tlc --models tla/models.json --jar "$(TLA2TOOLS)"
+
+## trace-parity: checker trace against TLC (tla/TraceDrainRegistration.tla) on
+## a few hundred traces; needs TLA2TOOLS and TLA_COMMUNITY_MODULES (the jar of
+## the TLA+ community modules, built from its public sources outside this repo)
+trace-parity:
+	@if [ -z "$(TLA2TOOLS)" ] || [ -z "$(TLA_COMMUNITY_MODULES)" ]; then echo "make trace-parity: set TLA2TOOLS (tla2tools.jar) and TLA_COMMUNITY_MODULES (CommunityModules-deps.jar)"; exit 2; fi
+	$(CHECKER) traceparity --n 30 --steps 80 --free 20
 
 ## fuzz: a short fuzzing run of the cfg parser
 fuzz:

@@ -33,7 +33,8 @@ func runLincheck(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	history := fs.String("history", "", "check the history saved in this file instead of recording one")
 	save := fs.String("save", "", "save the recorded history to this file")
 	asJSON := fs.Bool("json", false, "print one JSON object (see the README's \"JSON output\")")
-	fs.Usage = usageFunc(fs, "checker lincheck [--clients N] [--ops N] [--seed S] [--timeout D] [--html FILE] [--history FILE | --save FILE] [--bug NAME] [--json]",
+	traceFile := fs.String("trace", "", "write the event service's trace (docs/trace.md) of the recording to this file")
+	fs.Usage = usageFunc(fs, "checker lincheck [--clients N] [--ops N] [--seed S] [--timeout D] [--html FILE] [--history FILE | --save FILE] [--trace FILE] [--bug NAME] [--json]",
 		"Record a concurrent history of the real event service (clients, injected store faults, one admission close)\nor load one, and check it for linearizability against the sequential specification with porcupine.")
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
@@ -41,6 +42,9 @@ func runLincheck(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	fail := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "checker lincheck: "+format+"\n", a...)
 		return exitUsage
+	}
+	if *history != "" && *traceFile != "" {
+		return fail("--history checks a saved history: --trace does not apply")
 	}
 	if flagErr(stderr, "checker lincheck",
 		intRange("clients", int64(*clients), 1, lincheck.MaxClients),
@@ -84,7 +88,18 @@ func runLincheck(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	} else {
 		start := time.Now()
 		var err error
-		h, err = lincheck.Record(ctx, lincheck.Config{Clients: *clients, Ops: *ops, Seed: *seed, Round: *round})
+		rcfg := lincheck.Config{Clients: *clients, Ops: *ops, Seed: *seed, Round: *round}
+		tw, err := openTrace(*traceFile, lincheck.TraceHeader(rcfg))
+		if err != nil {
+			return fail("trace: %v", err)
+		}
+		if tw != nil {
+			rcfg.Tracer = tw
+		}
+		h, err = lincheck.Record(ctx, rcfg)
+		if tw != nil {
+			err = errors.Join(err, tw.Close())
+		}
 		if ctx.Err() != nil {
 			// Ctrl-C: a partial history lacks the interrupted operations
 			// and the final audit, so it is reported, not checked.

@@ -34,6 +34,10 @@ commands:
   models    list the built-in models
   simulate  run the seeded cluster simulator over the real library
   lincheck  porcupine linearizability check of the event service
+  trace     validate NDJSON traces of the implementation against the model (docs/trace.md)
+  tracegen  write traces of seeded random walks of a model
+  traceparity  checker trace against TLC on a corpus of traces ($TLA2TOOLS, $TLA_COMMUNITY_MODULES)
+  bugs      the bug matrix: which techniques catch each bug of the zoo (a -tags bugs build)
   version   print the module version and the VCS revision
   help      print this help, or a command's (checker help <command>)
 
@@ -42,13 +46,17 @@ Each command takes --json for one JSON object (see the README, "JSON output").
 
 // commands maps each subcommand to its function.
 var commands = map[string]func(ctx context.Context, args []string, stdout, stderr io.Writer) int{
-	"check":    runCheck,
-	"verify":   runVerify,
-	"tlc":      runTLC,
-	"simulate": runSimulate,
-	"lincheck": runLincheck,
-	"models":   runModels,
-	"version":  runVersion,
+	"check":       runCheck,
+	"verify":      runVerify,
+	"tlc":         runTLC,
+	"simulate":    runSimulate,
+	"lincheck":    runLincheck,
+	"trace":       runTrace,
+	"tracegen":    runTraceGen,
+	"traceparity": runTraceParity,
+	"bugs":        runBugs,
+	"models":      runModels,
+	"version":     runVersion,
 }
 
 // run is the whole program, testable: it returns the exit code.

@@ -52,6 +52,8 @@ type report struct {
 	Check    *checkReport    `json:"check,omitempty"`
 	Simulate *simulateReport `json:"simulate,omitempty"`
 	Lincheck *lincheckReport `json:"lincheck,omitempty"`
+	// Traces is the trace validation's (checker trace) report.
+	Traces *traceOutput `json:"traces,omitempty"`
 }
 
 // jsonStep is one step of a trace: the action and the state's variables.

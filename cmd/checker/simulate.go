@@ -68,7 +68,9 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	settle := fs.Int("settle", 0, "after the steps, up to this many fault-free events while a drain is still open; one still open then is a violation (0..100,000,000; 0: none)")
 	bug := fs.String("bug", "", "switch on a bug of the zoo (binary built with -tags bugs): "+fmt.Sprint(bugs.Names()))
 	asJSON := fs.Bool("json", false, "print one JSON object (see the README's \"JSON output\")")
-	fs.Usage = usageFunc(fs, "checker simulate [--seed S] [--seeds K] [--steps N] [--settle M] [--transport heartbeat|logcoord] [--store memory|pebble] [--bug NAME] [--json]",
+	traceDir := fs.String("trace", "", "write each seed's trace (docs/trace.md) to DIR/seed-N-TRANSPORT.ndjson")
+	modelScope := fs.Bool("model-scope", false, "keep the runs within what the TLA+ model describes (see sim.Config.ModelScope), so that their traces validate")
+	fs.Usage = usageFunc(fs, "checker simulate [--seed S] [--seeds K] [--steps N] [--settle M] [--transport heartbeat|logcoord] [--store memory|pebble] [--bug NAME] [--model-scope] [--trace DIR] [--json]",
 		"Run the deterministic cluster simulator over the real library (loss, duplication, reordering, crashes, upgrades)\nfor the seeds S..S+K-1 and count drains, restarts, broken streams and the change events the changefeed lost,\nreceived twice or out of order; a broken stream or such an event is a violation.\nWith --settle, a drain still open once the faults stop that does not complete is one too.")
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
@@ -103,7 +105,8 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	start := time.Now()
 	out := simulateOutput{Result: sim.Result{Seed: *seed, Steps: *steps, Transport: string(tr), Store: string(sk)}, Seeds: *seeds, Bug: *bug}
 	for i := 0; i < *seeds; i++ {
-		r, err := sim.Run(ctx, sim.Config{Seed: *seed + uint64(i), Steps: *steps, Transport: tr, Store: sk, Settle: *settle})
+		cfg := sim.Config{Seed: *seed + uint64(i), Steps: *steps, Transport: tr, Store: sk, Settle: *settle, ModelScope: *modelScope}
+		r, err := runSimTraced(ctx, cfg, *traceDir)
 		if ctx.Err() != nil {
 			// Ctrl-C: the seeds run so far are the partial figures; the
 			// interrupted run's counts are left out.

@@ -10,6 +10,7 @@ import (
 	"github.com/drainproof/drainproof/impl/bugs"
 	"github.com/drainproof/drainproof/impl/logcoord"
 	"github.com/drainproof/drainproof/impl/node"
+	"github.com/drainproof/drainproof/impl/trace"
 )
 
 // ErrNodeNotExist is returned by [Coordinator.DrainNode] for a target that
@@ -34,6 +35,11 @@ type Config struct {
 	// RequiredVersion is the drain protocol version every alive node must
 	// have for a session to start (node.VersionBrokerDrain if 0).
 	RequiredVersion node.Version
+	// Tracer, if set, receives the model actions about TraceNode
+	// (docs/trace.md, see trace.go). Nil: no tracing.
+	Tracer trace.Tracer
+	// TraceNode is the drained node whose actions are traced.
+	TraceNode node.ID
 
 	_ struct{}
 }
@@ -128,6 +134,7 @@ type Coordinator struct {
 	nodes     map[node.ID]*nodeState
 	session   *session
 	completed node.ID // drainCompleted tombstone: a removed target that completed
+	learned   uint64  // the epoch CoordLearnVersion was last traced for (Config.Tracer)
 }
 
 // New returns a coordinator with no members and no session.
@@ -169,6 +176,7 @@ func (c *Coordinator) ObserveVersion(id node.ID, v node.Version) {
 	defer c.mu.Unlock()
 	if n := c.nodes[id]; n != nil {
 		n.versionKnown, n.version = true, v
+		c.traceLearn(id)
 	}
 }
 
@@ -221,6 +229,7 @@ func (c *Coordinator) ObserveHeartbeat(hb node.Heartbeat, now int64) {
 	usesCount := c.cfg.Transport == node.TransportHeartbeat && hb.HasCount &&
 		hb.Liveness == node.Stopping && hb.AdmissionClosed && hb.Count >= 0
 	c.observe(n, hb.Epoch, hb.Liveness, usesCount, hb.Count, now)
+	c.trace("CoordRecvHeartbeat", hb.From, hb.TraceMsg())
 }
 
 // ObserveResponse applies a SetNodeLivenessResponse (TLA+
@@ -233,6 +242,7 @@ func (c *Coordinator) ObserveResponse(r node.Response, now int64) {
 		return
 	}
 	c.observe(n, r.Epoch, r.Liveness, false, 0, now)
+	c.trace("CoordRecvResponse", r.From, r.TraceMsg())
 }
 
 // ObserveAnswer applies the LogCoordinator's answer (TLA+
@@ -255,6 +265,7 @@ func (c *Coordinator) ObserveAnswer(a logcoord.Answer, now int64) {
 	case !a.Known && bugs.UnknownErasesCountOn() && n.liveness == node.Stopping:
 		n.counted, n.count = true, 0
 	}
+	c.trace("CoordRecvAnswer", a.Target, a.TraceMsg())
 }
 
 // ReportProgress records the maintainers' progress on target's drain
@@ -265,6 +276,7 @@ func (c *Coordinator) ReportProgress(target node.ID, p Progress) {
 	defer c.mu.Unlock()
 	if s := c.session; s != nil && s.target == target {
 		s.progress = p
+		c.trace("MaintainerReportProgress", target, nil)
 	}
 }
 
@@ -354,6 +366,7 @@ func (c *Coordinator) evaluate(target node.ID, now int64, act bool) (Decision, e
 	if c.complete(s, n, now) {
 		if act {
 			s.drainedEpoch = n.epoch
+			c.trace("CoordCompleteDrain", target, nil)
 		}
 		return Decision{Complete: true, DrainedEpoch: n.epoch}, nil
 	}
@@ -393,7 +406,9 @@ func (c *Coordinator) NextCommand(now int64) (node.Command, bool) {
 		return node.Command{}, false
 	}
 	n.cmdSent, n.lastCmdKind, n.lastCmdAt = true, target, now
-	return node.Command{To: s.target, Epoch: n.epoch, Target: target}, true
+	cmd := node.Command{To: s.target, Epoch: n.epoch, Target: target}
+	c.trace(commandAction(cmd), s.target, cmd.TraceMsg())
+	return cmd, true
 }
 
 // NextQuery returns the node whose broker count the coordinator asks the

@@ -11,6 +11,7 @@ import (
 
 	"github.com/drainproof/drainproof/impl/bugs"
 	"github.com/drainproof/drainproof/impl/store"
+	"github.com/drainproof/drainproof/impl/trace"
 )
 
 // stat is one epoch of a dispatcher's registration (upstream
@@ -388,8 +389,17 @@ func (b *broker) add(ctx context.Context, d *dispatcher, req *Request, slot hint
 			d.markRemoved()
 			b.leaveChangefeed(d)
 			b.rollback()
+			if b.svc.tr != nil {
+				b.svc.traceStep("BrokerSubscribeRefused", b, d, pcIs(d, "rollback"), trace.At("removed", string(d.id), d.isRemoved()))
+			}
+			if b.svc.tr != nil {
+				b.svc.traceStep("BrokerRollback", b, d, pcIs(d, "idle"), trace.At("brk", string(d.id), "none"), countOf(b))
+			}
 			b.svc.emit(Event{Kind: EventNotReusable, Cluster: b.cluster, Dispatcher: d.id, Topic: d.topic})
 			return fmt.Errorf("%w: %s/%s", ErrNotReusable, b.cluster, d.id)
+		}
+		if b.svc.tr != nil {
+			b.svc.traceStep("BrokerSubscribe", b, d, pcIs(d, "subscribed"), trace.At("subscribed", string(d.id), true))
 		}
 		// BrokerRegisterTable / BrokerRegisterTableFails.
 		if err := b.ss.RegisterTable(ctx, req.Table, req.StartTs); err != nil {
@@ -404,9 +414,18 @@ func (b *broker) add(ctx context.Context, d *dispatcher, req *Request, slot hint
 				}
 				b.es.UnregisterDispatcher(d.id) // TLA+ BrokerUnsubscribe
 			}
+			if b.svc.tr != nil {
+				b.svc.traceStep("BrokerRegisterTableFails", b, d, pcIs(d, "failed"), trace.At("removed", string(d.id), d.isRemoved()))
+			}
+			if b.svc.tr != nil {
+				b.svc.traceStep("BrokerUnsubscribe", b, d, pcIs(d, "rollback"), trace.At("subscribed", string(d.id), !d.isRemoved()))
+			}
 			b.leaveChangefeed(d)
 			if !bugs.RollbackBeforeUnsubscribeOn() {
 				b.rollback() // TLA+ BrokerRollback
+			}
+			if b.svc.tr != nil {
+				b.svc.traceStep("BrokerRollback", b, d, pcIs(d, "idle"), trace.At("brk", string(d.id), "none"), countOf(b))
 			}
 			return fmt.Errorf("eventservice: register table %d of dispatcher %s/%s: %w", req.Table, b.cluster, d.id, err)
 		}
@@ -419,6 +438,11 @@ func (b *broker) add(ctx context.Context, d *dispatcher, req *Request, slot hint
 	}
 	if bugs.CountAfterPublishOn() {
 		b.addCount(1)
+	}
+	if !d.tableTrigger {
+		if b.svc.tr != nil {
+			b.svc.traceStep("BrokerRegisterTable", b, d, pcIs(d, "registered"), trace.At("schemaRef", string(d.id), true), countOf(b))
+		}
 	}
 	return nil
 }
@@ -455,7 +479,13 @@ func (b *broker) removeID(id DispatcherID) {
 	}
 	b.loopUnlock()
 	if d != nil {
+		if !d.tableTrigger {
+			if b.svc.tr != nil {
+				b.svc.traceStep("CollectorRemove", b, d, pcIs(d, "removing"), trace.At("removed", string(d.id), true), countOf(b))
+			}
+		}
 		b.release(d)
+		b.svc.traceRemoveFinish(b, d)
 		b.recycle(d)
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/drainproof/drainproof/impl/bugs"
 	"github.com/drainproof/drainproof/impl/store"
+	"github.com/drainproof/drainproof/impl/trace"
 )
 
 // Defaults of [Config].
@@ -32,6 +33,14 @@ type Config struct {
 	// [Service.Do] for which goroutine that is) when a cluster's first
 	// admitted registration arrives. It must not block.
 	NewStores func(ClusterID) (store.EventStore, store.SchemaStore)
+	// Tracer, if set, receives the model actions the request loop
+	// performs, in order (docs/trace.md; see trace.go for which function
+	// emits which action). Nil: no tracing, and no cost.
+	Tracer trace.Tracer
+	// TraceBrokers are the model's brokers (the trace header's Brokers):
+	// a traced close and a traced report go over each of them, created
+	// or not.
+	TraceBrokers []ClusterID
 	// Emit sends an event to a collector. It is called from the request
 	// loop (the Run goroutine, or a Do caller's; see [Service.Do]) and
 	// from event-store goroutines (notifications), so it must be safe for
@@ -115,6 +124,7 @@ type Service struct {
 	dropped atomic.Int64 // notifications dropped for removed dispatchers
 
 	hook atomic.Pointer[hookFunc] // tests under the tag bugs: see hooks.go
+	tr   *traceState              // Config.Tracer's state, nil when untraced (request loop only)
 }
 
 // New returns a service for cfg. Start its request loop with Run.
@@ -136,6 +146,7 @@ func New(cfg Config) (*Service, error) {
 		q:         newQueue(cfg.QueueSize),
 		stopped:   make(chan struct{}),
 		byCluster: make(map[ClusterID]*broker),
+		tr:        newTraceState(cfg.Tracer, cfg.TraceBrokers),
 	}
 	s.brokers.Store(&[]*broker{})
 	return s, nil
@@ -493,6 +504,9 @@ func (s *Service) Snapshot(ctx context.Context) (Snapshot, error) {
 // with admissionClosed true counts every registration ever admitted and
 // not yet fully removed: such a report's zero is final (R2, R8).
 func (s *Service) Report() (count int64, admissionClosed bool) {
+	if s.tr != nil {
+		return s.reportTraced()
+	}
 	if bugs.SampleBeforeCloseOn() {
 		// The bug: the sum is taken before the close, so a registration
 		// admitted in between is missing from a closed report.
@@ -535,6 +549,10 @@ func (s *Service) sumCounts() int64 {
 // set after b was in the broker list, so the loop here sets b's bit.
 func (s *Service) CloseAdmission() {
 	if s.closed.Load() {
+		return
+	}
+	if s.tr != nil {
+		s.closeTraced()
 		return
 	}
 	s.closing.Store(true) // TLA+ ServiceStartClose
@@ -697,6 +715,7 @@ func (s *Service) brokerFor(cluster ClusterID) *broker {
 // refuse answers a registration the gate did not admit: a remote probe
 // gets NotReusable, a local registration is dropped (F-R7).
 func (s *Service) refuse(req *Request) error {
+	s.traceRefuse()
 	if req.OnlyReuse {
 		s.emit(Event{Kind: EventNotReusable, Cluster: req.Cluster, Dispatcher: req.Dispatcher, Topic: req.Topic})
 	}
@@ -712,6 +731,7 @@ func (s *Service) refuse(req *Request) error {
 // (open gate, the last broker used, one successful compare-and-swap);
 // anything else takes gateOpen, brokerFor and admit.
 func (s *Service) register(ctx context.Context, req *Request) error {
+	s.traceSendRegister(req)
 	if (s.closed.Load() || s.cfg.Stopping != nil) && !s.gateOpen() {
 		return s.refuse(req) // no broker is created for a refused registration
 	}
@@ -720,12 +740,14 @@ func (s *Service) register(ctx context.Context, req *Request) error {
 		b = s.brokerFor(req.Cluster)
 	}
 	s.at(stepGated, b) // TLA+ pc "gated"
+	s.traceGated(b)
 	// TLA+ BrokerAdmit: one compare-and-swap (here, or in admit's loop).
 	if w := b.gate.Load(); w&gateClosed != 0 || bugs.CountAfterPublishOn() || !b.gate.CompareAndSwap(w, w+2) {
 		if !s.admit(b) {
 			return s.refuse(req)
 		}
 	}
+	s.traceAdmitted(b)
 	// F-R3: a repeated registration replaces the old one. Release it fully
 	// first (its stores and its share of the count), so that exactly one
 	// subscription and one schema reference exist per live ID (R1, R9);
@@ -738,6 +760,7 @@ func (s *Service) register(ctx context.Context, req *Request) error {
 		if b.remove(old) { // TLA+ BrokerReleaseOld
 			b.recycle(old)
 		}
+		s.traceReleasedOld(b)
 	}
 	return b.add(ctx, d, req, slot)
 }
@@ -751,6 +774,7 @@ func (s *Service) cleanupInactive() int {
 	for _, b := range *s.brokers.Load() {
 		for _, d := range b.inactive(now, s.cfg.InactivityTimeout, closed) {
 			if b.remove(d) {
+				s.traceRemoved(b, d)
 				n++
 				if !bugs.DoubleDecrementOn() { // in the loop: d is ours again
 					b.recycle(d)

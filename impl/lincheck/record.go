@@ -13,6 +13,7 @@ import (
 	"github.com/drainproof/drainproof/impl/bugs"
 	"github.com/drainproof/drainproof/impl/eventservice"
 	"github.com/drainproof/drainproof/impl/store"
+	"github.com/drainproof/drainproof/impl/trace"
 )
 
 // Defaults of [Config].
@@ -50,6 +51,9 @@ type Config struct {
 	// of the event-store unregistrations sleep up to Delay, so that
 	// reports and reads land in the middle of a request.
 	Delay time.Duration
+	// Tracer, if set, receives the event service's model actions
+	// (docs/trace.md); TraceHeader is the header of such a trace.
+	Tracer trace.Tracer
 
 	_ struct{}
 }
@@ -181,6 +185,7 @@ func Record(ctx context.Context, cfg Config) (*History, error) {
 		},
 		Now:               func() time.Time { return time.Unix(0, fake.Add(int64(time.Hour))) },
 		InactivityTimeout: time.Minute,
+		Tracer:            cfg.Tracer,
 	})
 	if err != nil {
 		return nil, err
@@ -414,4 +419,23 @@ func idNames(ids []store.DispatcherID) []string {
 		out[i] = string(id)
 	}
 	return out
+}
+
+// TraceHeader returns the header of a trace of a recording (Config.Tracer):
+// the model's constants over the history's dispatcher universe, the last
+// NumTriggers of them table triggers. Its dispatchers outnumber what the
+// Go transcription of the model holds (spec.MaxDispatchers), and its
+// CloseAdmission is not one step of the model (v1), so `checker trace`
+// refuses such a trace for now: the model's next version has both.
+func TraceHeader(cfg Config) trace.Header {
+	var ds, tts []string
+	for id := range NumOrdinary + NumTriggers {
+		ds = append(ds, IDName(id))
+		if isTrigger(id) {
+			tts = append(tts, IDName(id))
+		}
+	}
+	return trace.Header{Source: fmt.Sprintf("lincheck seed %d, %d clients, %d ops", cfg.Seed, cfg.Clients, cfg.Ops),
+		Model: map[string]any{"Dispatchers": ds, "TableTriggers": tts, "MaxEpoch": 15, "MaxReg": 15, "MaxMsgs": 8,
+			"Transport": "heartbeat", "Bugs": []string{}}}
 }

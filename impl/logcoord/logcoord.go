@@ -4,6 +4,7 @@ import (
 	"sync"
 
 	"github.com/drainproof/drainproof/impl/node"
+	"github.com/drainproof/drainproof/impl/trace"
 )
 
 // Answer is the LogCoordinator's EventBrokerDispatcherCountResponse to the
@@ -25,6 +26,11 @@ type Config struct {
 	// TTL is how many ticks an entry stays fresh after its last refresh;
 	// 0 means entries never expire by age.
 	TTL int64
+	// Tracer, if set, receives the model actions about TraceNode
+	// (docs/trace.md, see trace.go). Nil: no tracing.
+	Tracer trace.Tracer
+	// TraceNode is the node whose entry is traced (every node if empty).
+	TraceNode node.ID
 
 	_ struct{}
 }
@@ -54,6 +60,12 @@ func New(cfg Config) *Cache {
 func (c *Cache) OnReport(r node.Report, now int64) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	changed := c.onReport(r, now)
+	c.trace("LogCoordRecvReport", r.From, r.TraceMsg())
+	return changed
+}
+
+func (c *Cache) onReport(r node.Report, now int64) bool {
 	old, ok := c.entries[r.From]
 	switch {
 	case !ok || r.Epoch > old.report.Epoch:
@@ -84,15 +96,22 @@ func (c *Cache) Answer(target node.ID, now int64) Answer {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.entries[target]
-	if !ok {
-		return Unknown(target)
-	}
-	if c.cfg.TTL > 0 && now-e.receivedAt > c.cfg.TTL {
+	if ok && c.cfg.TTL > 0 && now-e.receivedAt > c.cfg.TTL {
 		delete(c.entries, target)
-		return Unknown(target)
+		c.trace("LogCoordExpire", target, nil)
+		ok = false
 	}
-	return Answer{Target: target, Known: true, Epoch: e.report.Epoch, Count: e.report.Count,
-		AdmissionClosed: e.report.AdmissionClosed}
+	a := Unknown(target)
+	if ok {
+		a = Answer{Target: target, Known: true, Epoch: e.report.Epoch, Count: e.report.Count,
+			AdmissionClosed: e.report.AdmissionClosed}
+	}
+	if ok {
+		c.trace("LogCoordAnswer", target, a.TraceMsg())
+	} else {
+		c.trace("LogCoordAnswerUnknown", target, a.TraceMsg())
+	}
+	return a
 }
 
 // Expire deletes every entry older than the TTL at now and returns how
@@ -107,6 +126,7 @@ func (c *Cache) Expire(now int64) int {
 	for id, e := range c.entries {
 		if now-e.receivedAt > c.cfg.TTL {
 			delete(c.entries, id)
+			c.trace("LogCoordExpire", id, nil)
 			n++
 		}
 	}
@@ -117,7 +137,10 @@ func (c *Cache) Expire(now int64) int {
 func (c *Cache) RemoveNode(n node.ID) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	delete(c.entries, n)
+	if _, ok := c.entries[n]; ok {
+		delete(c.entries, n)
+		c.trace("LogCoordExpire", n, nil)
+	}
 }
 
 // Entry returns n's cached report and whether there is one (expired or

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/drainproof/drainproof/impl/bugs"
+	"github.com/drainproof/drainproof/impl/trace"
 )
 
 // Liveness is a node's liveness. The order is the model's Rank.
@@ -172,6 +173,9 @@ type Config struct {
 	// HeartbeatInterval is the throttle of unforced heartbeats, in ticks
 	// (1 if 0).
 	HeartbeatInterval int64
+	// Tracer, if set, receives the model actions the node takes
+	// (docs/trace.md; see trace.go). Nil: no tracing.
+	Tracer trace.Tracer
 
 	_ struct{}
 }
@@ -233,7 +237,9 @@ func (n *Node) Stopping() bool { return n.live.Load() == Stopping }
 // admission when STOPPING (TLA+ NodeSendHeartbeat).
 func (n *Node) RecvCommand(cmd Command) (resp Response, changed bool) {
 	changed = cmd.Epoch == n.cfg.Epoch && n.live.Advance(cmd.Target)
-	return Response{From: n.cfg.ID, Epoch: n.cfg.Epoch, Liveness: n.live.Load()}, changed
+	resp = Response{From: n.cfg.ID, Epoch: n.cfg.Epoch, Liveness: n.live.Load()}
+	n.traceCommand(cmd, resp)
+	return resp, changed
 }
 
 // Heartbeat builds a forced heartbeat (TLA+ NodeSendHeartbeat) and moves
@@ -247,10 +253,12 @@ func (n *Node) Heartbeat(now int64) Heartbeat {
 	hb := Heartbeat{From: n.cfg.ID, Epoch: n.cfg.Epoch, Liveness: n.live.Load()}
 	if n.cfg.Transport == TransportHeartbeat {
 		hb.HasCount = true
+		n.traceStartHeartbeat(hb.Liveness)
 		if n.cfg.Service != nil {
 			hb.Count, hb.AdmissionClosed = n.cfg.Service.Report()
 		}
 	}
+	n.traceHeartbeat(hb)
 	return hb
 }
 
@@ -277,5 +285,6 @@ func (n *Node) Report() Report {
 	if n.cfg.Service != nil {
 		r.Count, r.AdmissionClosed = n.cfg.Service.Report()
 	}
+	n.traceReport(r)
 	return r
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/drainproof/drainproof/impl/logcoord"
 	"github.com/drainproof/drainproof/impl/node"
 	"github.com/drainproof/drainproof/impl/store"
+	"github.com/drainproof/drainproof/impl/trace"
 )
 
 // Target is the drained node's ID.
@@ -92,6 +93,9 @@ type ClusterConfig struct {
 	CacheTTL int64
 	// Store is T's event store (memory if empty).
 	Store StoreKind
+	// Tracer, if set, receives the model actions of T's processes, the
+	// coordinator and the LogCoordinator about T (docs/trace.md).
+	Tracer trace.Tracer
 
 	_ struct{}
 }
@@ -168,11 +172,11 @@ func NewCluster(cfg ClusterConfig) (*Cluster, error) {
 		return nil, fmt.Errorf("sim: bad cluster count %d", cfg.Clusters)
 	}
 	co, err := coordinator.New(coordinator.Config{Transport: cfg.Transport, ResendInterval: cfg.ResendInterval,
-		QueryInterval: cfg.QueryInterval, UnknownAfter: cfg.UnknownAfter})
+		QueryInterval: cfg.QueryInterval, UnknownAfter: cfg.UnknownAfter, Tracer: cfg.Tracer, TraceNode: Target})
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{cfg: cfg, Coord: co, LogCoord: logcoord.New(logcoord.Config{TTL: cfg.CacheTTL}),
+	c := &Cluster{cfg: cfg, Coord: co, LogCoord: logcoord.New(logcoord.Config{TTL: cfg.CacheTTL, Tracer: cfg.Tracer, TraceNode: Target}),
 		registered: make([]bool, cfg.Dispatchers), data: newDataPlane(cfg.Dispatchers - cfg.TableTriggers)}
 	if err := c.start(); err != nil {
 		return nil, err
@@ -204,15 +208,18 @@ func (c *Cluster) start() error {
 			k := byID[id] // the cluster asks only for its own clusters
 			return p.es[k], p.ss[k]
 		},
-		Stopping: func() bool { return !p.observer.Load() && p.live.Load() == node.Stopping },
-		Now:      func() time.Time { return time.Unix(0, 0) },
+		Stopping:     func() bool { return !p.observer.Load() && p.live.Load() == node.Stopping },
+		Now:          func() time.Time { return time.Unix(0, 0) },
+		Tracer:       c.cfg.Tracer,
+		TraceBrokers: c.clusterIDs(),
 	})
 	if err != nil {
 		return err
 	}
 	p.svc = svc
 	p.node, err = node.New(node.Config{ID: Target, Epoch: c.epoch, Version: node.VersionBrokerDrain,
-		Transport: c.cfg.Transport, Service: svc, Liveness: p.live, HeartbeatInterval: c.cfg.HeartbeatInterval})
+		Transport: c.cfg.Transport, Service: svc, Liveness: p.live, HeartbeatInterval: c.cfg.HeartbeatInterval,
+		Tracer: c.cfg.Tracer})
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/drainproof/drainproof/impl/coordinator"
 	"github.com/drainproof/drainproof/impl/node"
 	"github.com/drainproof/drainproof/impl/store"
+	"github.com/drainproof/drainproof/impl/trace"
 )
 
 // Config configures one seeded simulation ([Run]).
@@ -34,6 +35,12 @@ type Config struct {
 	// still open: Result.SettledDrains and StalledDrains say whether it
 	// completed.
 	Settle int
+	// Tracer, if set, receives the run's model actions (docs/trace.md):
+	// every component of the cluster traces into it.
+	Tracer trace.Tracer
+	// ModelScope keeps the run within what the TLA+ model describes, so
+	// that its trace can be validated: see modelScope in trace.go.
+	ModelScope bool
 
 	_ struct{}
 }
@@ -125,6 +132,7 @@ type runner struct {
 	rng *rand.Rand
 	res Result
 
+	model         bool  // Config.ModelScope
 	work          int64 // maintainer work on T in the current session
 	sessionSeen   bool
 	versionKnown  bool
@@ -162,7 +170,7 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	}
 	c, err := NewCluster(ClusterConfig{Transport: cfg.Transport, Dispatchers: cfg.Dispatchers,
 		TableTriggers: cfg.TableTriggers, Clusters: cfg.Clusters, ResendInterval: 4, QueryInterval: 2, UnknownAfter: 40,
-		HeartbeatInterval: 3, CacheTTL: 10, Store: cfg.Store})
+		HeartbeatInterval: 3, CacheTTL: cacheTTL(cfg), Store: cfg.Store, Tracer: cfg.Tracer})
 	if err != nil {
 		return Result{}, err
 	}
@@ -170,8 +178,12 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	r := &runner{c: c, rng: rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)),
 		res:          Result{Seed: cfg.Seed, Steps: cfg.Steps, Transport: string(cfg.Transport), Store: string(cfg.Store)},
 		versionKnown: true, legacyUntil: -1, drainStart: -1}
-	if r.rng.IntN(5) == 0 {
+	if r.rng.IntN(5) == 0 && !cfg.ModelScope {
 		r.legacyUntil = r.rng.IntN(max(cfg.Steps, 1))
+	}
+	r.model = cfg.ModelScope
+	if err := r.startModelScope(); err != nil {
+		return r.res, err
 	}
 	c.Coord.AddNode(peer, 1, 0)
 	c.Coord.ObserveVersion(peer, r.peerVersion(0))
@@ -230,6 +242,7 @@ func (r *runner) chance(p float64) bool { return r.rng.Float64() < p }
 // event runs one event, chosen by weight; once calm, no fault.
 func (r *runner) event() error {
 	c := r.c
+	r.trimBus()
 	if r.step == r.legacyUntil {
 		c.Coord.ObserveVersion(peer, r.peerVersion(r.step)) // the peer was upgraded
 	}
@@ -295,7 +308,7 @@ func (r *runner) tick() error {
 		r.versionKnown = true
 		c.Coord.ObserveVersion(Target, node.VersionBrokerDrain)
 	}
-	if r.chance(0.02) && !r.calm {
+	if r.chance(0.02) && !r.calm && !r.model {
 		r.staleLCActive = !r.staleLCActive
 	}
 	r.sent(before)
@@ -467,6 +480,13 @@ func (r *runner) upgradeController() error {
 			r.res.DrainsCompleted++
 			r.res.DrainSteps = append(r.res.DrainSteps, r.step-r.drainStart)
 		}
+		if !r.mayRestart() {
+			// Model scope, past its epochs: the drained process stays;
+			// the streams a restart would break are still counted.
+			r.res.BrokenStreams += c.BrokenStreams()
+			r.drainStart = -1 // complete, not open
+			return nil
+		}
 		r.res.UpgradeRestarts++
 		r.res.Restarts++
 		broken, err := c.RestartDrained(DrainRef{Number: r.res.DrainsCompleted, Epoch: c.Epoch(), Step: r.step})
@@ -474,6 +494,7 @@ func (r *runner) upgradeController() error {
 		if err != nil {
 			return err
 		}
+		r.restarted("UpgradeRestart")
 		r.rejoin()
 		return nil
 	case dec.Complete:
@@ -484,10 +505,14 @@ func (r *runner) upgradeController() error {
 	default:
 		return nil
 	}
+	if !r.mayRestart() {
+		return nil
+	}
 	r.res.Restarts++
 	if _, err := c.Restart(); err != nil {
 		return err
 	}
+	r.restarted("UpgradeRestart")
 	r.rejoin()
 	return nil
 }
@@ -495,6 +520,9 @@ func (r *runner) upgradeController() error {
 // rejoin: T's new process leaves and rejoins membership; its version is
 // known only after its bootstrap.
 func (r *runner) rejoin() {
+	if r.model {
+		return // one drain session, as in the model
+	}
 	c := r.c
 	c.Coord.RemoveNode(Target)
 	c.LogCoord.RemoveNode(Target)
@@ -506,12 +534,14 @@ func (r *runner) rejoin() {
 // crash restarts T unplanned; the coordinator learns the new epoch from
 // its messages.
 func (r *runner) crash() error {
-	if !r.chance(0.3) {
+	if !r.chance(0.3) || !r.mayRestart() {
 		return nil
 	}
 	r.res.Restarts++
 	r.res.CrashRestarts++
 	_, err := r.c.Restart()
+	r.restarted("NodeCrashRestart")
+	r.forgetOldProcess()
 	return err
 }
 

@@ -145,6 +145,17 @@ func Load(path string, liveness bool) (modelcheck.Model[spec.State], modelcheck.
 	return m, opts, nil
 }
 
+// LoadSpec reads a .cfg file into the spec model itself, without the
+// reductions it names (for the users that walk the model's steps, not
+// its state space: trace validation), and the checker options it selects.
+func LoadSpec(path string, liveness bool) (*spec.Model, modelcheck.Options, error) {
+	m, opts, err := load(path, liveness)
+	if err != nil {
+		return nil, opts, err
+	}
+	return m.Model, opts, nil
+}
+
 func load(path string, liveness bool) (*Model, modelcheck.Options, error) {
 	fail := func(err error) (*Model, modelcheck.Options, error) { return nil, modelcheck.Options{}, err }
 	cfg, err := tlacfg.ParseFile(path)

@@ -1,0 +1,252 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/drainproof/drainproof/impl/bugs"
+	"github.com/drainproof/drainproof/impl/lincheck"
+	"github.com/drainproof/drainproof/impl/node"
+	"github.com/drainproof/drainproof/impl/sim"
+	"github.com/drainproof/drainproof/internal/drainmodel"
+	"github.com/drainproof/drainproof/internal/tracecheck"
+	"github.com/drainproof/drainproof/modelcheck"
+)
+
+// The techniques of the bug matrix, in its column order.
+var bugTechniques = []string{"model checker", "rapid conformance", "lincheck", "simulator", "trace validation"}
+
+// bugCell is one technique's result on one bug.
+type bugCell struct {
+	Caught  bool    `json:"caught"`
+	Seconds float64 `json:"seconds"`
+	How     string  `json:"how,omitempty"`
+}
+
+// bugRow is one bug of the matrix.
+type bugRow struct {
+	Bug    string             `json:"bug"`
+	Cells  map[string]bugCell `json:"techniques"`
+	Caught int                `json:"caught_by"`
+}
+
+// runBugs is `checker bugs` (a binary built with -tags bugs): for every
+// model bug of the zoo (bugs.ModelNames: each has a TLA+ switch and its
+// own model; the implementation-only bugs, which have neither, are left
+// to `make bugs`), which techniques catch it and how long each took. Exit
+// 0 when every bug is caught by at least two techniques, 1 otherwise, 2
+// on usage errors.
+func runBugs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("checker bugs", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	seeds := fs.Int("seeds", 500, "simulator seeds per transport (simulator and trace validation)")
+	only := fs.String("only", "", "only this bug")
+	asJSON := fs.Bool("json", false, "print one JSON object")
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
+	}
+	fail := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "checker bugs: "+format+"\n", a...)
+		return exitUsage
+	}
+	if err := bugs.Enable(bugs.Names()[0]); err != nil {
+		return fail("%v (go run -tags bugs ./cmd/checker bugs)", err)
+	}
+	bugs.Reset()
+	if *seeds < 1 {
+		return fail("--seeds must be at least 1")
+	}
+	if *only != "" && !slices.Contains(bugs.ModelNames(), *only) {
+		return fail("--only %s: not a model bug of the zoo %v (implementation-only bugs have no model: make bugs)", *only, bugs.ModelNames())
+	}
+	tmp, err := os.MkdirTemp("", "checker-bugs")
+	if err != nil {
+		return fail("%v", err)
+	}
+	defer os.RemoveAll(tmp)
+	// The test binaries of the rapid conformance tests and of the traced
+	// stress test, built once.
+	tests := map[string]string{}
+	for _, pkg := range []string{"eventservice", "sim"} {
+		bin := filepath.Join(tmp, pkg+".test")
+		cmd := exec.CommandContext(ctx, "go", "test", "-tags", "bugs", "-c", "-o", bin, "./impl/"+pkg)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fail("building the %s tests (run from the repository root): %v\n%s", pkg, err, out)
+		}
+		tests[pkg] = bin
+	}
+	var rows []bugRow
+	for _, name := range bugs.ModelNames() {
+		if *only != "" && name != *only {
+			continue
+		}
+		row := bugRow{Bug: name, Cells: map[string]bugCell{}}
+		timed := func(technique string, f func() (bool, string, error)) error {
+			start := time.Now()
+			caught, how, err := f()
+			row.Cells[technique] = bugCell{Caught: caught, Seconds: time.Since(start).Seconds(), How: how}
+			if caught {
+				row.Caught++
+			}
+			return err
+		}
+		errs := []error{
+			timed("model checker", func() (bool, string, error) { return bugModel(ctx, name) }),
+			timed("rapid conformance", func() (bool, string, error) {
+				return bugTests(ctx, name, tests, "^TestConformance$")
+			}),
+		}
+		if err := bugs.Enable(name); err != nil {
+			return fail("%v", err)
+		}
+		errs = append(errs,
+			timed("lincheck", func() (bool, string, error) { return bugLincheck(ctx) }),
+			timed("simulator", func() (bool, string, error) { return bugSimulate(ctx, *seeds) }),
+			timed("trace validation", func() (bool, string, error) {
+				caught, how, err := bugTraces(ctx, *seeds)
+				if caught || err != nil {
+					return caught, how, err
+				}
+				return bugTests(ctx, name, map[string]string{"eventservice": tests["eventservice"]}, "^TestStressTrace$")
+			}),
+		)
+		bugs.Reset()
+		if err := errors.Join(errs...); err != nil {
+			return fail("%s: %v", name, err)
+		}
+		rows = append(rows, row)
+	}
+	code := exitOK
+	for _, r := range rows {
+		if r.Caught < 2 {
+			code = exitViolation
+		}
+	}
+	if *asJSON {
+		if err := json.NewEncoder(stdout).Encode(rows); err != nil {
+			return exitUsage
+		}
+		return code
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "bug\t%s\tcaught by\n", strings.Join(bugTechniques, "\t"))
+	for _, r := range rows {
+		cells := []string{r.Bug}
+		for _, t := range bugTechniques {
+			c := r.Cells[t]
+			if c.Caught {
+				cells = append(cells, fmt.Sprintf("yes %.2fs", c.Seconds))
+			} else {
+				cells = append(cells, fmt.Sprintf("no (%.2fs)", c.Seconds))
+			}
+		}
+		cells = append(cells, fmt.Sprint(r.Caught))
+		fmt.Fprintln(tw, strings.Join(cells, "\t"))
+	}
+	_ = tw.Flush()
+	return code
+}
+
+// bugModel checks the bug's model, tla/MCDrainRegistrationBug<name>.cfg.
+func bugModel(ctx context.Context, name string) (bool, string, error) {
+	cfg := filepath.Join("tla", "MCDrainRegistrationBug"+name+".cfg")
+	m, opts, err := drainmodel.Load(cfg, true)
+	if err != nil {
+		return false, "", err
+	}
+	res, err := modelcheck.Check(ctx, m, opts)
+	if err != nil {
+		return false, "", err
+	}
+	return res.Outcome != modelcheck.OK, fmt.Sprintf("%s violated (%d states)", res.Violated, len(res.Trace)), nil
+}
+
+// bugTests runs the test binaries with the bug on: caught when a test
+// fails.
+func bugTests(ctx context.Context, name string, bins map[string]string, run string) (bool, string, error) {
+	var failed []string
+	for pkg, bin := range bins {
+		cmd := exec.CommandContext(ctx, bin, "-test.run", run, "-test.count=1")
+		cmd.Dir = filepath.Join("impl", pkg)
+		cmd.Env = append(os.Environ(), bugs.EnvVar+"="+name)
+		if err := cmd.Run(); err != nil {
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) {
+				return false, "", err
+			}
+			failed = append(failed, pkg)
+		}
+	}
+	return len(failed) > 0, strings.Join(failed, ","), nil
+}
+
+// bugLincheck records and checks three histories.
+func bugLincheck(ctx context.Context) (bool, string, error) {
+	for seed := int64(1); seed <= 3; seed++ {
+		h, err := lincheck.Record(ctx, lincheck.Config{Clients: 8, Ops: 2000, Seed: seed})
+		if err != nil {
+			return false, "", err
+		}
+		if res := lincheck.Check(h, time.Minute); res.Outcome == lincheck.NotLinearizable {
+			return true, fmt.Sprintf("seed %d", seed), nil
+		}
+	}
+	return false, "", nil
+}
+
+// bugSimulate runs full simulations of both transports: caught when a
+// stream broke.
+func bugSimulate(ctx context.Context, seeds int) (bool, string, error) {
+	for _, tr := range []node.Transport{node.TransportHeartbeat, node.TransportLogCoord} {
+		for s := 1; s <= seeds; s++ {
+			r, err := sim.Run(ctx, sim.Config{Seed: uint64(s), Steps: 2000, Transport: tr})
+			if err != nil {
+				return false, "", err
+			}
+			if r.BrokenStreams > 0 {
+				return true, fmt.Sprintf("%s seed %d", tr, s), nil
+			}
+		}
+	}
+	return false, "", nil
+}
+
+// bugTraces validates the traces of model-scope simulations of both
+// transports: caught when one is rejected.
+func bugTraces(ctx context.Context, seeds int) (bool, string, error) {
+	for _, tr := range []node.Transport{node.TransportHeartbeat, node.TransportLogCoord} {
+		for s := 1; s <= seeds; s++ {
+			var buf bytes.Buffer
+			cfg := sim.Config{Seed: uint64(s), Steps: 2000, Transport: tr, ModelScope: true}
+			if _, err := traceSim(ctx, cfg, &buf); err != nil {
+				return false, "", err
+			}
+			res, err := tracecheck.CheckBytes(buf.Bytes(), "sim", nil, tracecheck.Options{})
+			if err != nil {
+				return false, "", err
+			}
+			if res.Verdict == tracecheck.Rejected {
+				return true, fmt.Sprintf("%s seed %d line %d (%s)", tr, s, res.Line, actionOf(res.Text)), nil
+			}
+		}
+	}
+	return false, "", nil
+}
+
+func actionOf(line string) string {
+	var l struct{ Action string }
+	_ = json.Unmarshal([]byte(line), &l)
+	return l.Action
+}

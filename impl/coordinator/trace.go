@@ -1,0 +1,77 @@
+package coordinator
+
+import (
+	"github.com/drainproof/drainproof/impl/node"
+	"github.com/drainproof/drainproof/impl/trace"
+)
+
+// This file is the coordinator's side of trace validation (docs/trace.md):
+// with Config.Tracer set, the coordinator writes one line per model
+// action about Config.TraceNode (the drained node), under its lock, with
+// its view of that node after the action (coordEpoch, coordLiveness,
+// coordCount, work, drainedEpoch).
+//
+//	ObserveHeartbeat   CoordRecvHeartbeat
+//	ObserveResponse    CoordRecvResponse
+//	ObserveAnswer      CoordRecvAnswer
+//	NextCommand        CoordSendDraining, CoordSendStopping
+//	ReportProgress     MaintainerReportProgress
+//	DrainNode          CoordCompleteDrain   when it records the drained epoch
+//	ObserveVersion, and after an observation of a newer epoch
+//	                   CoordLearnVersion    (the version is kept per node)
+
+// trace writes action about node id (c.mu held); m is the message taken
+// or sent.
+func (c *Coordinator) trace(action string, id node.ID, m *trace.Msg) {
+	t := c.cfg.Tracer
+	if t == nil || id != c.cfg.TraceNode {
+		return
+	}
+	var epoch, count, work int64
+	count = trace.None
+	drained := int64(trace.None)
+	live := node.Alive
+	if n := c.nodes[id]; n != nil {
+		epoch, live = int64(n.epoch), n.liveness
+		if n.counted {
+			count = n.count
+		}
+	}
+	if s := c.session; s != nil && s.target == id {
+		work = s.progress.max()
+		if s.drainedEpoch != 0 {
+			drained = int64(s.drainedEpoch)
+		}
+	}
+	t.Trace(&trace.Line{Action: action, M: m, Vars: []trace.Var{trace.Int("coordEpoch", epoch),
+		trace.Str("coordLiveness", live.String()), trace.Int("coordCount", count), trace.Int("work", work),
+		trace.Int("drainedEpoch", drained)}})
+	c.traceLearn(id)
+}
+
+// traceLearn traces CoordLearnVersion when the coordinator knows the
+// version of the node it tracks at an epoch it has not traced it for:
+// the model's coordinator forgets the version at a newer epoch and reads
+// it again from the membership; this one keeps it per node.
+func (c *Coordinator) traceLearn(id node.ID) {
+	t := c.cfg.Tracer
+	n := c.nodes[id]
+	if t == nil || id != c.cfg.TraceNode || n == nil || !n.versionKnown || c.learned == n.epoch {
+		return
+	}
+	c.learned = n.epoch
+	v := "new"
+	if n.version < c.cfg.RequiredVersion {
+		v = "legacy"
+	}
+	t.Trace(&trace.Line{Action: "CoordLearnVersion", Vars: []trace.Var{trace.Int("coordEpoch", int64(n.epoch)),
+		trace.Str("coordVersion", v)}})
+}
+
+// commandAction names the model action that sends cmd.
+func commandAction(cmd node.Command) string {
+	if cmd.Target == node.Stopping {
+		return "CoordSendStopping"
+	}
+	return "CoordSendDraining"
+}

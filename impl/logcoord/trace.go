@@ -1,0 +1,42 @@
+package logcoord
+
+import (
+	"github.com/drainproof/drainproof/impl/node"
+	"github.com/drainproof/drainproof/impl/trace"
+)
+
+// This file is the LogCoordinator's side of trace validation
+// (docs/trace.md): with Config.Tracer set, the cache writes one line per
+// model action about Config.TraceNode (every node if empty), under its
+// lock.
+//
+//	OnReport  LogCoordRecvReport   after caching
+//	Answer    LogCoordAnswer       the answer sent (an expired entry: LogCoordExpire first);
+//	          LogCoordAnswerUnknown  when nothing is cached
+//	Expire      LogCoordExpire     per entry deleted
+//	RemoveNode  LogCoordExpire     the node left membership (its process is gone)
+
+// TraceMsg returns a as the model's record (TLA+ Ans; unknown is
+// Ans(None, None, FALSE)).
+func (a Answer) TraceMsg() *trace.Msg {
+	if !a.Known {
+		return &trace.Msg{Kind: "ans", Epoch: trace.None, Liveness: trace.NoLiveness, Count: trace.None}
+	}
+	return &trace.Msg{Kind: "ans", Epoch: int64(a.Epoch), Liveness: trace.NoLiveness, Count: a.Count, Closed: a.AdmissionClosed}
+}
+
+// trace writes action about node n (c.mu held), with the cache entry
+// after it and m, the message taken or sent.
+func (c *Cache) trace(action string, n node.ID, m *trace.Msg) {
+	t := c.cfg.Tracer
+	if t == nil || (c.cfg.TraceNode != "" && n != c.cfg.TraceNode) {
+		return
+	}
+	e, ok := c.entries[n]
+	vars := []trace.Var{trace.At("cache", "epoch", int64(trace.None)), trace.At("cache", "count", int64(trace.None)),
+		trace.At("cache", "closed", false)}
+	if ok {
+		vars[0].Value, vars[1].Value, vars[2].Value = int64(e.report.Epoch), e.report.Count, e.report.AdmissionClosed
+	}
+	t.Trace(&trace.Line{Action: action, M: m, Vars: vars})
+}

@@ -1,0 +1,33 @@
+package tracecheck
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/drainproof/drainproof/spec"
+)
+
+// TestAddDeduplicates: the candidate set keeps one state per fingerprint,
+// below smallSet (compared as values) and past it (by fingerprint).
+func TestAddDeduplicates(t *testing.T) {
+	m, err := spec.New(TraceConfig(spec.DefaultConfig()))
+	require.NoError(t, err)
+	c, err := NewChecker(m, Options{})
+	require.NoError(t, err)
+	var states []spec.State
+	for e := int8(1); e <= 3*smallSet; e++ {
+		s := m.InitState()
+		s.Epoch = e
+		states = append(states, s)
+	}
+	for round := 0; round < 3; round++ {
+		for _, s := range states {
+			c.add(s)
+		}
+	}
+	require.Len(t, c.next, len(states))
+	for i, s := range states {
+		require.Equal(t, s, c.next[i])
+	}
+}

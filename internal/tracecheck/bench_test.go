@@ -1,0 +1,41 @@
+package tracecheck_test
+
+import (
+	"testing"
+
+	"github.com/drainproof/drainproof/internal/tracecheck"
+	"github.com/drainproof/drainproof/spec"
+)
+
+// BenchmarkCheck validates one long generated trace of the default model
+// (each transport, trace bounds) per iteration and reports lines per
+// second of wall time on one core, and lines per second of the process's
+// CPU time (user + system, GC included), which a loaded machine does not
+// distort: go test -run '^$' -bench Check -cpu 1 ./internal/tracecheck
+func BenchmarkCheck(b *testing.B) {
+	for _, tr := range []string{spec.TransportHeartbeat, spec.TransportLogCoord} {
+		b.Run(tr, func(b *testing.B) {
+			cfg := tracecheck.TraceConfig(spec.DefaultConfig())
+			cfg.Transport = tr
+			lines, _ := traceOf(b, cfg, 7, 200000)
+			data := encode(b, cfg, lines)
+			b.SetBytes(int64(len(data)))
+			maxc := 0
+			cpu0 := cpuTime()
+			b.ResetTimer()
+			for b.Loop() {
+				res, err := tracecheck.CheckBytes(data, "bench", nil, tracecheck.Options{})
+				if err != nil || res.Verdict != tracecheck.OK {
+					b.Fatalf("%v %+v", err, res.Verdict)
+				}
+				maxc = res.MaxCandidates
+			}
+			b.StopTimer()
+			if cpu := cpuTime() - cpu0; cpu > 0 {
+				b.ReportMetric(float64(len(lines))*float64(b.N)/cpu.Seconds(), "lines/cpu-s")
+			}
+			b.ReportMetric(float64(maxc), "max-candidates")
+			b.ReportMetric(float64(len(lines))*float64(b.N)/b.Elapsed().Seconds(), "lines/s")
+		})
+	}
+}

@@ -1,0 +1,133 @@
+package tracecheck_test
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/drainproof/drainproof/impl/trace"
+	"github.com/drainproof/drainproof/internal/tracecheck"
+)
+
+const header = `{"drainproof_trace":1,"model":{"Dispatchers":["d1","d2"],"TableTriggers":["d2"],"Brokers":["b1"],"Versions":["new"],"MaxEpoch":15,"MaxReg":15,"MaxMsgs":8,"Transport":"heartbeat","Bugs":[]}}`
+
+// TestMalformedTraces: every malformed trace is an *InputError naming the
+// file and the line, never a panic or a verdict.
+func TestMalformedTraces(t *testing.T) {
+	reg := `{"action":"CollectorSendRegister","params":{"d":"d1","b":"b1"}}`
+	cases := []struct {
+		name, trace string
+		line        int
+		msg         string
+	}{
+		{"empty", "", 1, "no header"},
+		{"header not json", "hello\n", 1, "bad header"},
+		{"header version", `{"drainproof_trace":2,"model":{}}` + "\n", 1, "version 2"},
+		{"header unknown key", `{"drainproof_trace":1,"model":{},"x":1}` + "\n", 1, "unknown field"},
+		{"header bad constant", `{"drainproof_trace":1,"model":{"MaxEpoch":"two"}}` + "\n", 1, "MaxEpoch"},
+		{"header unknown constant", `{"drainproof_trace":1,"model":{"Foo":1}}` + "\n", 1, "Foo"},
+		{"header invalid model", `{"drainproof_trace":1,"model":{"Dispatchers":[]}}` + "\n", 1, "Dispatchers"},
+		{"not json", header + "\n" + reg + "\n{\n", 3, "column"},
+		{"trailing text", header + "\n" + reg + " x\n", 2, "trailing"},
+		{"unknown action", header + "\n" + `{"action":"Foo"}` + "\n", 2, `unknown action "Foo"`},
+		{"environment action", header + "\n" + `{"action":"NetLose"}` + "\n", 2, "environment step"},
+		{"no action", header + "\n" + `{"vars":{"epoch":1}}` + "\n", 2, "no \"action\""},
+		{"unknown key", header + "\n" + `{"action":"BrokerAdmit","foo":1}` + "\n", 2, `unknown key "foo"`},
+		{"unknown variable", header + "\n" + `{"action":"BrokerAdmit","vars":{"cnt":1}}` + "\n", 2, `unknown variable "cnt"`},
+		{"unobservable variable", header + "\n" + `{"action":"BrokerAdmit","vars":{"net":1}}` + "\n", 2, "not observable"},
+		{"bad dispatcher", header + "\n" + `{"action":"BrokerAdmit","params":{"d":"d9"}}` + "\n", 2, "dispatcher"},
+		{"bad pc", header + "\n" + `{"action":"BrokerAdmit","vars":{"pc":{"d1":"busy"}}}` + "\n", 2, "pc"},
+		{"bad liveness", header + "\n" + `{"action":"NodeSendHeartbeat","vars":{"liveness":"DEAD"}}` + "\n", 2, "liveness"},
+		{"count not an integer", header + "\n" + `{"action":"BrokerAdmit","vars":{"count":{"b1":1.5}}}` + "\n", 2, "fraction"},
+		{"param of another action", header + "\n" + `{"action":"NodeSendHeartbeat","params":{"d":"d1"}}` + "\n", 2, "takes no parameter"},
+		{"receive without message", header + "\n" + `{"action":"CoordRecvHeartbeat"}` + "\n", 2, "params.m"},
+		{"partial message", header + "\n" + `{"action":"CoordRecvHeartbeat","params":{"m":{"kind":"hb"}}}` + "\n", 2, "must give kind"},
+		{"send without message", header + "\n" + `{"action":"NodeStartHeartbeat"}` + "\n" + `{"action":"ServiceStartReport"}` + "\n" +
+			`{"action":"ServiceReadBroker","params":{"b":"b1"}}` + "\n" + `{"action":"NodeSendHeartbeat"}` + "\n", 5, "does not name"},
+		{"a REGISTER without its broker", header + "\n" + `{"action":"CollectorSendRegister","params":{"d":"d1"}}` + "\n", 2, "needs both"},
+		{"a broker action with a dispatcher", header + "\n" + `{"action":"ServiceReadBroker","params":{"d":"d1"}}` + "\n", 2, "takes a broker"},
+		{"bad version", header + "\n" + `{"action":"NodeCrashRestart","params":{"v":"old"}}` + "\n", 2, "version"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := tracecheck.Check(strings.NewReader(tc.trace), "bad.ndjson", nil, tracecheck.Options{})
+			var ie *tracecheck.InputError
+			require.True(t, errors.As(err, &ie), "want an input error, got %v (verdict %s)", err, res.Verdict)
+			require.Equal(t, "bad.ndjson", ie.File)
+			require.Equal(t, tc.line, ie.Line, "%v", err)
+			require.Contains(t, err.Error(), tc.msg)
+			require.True(t, strings.HasPrefix(err.Error(), "bad.ndjson:"), err.Error())
+		})
+	}
+}
+
+// register is the lines of a registration of d at broker b1 whose
+// admission leaves b1's count at count.
+func register(d string, count int) string {
+	p := fmt.Sprintf(`"params":{"d":%q,"b":"b1"}`, d)
+	return `{"action":"CollectorSendRegister",` + p + "}\n" + `{"action":"ServiceRecvRegister",` + p + "}\n" +
+		fmt.Sprintf(`{"action":"BrokerAdmit","params":{"d":%q},"vars":{"count":{"b1":%d}}}`, d, count) + "\n"
+}
+
+// TestBounds: a trace past the model's bounds is incomplete, not
+// rejected: here a count past MaxReg in a message, an integer past the
+// model's int8 values and an epoch past MaxEpoch. The collectors' budget
+// MaxReg does not bound a trace's registrations.
+func TestBounds(t *testing.T) {
+	h := strings.Replace(header, `"MaxReg":15`, `"MaxReg":1`, 1)
+	tr := h + "\n" + register("d2", 1) + register("d1", 2)
+	res, err := tracecheck.Check(strings.NewReader(tr), "b", nil, tracecheck.Options{})
+	require.NoError(t, err)
+	require.Equal(t, tracecheck.OK, res.Verdict, "registrations are unbounded in a trace: %+v", res)
+	tr += `{"action":"NodeStartHeartbeat"}` + "\n" + `{"action":"ServiceStartReport"}` + "\n" +
+		`{"action":"ServiceReadBroker","params":{"b":"b1"}}` + "\n" +
+		`{"action":"NodeSendHeartbeat","params":{"m":{"kind":"hb","epoch":1,"liveness":"ALIVE","count":2,"closed":false}}}` + "\n"
+	res, err = tracecheck.Check(strings.NewReader(tr), "b", nil, tracecheck.Options{})
+	require.NoError(t, err)
+	require.Equal(t, tracecheck.Incomplete, res.Verdict, "%+v", res)
+	require.Equal(t, 11, res.Line)
+	require.Contains(t, res.Reason, "bounds")
+
+	// An integer past the model's int8 values: incomplete at that line,
+	// and only once the lines before it are explained.
+	tr = header + "\n" + register("d2", 1) + register("d1", 1000)
+	res, err = tracecheck.Check(strings.NewReader(tr), "b", nil, tracecheck.Options{})
+	require.NoError(t, err)
+	require.Equal(t, tracecheck.Incomplete, res.Verdict, "%+v", res)
+	require.Equal(t, 7, res.Line)
+	tr = header + "\n" + register("d2", 2) + register("d1", 1000)
+	res, err = tracecheck.Check(strings.NewReader(tr), "b", nil, tracecheck.Options{})
+	require.NoError(t, err)
+	require.Equal(t, tracecheck.Rejected, res.Verdict, "%+v", res)
+	require.Equal(t, 4, res.Line)
+
+	// An epoch past MaxEpoch.
+	h = strings.Replace(header, `"MaxEpoch":15`, `"MaxEpoch":1`, 1)
+	tr = h + "\n" + `{"action":"NodeCrashRestart","vars":{"epoch":2}}` + "\n"
+	res, err = tracecheck.Check(strings.NewReader(tr), "b", nil, tracecheck.Options{})
+	require.NoError(t, err)
+	require.Equal(t, tracecheck.Incomplete, res.Verdict, "%+v", res)
+	require.Contains(t, res.Reason, "MaxEpoch")
+}
+
+// FuzzCheck: no input makes Check panic; it returns a verdict or an
+// input error.
+func FuzzCheck(f *testing.F) {
+	f.Add(header + "\n" + register("d1", 1))
+	f.Add(header + "\n" + `{"action":"CoordRecvHeartbeat","params":{"m":{"kind":"hb","epoch":1,"liveness":"ALIVE","count":0,"closed":false}}}` + "\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		res, err := tracecheck.Check(strings.NewReader(s), "f", nil, tracecheck.Options{})
+		if err == nil && res.Verdict == "" {
+			t.Fatal("no verdict and no error")
+		}
+	})
+}
+
+// TestSchemaVersions: the implementation's writer and the checker speak
+// the same schema version.
+func TestSchemaVersions(t *testing.T) {
+	require.Equal(t, tracecheck.SchemaVersion, trace.SchemaVersion)
+}

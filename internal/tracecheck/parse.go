@@ -1,0 +1,526 @@
+package tracecheck
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/drainproof/drainproof/spec"
+)
+
+// scanner reads one JSON line without allocating: objects are walked key
+// by key, strings are returned as slices of the line (a string with an
+// escape is unquoted into a new slice).
+type scanner struct {
+	b          []byte
+	i          int
+	err        error
+	outOfRange bool   // an integer past the int8 range was read
+	last       []byte // the string enumOf did not find
+}
+
+func (p *scanner) fail(format string, a ...any) bool {
+	if p.err == nil {
+		p.err = fmt.Errorf("column %d: %s", p.i+1, fmt.Sprintf(format, a...))
+	}
+	return false
+}
+
+func (p *scanner) ws() {
+	for p.i < len(p.b) {
+		switch p.b[p.i] {
+		case ' ', '\t', '\r', '\n':
+			p.i++
+		default:
+			return
+		}
+	}
+}
+
+func (p *scanner) peek() byte {
+	p.ws()
+	if p.i < len(p.b) {
+		return p.b[p.i]
+	}
+	return 0
+}
+
+func (p *scanner) expect(c byte) bool {
+	if p.peek() != c {
+		if p.i >= len(p.b) {
+			return p.fail("unexpected end of line, want %q", c)
+		}
+		return p.fail("want %q, got %q", c, p.b[p.i])
+	}
+	p.i++
+	return true
+}
+
+// str reads a JSON string.
+func (p *scanner) str() ([]byte, bool) {
+	if !p.expect('"') {
+		return nil, false
+	}
+	start := p.i
+	for p.i < len(p.b) {
+		switch c := p.b[p.i]; {
+		case c == '"':
+			p.i++
+			return p.b[start : p.i-1], true
+		case c == '\\':
+			return p.escaped(start)
+		case c < 0x20:
+			return nil, p.fail("control character in a string")
+		}
+		p.i++
+	}
+	return nil, p.fail("unterminated string")
+}
+
+// escaped finishes a string that has an escape, with strconv.Unquote.
+func (p *scanner) escaped(start int) ([]byte, bool) {
+	for p.i < len(p.b) {
+		switch p.b[p.i] {
+		case '\\':
+			p.i += 2
+			continue
+		case '"':
+			p.i++
+			s, err := strconv.Unquote(string(p.b[start-1 : p.i]))
+			if err != nil {
+				return nil, p.fail("bad string: %v", err)
+			}
+			return []byte(s), true
+		}
+		p.i++
+	}
+	return nil, p.fail("unterminated string")
+}
+
+// integer reads a JSON integer. A value outside the int8 range of the
+// model's values is not an input error: it is returned saturated, with
+// p.outOfRange set (the line is past the model's bounds).
+func (p *scanner) integer() (int8, bool) {
+	p.ws()
+	neg := false
+	if p.i < len(p.b) && p.b[p.i] == '-' {
+		neg = true
+		p.i++
+	}
+	start := p.i
+	var n int
+	for p.i < len(p.b) && p.b[p.i] >= '0' && p.b[p.i] <= '9' {
+		if n <= 1<<20 {
+			n = n*10 + int(p.b[p.i]-'0')
+		}
+		p.i++
+	}
+	if p.i == start {
+		return 0, p.fail("want an integer")
+	}
+	if p.i < len(p.b) && (p.b[p.i] == '.' || p.b[p.i] == 'e' || p.b[p.i] == 'E') {
+		return 0, p.fail("want an integer, got a fraction")
+	}
+	if neg {
+		n = -n
+	}
+	if n < -128 || n > 127 {
+		p.outOfRange = true
+		n = max(-128, min(127, n))
+	}
+	return int8(n), true
+}
+
+func (p *scanner) literal(s string) bool {
+	if len(p.b)-p.i < len(s) || string(p.b[p.i:p.i+len(s)]) != s {
+		return false
+	}
+	p.i += len(s)
+	return true
+}
+
+func (p *scanner) boolean() (bool, bool) {
+	p.ws()
+	switch {
+	case p.literal("true"):
+		return true, true
+	case p.literal("false"):
+		return false, true
+	}
+	return false, p.fail("want true or false")
+}
+
+// object walks an object, calling key for each key with the scanner at
+// its value; key must consume the value.
+func (p *scanner) object(key func(k []byte) bool) bool {
+	if !p.expect('{') {
+		return false
+	}
+	if p.peek() == '}' {
+		p.i++
+		return true
+	}
+	for {
+		k, ok := p.str()
+		if !ok || !p.expect(':') || !key(k) {
+			return false
+		}
+		switch p.peek() {
+		case ',':
+			p.i++
+		case '}':
+			p.i++
+			return true
+		default:
+			return p.fail("want ',' or '}'")
+		}
+	}
+}
+
+// enumOf reads a string and returns its index in names; false (with
+// p.last set, p.err unset) when it is not one.
+func (p *scanner) enumOf(names []string) (int8, bool) {
+	s, ok := p.str()
+	if !ok {
+		return 0, false
+	}
+	for i, n := range names {
+		if n == string(s) {
+			return int8(i), true
+		}
+	}
+	p.last = s
+	return 0, false
+}
+
+// enum reads a string that must be one of names.
+func (p *scanner) enum(what string, names []string) (int8, bool) {
+	s, ok := p.str()
+	if !ok {
+		return 0, false
+	}
+	for i, n := range names {
+		if n == string(s) {
+			return int8(i), true
+		}
+	}
+	return 0, p.fail("unknown %s %q (want one of %v)", what, s, names)
+}
+
+// check is one observed value: variable v (element or field idx) must be
+// want in the state after the step.
+type check struct {
+	v    uint8
+	idx  int8
+	want int8
+}
+
+// Message fields a line may give (msgPattern.mask bits).
+const (
+	mKind = 1 << iota
+	mEpoch
+	mLiveness
+	mCount
+	mClosed
+)
+
+// msgPattern matches a model message on the fields its mask names.
+type msgPattern struct {
+	mask uint8
+	msg  spec.Msg
+}
+
+func (mp *msgPattern) matches(m spec.Msg) bool {
+	return (mp.mask&mKind == 0 || m.Kind == mp.msg.Kind) &&
+		(mp.mask&mEpoch == 0 || m.Epoch == mp.msg.Epoch) &&
+		(mp.mask&mLiveness == 0 || m.Liveness == mp.msg.Liveness) &&
+		(mp.mask&mCount == 0 || m.Count == mp.msg.Count) &&
+		(mp.mask&mClosed == 0 || m.Closed == mp.msg.Closed)
+}
+
+// mFull is the mask of a message that gives every field.
+const mFull = mKind | mEpoch | mLiveness | mCount | mClosed
+
+// line is one compiled trace line.
+type line struct {
+	act    int // index into Checker.actions
+	hasIdx bool
+	idx    int // d (or b, for an action of one broker)
+	hasB   bool
+	b      int // b, for an action of a dispatcher and a broker
+	hasV   bool
+	v      spec.Version
+	// m: the message a receive takes or a send sends; reply: the message
+	// a receive answers with.
+	hasMsg, hasReply bool
+	msg, reply       msgPattern
+	// keep: whether the network keeps a copy of the message received (-1
+	// until the lookahead decides, unless the line says); lose: the
+	// message the line sent is lost at once (no later line receives it).
+	keep   int8
+	lose   bool
+	isRecv bool
+	// isSendReg, isRecvReg: the line sends or receives REGISTER(d, b).
+	isSendReg, isRecvReg bool
+	// pastEpochs: the line names an epoch past MaxEpoch, or an integer
+	// past the int8 range of the model's values.
+	pastEpochs bool
+	// peak: the messages in flight at the line's peak (lookahead).
+	peak   int32
+	checks []check
+}
+
+// sentMsg is the message the line sends, if it names one.
+func (ln *line) sentMsg() spec.Msg {
+	if ln.hasReply {
+		return ln.reply.msg
+	}
+	return ln.msg.msg
+}
+
+var errNoAction = errors.New(`no "action"`)
+
+// parseLine compiles text into ln (reusing ln.checks).
+func (c *Checker) parseLine(text []byte, ln *line) error {
+	p := scanner{b: text}
+	ln.act, ln.hasIdx, ln.hasB, ln.hasV, ln.hasMsg, ln.hasReply, ln.keep, ln.lose, ln.isRecv, ln.pastEpochs, ln.checks = -1, false, false, false, false, false, -1, false, false, false, ln.checks[:0]
+	ok := p.object(func(k []byte) bool {
+		switch string(k) {
+		case "action":
+			s, ok := p.str()
+			if !ok {
+				return false
+			}
+			a, found := c.actionIdx[string(s)]
+			if !found {
+				return p.fail("unknown action %q", s)
+			}
+			if c.actions[a].env {
+				return p.fail("%s is an environment step: a trace does not name it", s)
+			}
+			ln.act = a
+			return true
+		case "params":
+			return p.object(func(k []byte) bool { return c.parseParam(&p, k, ln) })
+		case "vars":
+			return p.object(func(k []byte) bool { return c.parseVar(&p, k, ln) })
+		}
+		return p.fail("unknown key %q (a line has action, params, vars)", k)
+	})
+	if ok && p.peek() != 0 {
+		ok = p.fail("trailing text after the object")
+	}
+	if !ok {
+		return p.err
+	}
+	if ln.act < 0 {
+		return errNoAction
+	}
+	ln.pastEpochs = p.outOfRange || ln.hasMsg && ln.msg.msg.Epoch > c.maxEpoch || ln.hasReply && ln.reply.msg.Epoch > c.maxEpoch
+	for _, ck := range ln.checks {
+		ln.pastEpochs = ln.pastEpochs || isEpoch(ck) && ck.want > c.maxEpoch
+	}
+	return c.checkParams(ln)
+}
+
+// checkParams refuses parameters the named action does not take, and
+// requires those the lookahead needs (the message of a receive, the
+// dispatcher and broker of a REGISTER).
+func (c *Checker) checkParams(ln *line) error {
+	a := &c.actions[ln.act]
+	ln.isRecv = a.shape == shapeRecv
+	ln.isSendReg, ln.isRecvReg = a.name == sendRegAction, a.name == recvRegAction
+	switch {
+	case a.shape == shapeIndex && a.param == "b":
+		if ln.hasIdx {
+			return fmt.Errorf("%s takes a broker b, not a dispatcher d", a.name)
+		}
+		ln.hasIdx, ln.idx, ln.hasB = ln.hasB, ln.b, false
+	case ln.hasIdx && a.shape != shapeIndex && a.shape != shapePair:
+		return fmt.Errorf("%s takes no parameter d", a.name)
+	case ln.hasB && a.shape != shapePair:
+		return fmt.Errorf("%s takes no parameter b", a.name)
+	case a.shape == shapePair && (!ln.hasIdx || !ln.hasB):
+		return fmt.Errorf("%s needs both parameters d and b", a.name)
+	}
+	if ln.hasV && a.shape != shapeVersion {
+		return fmt.Errorf("%s takes no parameter v", a.name)
+	}
+	if (ln.keep >= 0 || ln.hasReply) && a.shape != shapeRecv {
+		return fmt.Errorf("%s takes no parameter keep or reply (only receives do)", a.name)
+	}
+	if a.shape == shapeRecv && !ln.hasMsg {
+		return fmt.Errorf("%s receives a message: the line must name it (params.m)", a.name)
+	}
+	if ln.hasMsg && ln.msg.mask != mFull || ln.hasReply && ln.reply.mask != mFull {
+		return errors.New("a message must give kind, epoch, liveness, count and closed")
+	}
+	return nil
+}
+
+func (c *Checker) parseParam(p *scanner, k []byte, ln *line) bool {
+	switch string(k) {
+	case "d":
+		v, ok := p.enum("dispatcher", c.dispatchers)
+		ln.hasIdx, ln.idx = true, int(v)
+		return ok
+	case "b":
+		v, ok := p.enum("broker", c.brokers)
+		ln.hasB, ln.b = true, int(v)
+		return ok
+	case "v":
+		v, ok := p.enum("version", versionNames)
+		ln.hasV, ln.v = true, spec.Version(v)
+		return ok
+	case "keep":
+		v, ok := p.boolean()
+		ln.keep = b8(v)
+		return ok
+	case "m":
+		ln.hasMsg = true
+		return c.parseMsg(p, &ln.msg)
+	case "reply":
+		ln.hasReply = true
+		return c.parseMsg(p, &ln.reply)
+	}
+	return p.fail("unknown parameter %q (d, b, v, m, reply or keep)", k)
+}
+
+func (c *Checker) parseMsg(p *scanner, mp *msgPattern) bool {
+	mp.mask, mp.msg = 0, spec.Msg{}
+	return p.object(func(k []byte) bool {
+		var v int8
+		var ok bool
+		switch string(k) {
+		case "kind":
+			v, ok = p.enum("message kind", kindNames)
+			mp.mask |= mKind
+			mp.msg.Kind = spec.Kind(v)
+		case "epoch":
+			mp.msg.Epoch, ok = p.integer()
+			mp.mask |= mEpoch
+		case "liveness":
+			v, ok = p.enum("liveness", livenessNames)
+			mp.mask |= mLiveness
+			mp.msg.Liveness = spec.Liveness(v)
+		case "count":
+			mp.msg.Count, ok = p.integer()
+			mp.mask |= mCount
+		case "closed":
+			mp.msg.Closed, ok = p.boolean()
+			mp.mask |= mClosed
+		default:
+			return p.fail("unknown message field %q (kind, epoch, liveness, count, closed)", k)
+		}
+		return ok
+	})
+}
+
+func (c *Checker) parseVar(p *scanner, k []byte, ln *line) bool {
+	vi, found := c.varIdx[string(k)]
+	if !found {
+		return p.fail("unknown variable %q", k)
+	}
+	vd := &varTable[vi]
+	add := func(idx, want int8) { ln.checks = append(ln.checks, check{uint8(vi), idx, want}) }
+	if vd.kind == kUnknown && vd.dom == domScalar {
+		return p.fail("variable %s is not observable in a trace", vd.name)
+	}
+	switch vd.dom {
+	case domScalar:
+		v, ok := c.parseValue(p, vd, -1, vd.kind, vd.names)
+		add(0, v)
+		return ok
+	case domDisp, domBroker:
+		keys, what := c.dispatchers, "dispatcher"
+		if vd.dom == domBroker {
+			keys, what = c.brokers, "broker"
+		}
+		return p.object(func(k []byte) bool {
+			i := index(keys, k)
+			if i < 0 {
+				return p.fail("%s: unknown %s %q", vd.name, what, k)
+			}
+			v, ok := c.parseValue(p, vd, -1, vd.kind, vd.names)
+			add(int8(i), v)
+			return ok
+		})
+	}
+	return p.object(func(k []byte) bool {
+		for f, fd := range vd.fields {
+			if fd.name == string(k) {
+				v, ok := c.parseValue(p, vd, f, fd.kind, fd.names)
+				add(int8(f), v)
+				return ok
+			}
+		}
+		return p.fail("%s: unknown field %q", vd.name, k)
+	})
+}
+
+// parseValue reads one value of the given kind as a small integer: of
+// variable vd, or of its field f (f ≥ 0).
+func (c *Checker) parseValue(p *scanner, vd *varDef, f int, kind varKind, names []string) (int8, bool) {
+	what := func() string {
+		if f >= 0 {
+			return vd.name + "." + vd.fields[f].name
+		}
+		return vd.name
+	}
+	switch kind {
+	case kInt:
+		return p.integer()
+	case kBool:
+		b, ok := p.boolean()
+		return b8(b), ok
+	case kEnum:
+		v, ok := p.enumOf(names)
+		if !ok && p.err == nil {
+			return 0, p.fail("unknown %s %q (want one of %v)", what(), p.last, names)
+		}
+		return v, ok
+	case kBroker:
+		s, ok := p.str()
+		if !ok {
+			return 0, false
+		}
+		if string(s) == "none" {
+			return spec.NoBroker, true
+		}
+		if i := index(c.brokers, s); i >= 0 {
+			return int8(i), true
+		}
+		return 0, p.fail("%s: unknown broker %q", what(), s)
+	case kBrokers:
+		if !p.expect('[') {
+			return 0, false
+		}
+		var mask int8
+		for p.peek() != ']' {
+			s, ok := p.str()
+			if !ok {
+				return 0, false
+			}
+			i := index(c.brokers, s)
+			if i < 0 {
+				return 0, p.fail("%s: unknown broker %q", what(), s)
+			}
+			mask |= 1 << i
+			if p.peek() == ',' {
+				p.i++
+			}
+		}
+		p.i++
+		return mask, true
+	}
+	return 0, p.fail("%s is not observable in a trace", what())
+}
+
+func index(keys []string, k []byte) int {
+	for i, s := range keys {
+		if s == string(k) {
+			return i
+		}
+	}
+	return -1
+}

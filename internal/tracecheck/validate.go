@@ -1,0 +1,404 @@
+package tracecheck
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/drainproof/drainproof/spec"
+)
+
+// SchemaVersion is the version of the trace format this package reads
+// and writes (docs/trace.md). A header naming another version is refused.
+const SchemaVersion = 1
+
+// Header is a trace's first line: the schema version, the model's
+// constants the trace is to be checked against (TLA+ constant names, TLC
+// values: integers, strings, sets as arrays) and where the trace comes
+// from.
+type Header struct {
+	Trace  int            `json:"drainproof_trace"`
+	Model  map[string]any `json:"model"`
+	Source string         `json:"source,omitempty"`
+}
+
+// Config returns the spec configuration the header names.
+func (h *Header) Config() (spec.Config, error) {
+	var cfg spec.Config
+	keys := make([]string, 0, len(h.Model))
+	for k := range h.Model {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		if err := cfg.SetConstant(k, jsonToTLC(h.Model[k])); err != nil {
+			return cfg, err
+		}
+	}
+	return cfg, nil
+}
+
+// jsonToTLC turns decoded JSON into the values spec.Config.SetConstant
+// takes: integral numbers become int64.
+func jsonToTLC(v any) any {
+	switch x := v.(type) {
+	case float64:
+		if x == math.Trunc(x) && math.Abs(x) < 1<<53 {
+			return int64(x)
+		}
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = jsonToTLC(e)
+		}
+		return out
+	}
+	return v
+}
+
+// HeaderFor returns the header of a trace checked against cfg.
+func HeaderFor(cfg spec.Config, source string) Header {
+	bugs := []string{}
+	for _, n := range spec.BugNames() {
+		if b, _ := spec.ParseBug(n); cfg.Bugs&b != 0 {
+			bugs = append(bugs, n)
+		}
+	}
+	// An empty set is [], never null (which no constant accepts).
+	set := func(x []string) []string {
+		if x == nil {
+			return []string{}
+		}
+		return x
+	}
+	return Header{Trace: SchemaVersion, Source: source, Model: map[string]any{
+		"Dispatchers": set(cfg.Dispatchers), "TableTriggers": set(cfg.TableTriggers), "Brokers": set(cfg.Brokers),
+		"Versions": set(cfg.Versions), "MaxEpoch": cfg.MaxEpoch,
+		"MaxReg": cfg.MaxReg, "MaxMsgs": cfg.MaxMsgs, "Transport": cfg.Transport, "Bugs": bugs,
+	}}
+}
+
+// Verdict is the outcome of checking one trace.
+type Verdict string
+
+// The verdicts.
+const (
+	// OK: some behaviour of the model explains every line.
+	OK Verdict = "ok"
+	// Rejected: a line that no step explains (Result.Line).
+	Rejected Verdict = "rejected"
+	// Incomplete: the trace leaves the model's bounds or the search's.
+	Incomplete Verdict = "incomplete"
+)
+
+// Result is the outcome of checking one trace.
+type Result struct {
+	File    string  `json:"file"`
+	Verdict Verdict `json:"verdict"`
+	// Lines is the number of action lines explained.
+	Lines int `json:"lines"`
+	// Line is the number (in the file) of the first line no step explains,
+	// or the line the search stopped at; Text is that line.
+	Line   int    `json:"line,omitempty"`
+	Text   string `json:"text,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	// Candidates are the states that agreed with every line before Line.
+	Candidates []Candidate `json:"candidates,omitempty"`
+	// MaxCandidates is the largest candidate set the search held.
+	MaxCandidates int     `json:"max_candidates"`
+	Seconds       float64 `json:"seconds"`
+}
+
+// Candidate is one state that explained the lines before the rejected
+// one, with why it does not explain that line.
+type Candidate struct {
+	State []Var `json:"state"`
+	// Enabled reports whether the line's action, with its parameters, is
+	// enabled at State; Successors lists, for each step it has, the
+	// observed variables that disagree.
+	Enabled    bool        `json:"enabled"`
+	Successors []Successor `json:"successors,omitempty"`
+}
+
+// Var is a variable's value in TLA+ notation.
+type Var struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// Successor is one step of the line's action from a candidate.
+type Successor struct {
+	Disagree []Disagreement `json:"disagree"`
+}
+
+// Disagreement is one observed variable the model's step does not give.
+type Disagreement struct {
+	Var   string `json:"var"`
+	Trace string `json:"trace"`
+	Model string `json:"model"`
+}
+
+// InputError is a malformed trace: the file, the line number and what is
+// wrong.
+type InputError struct {
+	File string
+	Line int
+	Msg  string
+}
+
+// Error returns "file:line: what is wrong".
+func (e *InputError) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg) }
+
+// maxShown bounds the candidates a rejection lists.
+const maxShown = 8
+
+// CheckFile checks the trace in the file at path; see Check.
+func CheckFile(path string, model *spec.Model, opts Options) (Result, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Result{File: path}, &InputError{File: path, Msg: err.Error()}
+	}
+	return CheckBytes(data, path, model, opts)
+}
+
+// Check reads a trace (a header line, then one line per action) and
+// checks it against model, or against the model its header names when
+// model is nil. A malformed trace is an *InputError.
+func Check(r io.Reader, name string, model *spec.Model, opts Options) (Result, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return Result{File: name}, &InputError{File: name, Msg: err.Error()}
+	}
+	return CheckBytes(data, name, model, opts)
+}
+
+// CheckBytes checks the trace held in data; see Check.
+func CheckBytes(data []byte, name string, model *spec.Model, opts Options) (Result, error) {
+	start := time.Now()
+	res := Result{File: name}
+	bad := func(n int, format string, a ...any) (Result, error) {
+		return res, &InputError{File: name, Line: n, Msg: fmt.Sprintf(format, a...)}
+	}
+	n := 1
+	text, data := nextLine(data)
+	if len(bytes.TrimSpace(text)) == 0 {
+		return bad(n, "empty trace: no header line")
+	}
+	var h Header
+	dec := json.NewDecoder(bytes.NewReader(text))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&h); err != nil {
+		return bad(n, "bad header: %v", err)
+	}
+	if h.Trace != SchemaVersion {
+		return bad(n, "trace schema version %d, this checker reads version %d", h.Trace, SchemaVersion)
+	}
+	if model == nil {
+		cfg, err := h.Config()
+		if err != nil {
+			return bad(n, "header: %v", err)
+		}
+		if model, err = spec.New(cfg); err != nil {
+			return bad(n, "header: %v", err)
+		}
+	}
+	c, err := NewChecker(model, opts)
+	if err != nil {
+		return res, err
+	}
+	// First pass: compile every line.
+	est := bytes.Count(data, []byte{'\n'}) + 1
+	lines := make([]line, 0, est)
+	nums := make([]int32, 0, est)
+	texts := make([][]byte, 0, est)
+	arena := make([]check, 0, 8*est)
+	var scratch line
+	for len(data) > 0 {
+		text, data = nextLine(data)
+		n++
+		if len(bytes.TrimSpace(text)) == 0 {
+			continue
+		}
+		if err := c.parseLine(text, &scratch); err != nil {
+			return bad(n, "%v", err)
+		}
+		ln := scratch
+		arena = append(arena, scratch.checks...)
+		ln.checks = arena[len(arena)-len(scratch.checks) : len(arena) : len(arena)]
+		lines = append(lines, ln)
+		nums = append(nums, int32(n))
+		texts = append(texts, text)
+	}
+	lookahead(lines)
+	// Second pass: the candidate search.
+	finish := func() (Result, error) {
+		res.MaxCandidates = c.MaxCandidates()
+		res.Seconds = time.Since(start).Seconds()
+		return res, nil
+	}
+	for i := range lines {
+		ln := &lines[i]
+		ok, err := c.step(ln)
+		if ok {
+			res.Lines++
+			continue
+		}
+		res.Line, res.Text = int(nums[i]), string(texts[i])
+		if c.unnamedSend {
+			return bad(res.Line, "%s sends a message the line does not name (params.m)", c.actions[ln.act].name)
+		}
+		var be *boundError
+		if errors.As(err, &be) {
+			res.Verdict, res.Reason = Incomplete, "outside the model's bounds: "+be.msg
+			return finish()
+		}
+		res.Verdict = Rejected
+		res.Reason = fmt.Sprintf("no step of %s from any of the %d candidate states agrees with the line",
+			c.actions[ln.act].name, len(c.cur))
+		res.Candidates = c.explain(ln)
+		return finish()
+	}
+	res.Verdict = OK
+	return finish()
+}
+
+// lookahead fills in the environment steps no line names, from the
+// trace's future: a receive keeps a copy of its message on the network
+// (duplication) exactly when a later line receives the same message
+// before any line sends it again, and a sent message is lost at once
+// when no later line receives it before it is sent again. The network
+// then holds exactly the messages some later line receives, which is the
+// most any behaviour can offer: every other choice of losses and
+// duplications only removes messages a later line needs or blocks a send
+// (the network is a set, bounded by MaxMsgs). A line that says keep is
+// taken at its word.
+//
+// It also records, per line, how many messages the network holds at the
+// line's peak (those awaiting a later receive, plus a sent message about
+// to be lost): more than MaxMsgs is past the model's bound.
+func lookahead(lines []line) {
+	// A message, or a REGISTER (reg = d*MaxBrokers + b + 1).
+	type key struct {
+		msg spec.Msg
+		reg int
+	}
+	recvNext := map[key]bool{} // the next event of a message is a receive
+	pending := 0               // messages whose next event is a receive
+	set := func(k key, v bool) {
+		if k.reg == 0 {
+			switch old := recvNext[k]; {
+			case v && !old:
+				pending++
+			case !v && old:
+				pending--
+			}
+		}
+		recvNext[k] = v
+	}
+	for i := len(lines) - 1; i >= 0; i-- {
+		ln := &lines[i]
+		ln.peak = int32(pending)
+		if ln.isSendReg || ln.isRecvReg {
+			k := key{reg: ln.idx*spec.MaxBrokers + ln.b + 1}
+			if ln.isSendReg {
+				ln.lose = !recvNext[k]
+			}
+			set(k, ln.isRecvReg)
+			continue
+		}
+		if ln.hasReply || (ln.hasMsg && !ln.isRecv) {
+			k := key{msg: ln.sentMsg()}
+			ln.lose = !recvNext[k]
+			if ln.lose {
+				ln.peak++
+			}
+			set(k, false)
+		}
+		if ln.isRecv {
+			k := key{msg: ln.msg.msg}
+			if ln.keep < 0 {
+				ln.keep = b8(recvNext[k])
+			}
+			set(k, true)
+		}
+	}
+}
+
+// nextLine splits data at its first newline.
+func nextLine(data []byte) (text, rest []byte) {
+	i := bytes.IndexByte(data, '\n')
+	if i < 0 {
+		return bytes.TrimSuffix(data, []byte("\r")), nil
+	}
+	return bytes.TrimSuffix(data[:i], []byte("\r")), data[i+1:]
+}
+
+// explain describes why no candidate explains ln.
+func (c *Checker) explain(ln *line) []Candidate {
+	var out []Candidate
+	for i := range c.cur {
+		if i == maxShown {
+			break
+		}
+		s := &c.cur[i]
+		cand := Candidate{State: c.stateVars(s)}
+		c.successors(s, ln, func(t spec.State) {
+			normalize(&t)
+			cand.Enabled = true
+			cand.Successors = append(cand.Successors, Successor{Disagree: c.disagreements(&t, ln.checks)})
+		})
+		out = append(out, cand)
+	}
+	return out
+}
+
+func (c *Checker) stateVars(s *spec.State) []Var {
+	var out []Var
+	for _, kv := range c.m.Vars(*s) {
+		if kv[0] == "registrations" {
+			continue
+		}
+		out = append(out, Var{kv[0], kv[1]})
+	}
+	return out
+}
+
+func (c *Checker) disagreements(t *spec.State, checks []check) []Disagreement {
+	out := []Disagreement{}
+	for _, ck := range checks {
+		if got := getVar(t, ck.v, int(ck.idx)); got != ck.want {
+			out = append(out, Disagreement{Var: c.checkName(ck), Trace: c.checkValue(ck, ck.want), Model: c.checkValue(ck, got)})
+		}
+	}
+	return out
+}
+
+// checkName spells the observed variable: count[b1], pc[d1], cache.epoch.
+func (c *Checker) checkName(ck check) string {
+	vd := &varTable[ck.v]
+	switch vd.dom {
+	case domDisp:
+		return fmt.Sprintf("%s[%s]", vd.name, c.dispatchers[ck.idx])
+	case domBroker:
+		return fmt.Sprintf("%s[%s]", vd.name, c.brokers[ck.idx])
+	case domRecord:
+		return vd.name + "." + vd.fields[ck.idx].name
+	}
+	return vd.name
+}
+
+// checkValue spells value v of the observed variable as a trace does.
+func (c *Checker) checkValue(ck check, v int8) string {
+	kind, names := varTable[ck.v].elem(int(ck.idx))
+	b, err := json.Marshal(renderValue(kind, names, v, c.brokers))
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
