@@ -107,11 +107,15 @@ type nodeState struct {
 }
 
 // resetEpoch starts the observations of a newer epoch (C4): everything
-// but the drain request (held by the session) goes.
+// but the drain request (held by the session) goes, the version too: a
+// restarted process may run another version (a rolling upgrade restarts
+// a legacy process as a new one), so until its bootstrap is observed the
+// coordinator waits (TLA+ Observe sets coordVersion to "unknown").
 func (n *nodeState) resetEpoch(e uint64, l node.Liveness) {
 	n.epoch, n.liveness = e, l
 	n.counted, n.count = false, 0
 	n.cmdSent, n.querySent = false, false
+	n.versionKnown, n.version = false, 0
 }
 
 type session struct {
@@ -162,14 +166,23 @@ func (c *Coordinator) AddNode(id node.ID, epoch uint64, now int64) {
 	c.nodes[id] = &nodeState{epoch: epoch, lastSeen: now}
 }
 
-// ObserveVersion records id's drain protocol version from its bootstrap
-// response (docs/protocol.md §9).
-func (c *Coordinator) ObserveVersion(id node.ID, v node.Version) {
+// ObserveVersion records the drain protocol version of id's process of
+// the given epoch, from its bootstrap response (docs/protocol.md §9; TLA+
+// CoordLearnVersion). The version belongs to that process: a bootstrap of
+// an older epoch is dropped, one of a newer epoch starts that epoch's
+// observations, and a newer epoch seen first (a heartbeat) forgets the
+// version until the new process's bootstrap arrives.
+func (c *Coordinator) ObserveVersion(id node.ID, epoch uint64, v node.Version) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if n := c.nodes[id]; n != nil {
-		n.versionKnown, n.version = true, v
+	n := c.nodes[id]
+	if n == nil || epoch < n.epoch {
+		return
 	}
+	if epoch > n.epoch {
+		n.resetEpoch(epoch, node.Alive)
+	}
+	n.versionKnown, n.version = true, v
 }
 
 // RemoveNode handles id leaving membership (C9): if id is the session's

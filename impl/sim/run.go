@@ -121,7 +121,7 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 		r.legacyUntil = r.rng.IntN(max(cfg.Steps, 1))
 	}
 	c.Coord.AddNode(peer, 1, 0)
-	c.Coord.ObserveVersion(peer, r.peerVersion(0))
+	c.Coord.ObserveVersion(peer, 1, r.peerVersion(0))
 	for step := 0; step < cfg.Steps; step++ {
 		if step%256 == 0 && ctx.Err() != nil {
 			return r.res, ctx.Err()
@@ -151,7 +151,7 @@ func (r *runner) chance(p float64) bool { return r.rng.Float64() < p }
 func (r *runner) step(step int) error {
 	c := r.c
 	if step == r.legacyUntil {
-		c.Coord.ObserveVersion(peer, r.peerVersion(step)) // the peer was upgraded
+		c.Coord.ObserveVersion(peer, 1, r.peerVersion(step)) // the peer was upgraded
 	}
 	draining := c.Coord.Observe(Target).Liveness >= node.Draining
 	type event struct {
@@ -210,7 +210,7 @@ func (r *runner) tick() error {
 	c.LogCoord.Expire(c.now)
 	if !r.versionKnown && r.chance(0.3) {
 		r.versionKnown = true
-		c.Coord.ObserveVersion(Target, node.VersionBrokerDrain)
+		c.Coord.ObserveVersion(Target, c.Epoch(), node.VersionBrokerDrain)
 	}
 	if r.chance(0.02) {
 		r.staleLCActive = !r.staleLCActive
@@ -384,6 +384,7 @@ func (r *runner) crash() error {
 	r.res.Restarts++
 	r.res.CrashRestarts++
 	_, err := r.c.Restart()
+	r.versionKnown = false // the new process announces its version at bootstrap
 	return err
 }
 
