@@ -113,11 +113,15 @@ type nodeState struct {
 }
 
 // resetEpoch starts the observations of a newer epoch (C4): everything
-// but the drain request (held by the session) goes.
+// but the drain request (held by the session) goes, the version too: a
+// restarted process may run another version (a rolling upgrade restarts
+// a legacy process as a new one), so until its bootstrap is observed the
+// coordinator waits (TLA+ Observe sets coordVersion to "unknown").
 func (n *nodeState) resetEpoch(e uint64, l node.Liveness) {
 	n.epoch, n.liveness = e, l
 	n.counted, n.count = false, 0
 	n.cmdSent, n.querySent = false, false
+	n.versionKnown, n.version = false, 0
 }
 
 type session struct {
@@ -169,15 +173,25 @@ func (c *Coordinator) AddNode(id node.ID, epoch uint64, now int64) {
 	c.nodes[id] = &nodeState{epoch: epoch, lastSeen: now}
 }
 
-// ObserveVersion records id's drain protocol version from its bootstrap
-// response (docs/protocol.md §9; TLA+ CoordLearnVersion).
-func (c *Coordinator) ObserveVersion(id node.ID, v node.Version) {
+// ObserveVersion records the drain protocol version of id's process of
+// the given epoch, from its bootstrap response (docs/protocol.md §9; TLA+
+// CoordLearnVersion, which needs the epoch tracked to be the process's).
+// The version belongs to that process: a bootstrap of another epoch than
+// the one tracked is dropped (the caller announces it again, as the
+// membership does), and a newer epoch seen in a message forgets the
+// version until the new process's bootstrap is observed.
+func (c *Coordinator) ObserveVersion(id node.ID, epoch uint64, v node.Version) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if n := c.nodes[id]; n != nil {
-		n.versionKnown, n.version = true, v
-		c.traceLearn(id)
+	n := c.nodes[id]
+	if n == nil || epoch != n.epoch {
+		// An older process's bootstrap is stale; a newer one's waits until
+		// the coordinator has seen that epoch in the process's messages
+		// (C4): the membership announces it again.
+		return
 	}
+	n.versionKnown, n.version = true, v
+	c.traceLearn(id)
 }
 
 // RemoveNode handles id leaving membership (C9): if id is the session's
@@ -388,7 +402,11 @@ func (c *Coordinator) NextCommand(now int64) (node.Command, bool) {
 		return node.Command{}, false
 	}
 	n := c.nodes[s.target]
-	if n == nil {
+	if n == nil || !n.versionKnown || n.version < c.cfg.RequiredVersion {
+		// Only a process known to run the drain protocol is driven (TLA+
+		// CoordSendDraining and CoordSendStopping need coordVersion
+		// "new"): after a restart the session waits for the new
+		// process's bootstrap.
 		return node.Command{}, false
 	}
 	var target node.Liveness

@@ -22,7 +22,7 @@ func fixture(t *testing.T, tr node.Transport) *coordinator.Coordinator {
 	}
 	for _, id := range []node.ID{T, "P"} {
 		c.AddNode(id, 42, 0)
-		c.ObserveVersion(id, node.VersionBrokerDrain)
+		c.ObserveVersion(id, 42, node.VersionBrokerDrain)
 	}
 	if d, err := c.DrainNode(T, 0); err != nil || d.Remaining != 1 || d.Complete {
 		t.Fatalf("first DrainNode = %+v, %v; want remaining 1", d, err)
@@ -173,6 +173,10 @@ func TestNewEpochResetsObservations(t *testing.T) {
 	if o := c.Observe(T); o.Epoch != 43 || o.Liveness != node.Alive || o.CountObserved {
 		t.Fatalf("a stale heartbeat changed the observation: %+v", o)
 	}
+	if cmd, ok := c.NextCommand(5); ok {
+		t.Fatalf("next command = %+v before the new process's version is known, want none", cmd)
+	}
+	c.ObserveVersion(T, 43, node.VersionBrokerDrain) // its bootstrap
 	if cmd, ok := c.NextCommand(5); !ok || cmd.Epoch != 43 || cmd.Target != node.Draining {
 		t.Fatalf("next command = %+v %v, want DRAINING at epoch 43", cmd, ok)
 	}
@@ -208,6 +212,7 @@ func TestCommands(t *testing.T) {
 	}
 	// T restarts before the next resend: the new epoch gets DRAINING, never STOPPING.
 	c.ObserveHeartbeat(hb(43, node.Alive, 0, false), 32)
+	c.ObserveVersion(T, 43, node.VersionBrokerDrain)
 	if cmd, ok := c.NextCommand(33); !ok || cmd.Epoch != 43 || cmd.Target != node.Draining {
 		t.Fatalf("command after restart = %+v %v, want DRAINING at 43", cmd, ok)
 	}
@@ -249,25 +254,25 @@ func TestMixedVersions(t *testing.T) {
 		want    coordinator.Decision
 		session bool
 	}{
-		{"target version unknown", func(c *coordinator.Coordinator) { c.ObserveVersion("P", node.VersionBrokerDrain) },
+		{"target version unknown", func(c *coordinator.Coordinator) { c.ObserveVersion("P", 1, node.VersionBrokerDrain) },
 			coordinator.Decision{Remaining: 1, Waiting: true}, false},
-		{"peer version unknown", func(c *coordinator.Coordinator) { c.ObserveVersion(T, node.VersionBrokerDrain) },
+		{"peer version unknown", func(c *coordinator.Coordinator) { c.ObserveVersion(T, 1, node.VersionBrokerDrain) },
 			coordinator.Decision{Remaining: 1, Waiting: true}, false},
 		// LegacyOnUnknown: an unknown version is not legacy, even while
 		// another node is known to be legacy; the answer waits.
-		{"target unknown, peer legacy", func(c *coordinator.Coordinator) { c.ObserveVersion("P", node.VersionLegacy) },
+		{"target unknown, peer legacy", func(c *coordinator.Coordinator) { c.ObserveVersion("P", 1, node.VersionLegacy) },
 			coordinator.Decision{Remaining: 1, Waiting: true}, false},
 		{"legacy target", func(c *coordinator.Coordinator) {
-			c.ObserveVersion(T, node.VersionLegacy)
-			c.ObserveVersion("P", node.VersionBrokerDrain)
+			c.ObserveVersion(T, 1, node.VersionLegacy)
+			c.ObserveVersion("P", 1, node.VersionBrokerDrain)
 		}, coordinator.Decision{Legacy: true}, false},
 		{"legacy peer", func(c *coordinator.Coordinator) {
-			c.ObserveVersion(T, node.VersionBrokerDrain)
-			c.ObserveVersion("P", node.VersionDrain)
+			c.ObserveVersion(T, 1, node.VersionBrokerDrain)
+			c.ObserveVersion("P", 1, node.VersionDrain)
 		}, coordinator.Decision{Legacy: true}, false},
 		{"all current", func(c *coordinator.Coordinator) {
-			c.ObserveVersion(T, node.VersionBrokerDrain)
-			c.ObserveVersion("P", node.VersionBrokerDrain)
+			c.ObserveVersion(T, 1, node.VersionBrokerDrain)
+			c.ObserveVersion("P", 1, node.VersionBrokerDrain)
 		}, coordinator.Decision{Remaining: 1}, true},
 	}
 	for _, tc := range cases {
@@ -307,7 +312,7 @@ func TestRemoveNode(t *testing.T) {
 		t.Fatalf("incomplete removed target: err = %v", err)
 	}
 	c.AddNode(T, 50, 2)
-	c.ObserveVersion(T, node.VersionBrokerDrain)
+	c.ObserveVersion(T, 50, node.VersionBrokerDrain)
 	c.DrainNode(T, 2)
 	toStopping(c, 50)
 	c.ObserveHeartbeat(hb(50, node.Stopping, 0, true), 3)
@@ -319,7 +324,7 @@ func TestRemoveNode(t *testing.T) {
 		t.Fatalf("completed removed target: %+v %v", d, err)
 	}
 	c.AddNode(T, 51, 5) // rejoins: the tombstone goes, a new drain starts
-	c.ObserveVersion(T, node.VersionBrokerDrain)
+	c.ObserveVersion(T, 51, node.VersionBrokerDrain)
 	if d, _ := c.DrainNode(T, 5); d.Complete || d.Remaining != 1 {
 		t.Fatalf("rejoined target: %+v, want a new session", d)
 	}
@@ -330,7 +335,7 @@ func TestRemoveNode(t *testing.T) {
 func TestUnknownState(t *testing.T) {
 	c, _ := coordinator.New(coordinator.Config{UnknownAfter: 10})
 	c.AddNode(T, 1, 0)
-	c.ObserveVersion(T, node.VersionBrokerDrain)
+	c.ObserveVersion(T, 1, node.VersionBrokerDrain)
 	c.DrainNode(T, 0)
 	c.ObserveResponse(node.Response{From: T, Epoch: 1, Liveness: node.Draining}, 1)
 	c.ReportProgress(T, coordinator.Progress{})
@@ -374,5 +379,44 @@ func TestStoppingOnlyAfterDrainingWithoutWork(t *testing.T) {
 	c.ReportProgress(T, coordinator.Progress{})
 	if got := commands(81); !slices.Equal(got, []node.Liveness{node.Stopping}) {
 		t.Fatalf("commands once the work is 0 = %v, want STOPPING", got)
+	}
+}
+
+// TestVersionBelongsToTheProcess: T ran the legacy version; it restarts
+// (a rolling upgrade) and its new process runs the drain protocol. Until
+// the new process's bootstrap is observed, its version is unknown: the
+// coordinator waits, and must not give the legacy hard-restart answer to
+// a process that can be drained (TLA+ Observe resets coordVersion on a
+// newer epoch; VersionSafety). A bootstrap of an older epoch is dropped.
+func TestVersionBelongsToTheProcess(t *testing.T) {
+	c, _ := coordinator.New(coordinator.Config{})
+	c.AddNode(T, 1, 0)
+	c.ObserveVersion(T, 1, node.VersionLegacy)
+	c.ObserveHeartbeat(hb(2, node.Alive, 0, false), 1) // T restarted: epoch 2
+	d, err := c.DrainNode(T, 2)
+	if err != nil || d.Legacy || !d.Waiting {
+		t.Fatalf("after a restart of a legacy process: %+v %v, want waiting (version unknown)", d, err)
+	}
+	c.ObserveVersion(T, 1, node.VersionLegacy) // a late bootstrap of the old process
+	if d, _ := c.DrainNode(T, 3); d.Legacy {
+		t.Fatalf("an older epoch's bootstrap made the new process legacy: %+v", d)
+	}
+	c.ObserveVersion(T, 2, node.VersionBrokerDrain)
+	if d, _ := c.DrainNode(T, 4); d.Legacy || d.Waiting || d.Complete {
+		t.Fatalf("new process of a known new version: %+v, want a drain session", d)
+	}
+	// A bootstrap of an epoch the coordinator has not seen yet is dropped:
+	// it learns epochs from the process's messages, and the membership
+	// announces the version again.
+	c2, _ := coordinator.New(coordinator.Config{})
+	c2.AddNode(T, 1, 0)
+	c2.ObserveVersion(T, 3, node.VersionBrokerDrain)
+	if got := c2.Observe(T); got.Epoch != 1 || got.VersionKnown {
+		t.Fatalf("Observe = %+v, want epoch 1, version unknown", got)
+	}
+	c2.ObserveHeartbeat(hb(3, node.Alive, 0, false), 1)
+	c2.ObserveVersion(T, 3, node.VersionBrokerDrain)
+	if got := c2.Observe(T); got.Epoch != 3 || !got.VersionKnown || got.Version != node.VersionBrokerDrain {
+		t.Fatalf("Observe = %+v, want epoch 3 with its version", got)
 	}
 }

@@ -13,7 +13,7 @@ import (
 func Example() {
 	c, _ := coordinator.New(coordinator.Config{Transport: node.TransportHeartbeat})
 	c.AddNode("T", 1, 0)
-	c.ObserveVersion("T", node.VersionBrokerDrain)
+	c.ObserveVersion("T", 1, node.VersionBrokerDrain)
 	d, _ := c.DrainNode("T", 0)
 	fmt.Println("remaining:", d.Remaining)
 

@@ -182,7 +182,7 @@ func NewCluster(cfg ClusterConfig) (*Cluster, error) {
 		return nil, err
 	}
 	co.AddNode(Target, c.epoch, c.now)
-	co.ObserveVersion(Target, node.VersionBrokerDrain)
+	co.ObserveVersion(Target, c.epoch, node.VersionBrokerDrain)
 	return c, nil
 }
 

@@ -314,7 +314,7 @@ func candidates(m *spec.Model, s *spec.State, c *sim.Cluster) []candidate {
 	add(one("NodeCrashRestart", func(s *spec.State) (spec.State, bool) { return m.NodeCrashRestart(s, spec.VersionNew) }), restart)
 	add(one("UpgradeRestart", func(s *spec.State) (spec.State, bool) { return m.UpgradeRestart(s, spec.VersionNew) }), restart)
 	add(one("CoordLearnVersion", m.CoordLearnVersion), func() error {
-		c.Coord.ObserveVersion(sim.Target, node.VersionBrokerDrain)
+		c.Coord.ObserveVersion(sim.Target, c.Epoch(), node.VersionBrokerDrain)
 		return nil
 	})
 	send := func() error {

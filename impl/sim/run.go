@@ -186,7 +186,7 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 		return r.res, err
 	}
 	c.Coord.AddNode(peer, 1, 0)
-	c.Coord.ObserveVersion(peer, r.peerVersion(0))
+	c.Coord.ObserveVersion(peer, 1, r.peerVersion(0))
 	for ; r.step < cfg.Steps; r.step++ {
 		if r.step%256 == 0 && ctx.Err() != nil {
 			return r.res, ctx.Err()
@@ -244,7 +244,7 @@ func (r *runner) event() error {
 	c := r.c
 	r.trimBus()
 	if r.step == r.legacyUntil {
-		c.Coord.ObserveVersion(peer, r.peerVersion(r.step)) // the peer was upgraded
+		c.Coord.ObserveVersion(peer, 1, r.peerVersion(r.step)) // the peer was upgraded
 	}
 	draining := c.Coord.Observe(Target).Liveness >= node.Draining
 	type event struct {
@@ -305,8 +305,11 @@ func (r *runner) tick() error {
 	}
 	c.LogCoord.Expire(c.now)
 	if !r.versionKnown && r.chance(0.3) {
-		r.versionKnown = true
-		c.Coord.ObserveVersion(Target, node.VersionBrokerDrain)
+		// T's bootstrap, announced again (as the membership does) until
+		// the coordinator, which must first see T's epoch, takes it.
+		c.Coord.ObserveVersion(Target, c.Epoch(), node.VersionBrokerDrain)
+		o := c.Coord.Observe(Target)
+		r.versionKnown = o.VersionKnown && o.Epoch == c.Epoch()
 	}
 	if r.chance(0.02) && !r.calm && !r.model {
 		r.staleLCActive = !r.staleLCActive
@@ -542,6 +545,7 @@ func (r *runner) crash() error {
 	_, err := r.c.Restart()
 	r.restarted("NodeCrashRestart")
 	r.forgetOldProcess()
+	r.versionKnown = false // the new process announces its version at bootstrap
 	return err
 }
 
