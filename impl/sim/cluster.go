@@ -654,29 +654,6 @@ func (c *Cluster) LogCoordAnswer(stale bool) bool {
 // dispatcher d belongs to: its broker in T's event service.
 func (c *Cluster) ClusterOf(d int) int { return c.clusterOf(d) }
 
-// BrokerCounts returns the dispatcher count of each upstream cluster's
-// broker in T's event service (0 for a cluster with no broker yet), as
-// the request loop sees them between two requests. It reports false while
-// a registration or removal is held between steps: the loop is busy.
-func (c *Cluster) BrokerCounts() ([]int64, bool) {
-	if c.Busy() {
-		return nil, false
-	}
-	snap, err := c.proc.svc.Snapshot(context.Background())
-	if err != nil {
-		return nil, false
-	}
-	out := make([]int64, c.cfg.Clusters)
-	for _, b := range snap.Brokers {
-		for k := range out {
-			if b.Cluster == ClusterID(k) {
-				out[k] = b.Count
-			}
-		}
-	}
-	return out, true
-}
-
 // Observation is T's state as the model sees it, read without side
 // effects: the event service's count and admission gate, and the stores.
 type Observation struct {

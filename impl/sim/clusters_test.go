@@ -38,11 +38,11 @@ func TestClusterBrokerPerUpstream(t *testing.T) {
 	if got := []int{c.ClusterOf(0), c.ClusterOf(1), c.ClusterOf(2)}; !slices.Equal(got, []int{0, 1, 0}) {
 		t.Fatalf("clusters of d1, d2, d3: %v, want [0 1 0]", got)
 	}
-	counts, ok := c.BrokerCounts()
-	if !ok || !slices.Equal(counts, []int64{2, 1}) {
-		t.Fatalf("BrokerCounts() = %v, %v; want [2 1], true", counts, ok)
+	o := c.Observe()
+	if !slices.Equal(o.Counts, []int64{2, 1}) {
+		t.Fatalf("Observe().Counts = %v, want [2 1]", o.Counts)
 	}
-	if n := c.Observe().Count; n != 3 {
-		t.Fatalf("reported count %d, want 3", n)
+	if o.Count != 3 {
+		t.Fatalf("reported count %d, want 3", o.Count)
 	}
 }

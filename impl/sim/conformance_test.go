@@ -419,11 +419,9 @@ func TestConformance(t *testing.T) {
 			if n, want := c.Observe().Count, totalCount(&s); n != want {
 				rt.Fatalf("after %s the service reports %d, the brokers' counts add up to %d in the model", step, n, want)
 			}
-			if counts, ok := c.BrokerCounts(); ok {
-				for b, n := range counts {
-					if want := int64(s.Count[b]); n != want {
-						rt.Fatalf("after %s broker %s counts %d, the model's count[%s] %d", step, sim.ClusterID(b), n, confBrokers[b], want)
-					}
+			for b, n := range c.Observe().Counts {
+				if want := int64(s.Count[b]); n != want {
+					rt.Fatalf("after %s broker %s counts %d, the model's count[%s] %d", step, sim.ClusterID(b), n, confBrokers[b], want)
 				}
 			}
 			if co := c.Coord.Observe(sim.Target); s.CoordVersion == spec.VersionNew && (!co.VersionKnown || co.Version != node.VersionBrokerDrain) {
