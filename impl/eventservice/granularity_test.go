@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/drainproof/drainproof/impl/store"
 )
@@ -154,7 +155,7 @@ func gatedRegistration(t *testing.T) (*harness, *gatedReg) {
 	r := &gatedReg{h: h, gated: h.at(t, stepGated, "c2", nil), held: h.schemaStore("c2").BlockRegisterTable()}
 	t.Cleanup(r.held.Release) // before the harness's: a failed test must not hold the loop
 	r.errc = async(h, regOn("c2", "d3", 3))
-	<-r.gated.Entered()
+	waitFor(t, r.gated.Entered(), "the registration at its gate word")
 	return h, r
 }
 
@@ -164,7 +165,7 @@ func (r *gatedReg) finish(t *testing.T) {
 	t.Helper()
 	r.held.Release()
 	r.h.schemaStore("c2").Unblock()
-	if err := <-r.errc; err != nil {
+	if err := waitFor(t, r.errc, "the registration's outcome"); err != nil {
 		t.Fatalf("the registration admitted before the close failed: %v", err)
 	}
 	if n, closed := r.h.svc.Report(); n != 3 || !closed {
@@ -183,7 +184,7 @@ func TestReportClosesBeforeSampling(t *testing.T) {
 	// gated registration takes its compare-and-swap on c2's open gate.
 	h.at(t, stepCloseBroker, "c1", func() {
 		r.gated.Release()
-		<-r.held.Entered() // admitted and counted: now in RegisterTable
+		waitFor(t, r.held.Entered(), "the admitted registration in RegisterTable") // admitted and counted
 	})
 	n, closed := h.svc.Report()
 	if !closed {
@@ -206,13 +207,13 @@ func TestCloseAdmissionClosesBrokersFirst(t *testing.T) {
 		defer close(closed)
 		h.svc.CloseAdmission()
 	}()
-	<-closing.Entered() // c1's bit is closed, c2's not yet
+	waitFor(t, closing.Entered(), "the close between two bits") // c1's bit is closed, c2's not yet
 	n, isClosed := h.svc.Report()
 	r.gated.Release()
-	<-r.held.Entered() // admitted by c2's open bit
+	waitFor(t, r.held.Entered(), "the admitted registration in RegisterTable") // admitted by c2's open bit
 	h.checkClosedReport(t, n, isClosed, "between two brokers' gate bits")
 	closing.Release()
-	<-closed
+	waitFor(t, closed, "CloseAdmission to return")
 	r.finish(t)
 	if err := h.do(regOn("c1", "d4", 4)); !errors.Is(err, ErrAdmissionClosed) {
 		t.Fatalf("a registration after the close: %v, want ErrAdmissionClosed", err)
@@ -233,7 +234,7 @@ func TestFailedRegistrationRollsBackLast(t *testing.T) {
 	unsub := h.eventStore("c2").BlockUnregister()
 	t.Cleanup(unsub.Release)
 	errc := async(h, regOn("c2", "d2", 2))
-	<-unsub.Entered() // marked removed, releasing its subscription
+	waitFor(t, unsub.Entered(), "the failed registration in UnregisterDispatcher") // marked removed, releasing its subscription
 	h.stopping.Store(true)
 	n, closed := h.svc.Report()
 	if !closed {
@@ -242,7 +243,7 @@ func TestFailedRegistrationRollsBackLast(t *testing.T) {
 	h.checkClosedReport(t, n, closed, "inside the failed registration's store release")
 	unsub.Release()
 	h.eventStore("c2").Unblock()
-	if err := <-errc; !errors.Is(err, store.ErrInjected) {
+	if err := waitFor(t, errc, "the failed registration's outcome"); !errors.Is(err, store.ErrInjected) {
 		t.Fatalf("failed registration: %v, want the injected RegisterTable error", err)
 	}
 	if n, _ := h.svc.Report(); n != 1 {
@@ -263,7 +264,7 @@ func TestGates(t *testing.T) {
 	held := h.schemaStore("c1").BlockRegisterTable()
 	t.Cleanup(held.Release)
 	errc := async(h, regOn("c1", "d3", 3))
-	<-held.Entered() // the loop is busy: d3 is counted, not published
+	waitFor(t, held.Entered(), "the registration in RegisterTable") // the loop is busy: d3 is counted, not published
 	want := []Gate{{Cluster: "c1", Count: 2}, {Cluster: "c2", Count: 1}}
 	if g := h.svc.Gates(); !slices.Equal(g, want) {
 		t.Fatalf("Gates = %v, want %v", g, want)
@@ -275,8 +276,26 @@ func TestGates(t *testing.T) {
 	}
 	held.Release()
 	h.schemaStore("c1").Unblock()
-	if err := <-errc; err != nil {
+	if err := waitFor(t, errc, "the registration's outcome"); err != nil {
 		t.Fatal(err)
 	}
 	h.checkQuiescent()
+}
+
+// waitBound bounds every wait of these tests: code that skips the step a
+// test waits for (a bug) fails the test in seconds, not at go test's
+// timeout.
+const waitBound = 10 * time.Second
+
+// waitFor receives from ch, or fails the test after waitBound naming what
+// it waited for.
+func waitFor[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(waitBound):
+		t.Fatalf("waited %v for %s", waitBound, what)
+		panic("unreachable")
+	}
 }
