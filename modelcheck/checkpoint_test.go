@@ -47,7 +47,9 @@ func TestCheckpointChild(t *testing.T) {
 func TestCheckpointKillAndRecover(t *testing.T) {
 	dir := t.TempDir()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestCheckpointChild$", "-test.count=1")
-	cmd.Env = append(os.Environ(), checkpointChildEnv+"="+dir)
+	// TMPDIR: whatever the killed child leaves in its temporary folder goes
+	// with this test's.
+	cmd.Env = append(os.Environ(), checkpointChildEnv+"="+dir, "TMPDIR="+t.TempDir())
 	require.NoError(t, cmd.Start())
 	deadline := time.Now().Add(20 * time.Second)
 	for {

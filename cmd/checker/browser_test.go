@@ -41,8 +41,12 @@ func browser(t *testing.T) context.Context {
 		}
 		t.Skip("no chromium binary on this machine: install Debian's chromium (apt-get install chromium) to run the browser tests")
 	}
+	// The profile and chromium's own temporary files go with the test
+	// (its TempDir is removed after the browser, its cleanup being older).
+	tmp := t.TempDir()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox,
-		chromedp.WindowSize(viewW, viewH), chromedp.Flag("hide-scrollbars", false))
+		chromedp.WindowSize(viewW, viewH), chromedp.Flag("hide-scrollbars", false),
+		chromedp.UserDataDir(filepath.Join(tmp, "profile")), chromedp.Env("TMPDIR="+tmp))
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(alloc)
 	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)

@@ -65,8 +65,8 @@ func runBugs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return fail("%v (go run -tags bugs ./cmd/checker bugs)", err)
 	}
 	bugs.Reset()
-	if *seeds < 1 {
-		return fail("--seeds must be at least 1")
+	if flagErr(stderr, "checker bugs", intRange("seeds", int64(*seeds), 1, maxSeeds)) {
+		return exitUsage
 	}
 	if *only != "" && !slices.Contains(bugs.ModelNames(), *only) {
 		return fail("--only %s: not a model bug of the zoo %v (implementation-only bugs have no model: make bugs)", *only, bugs.ModelNames())

@@ -171,7 +171,7 @@ func runTLC(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			firstWorkers = 1
 		}
 		run := func(w int, extra ...string) (tlcRun, error) {
-			a := []string{"-XX:+UseParallelGC", "-cp", *jar, "tlc2.TLC", "-workers", strconv.Itoa(w), "-noGenerateSpecTE",
+			a := []string{"-XX:+UseParallelGC", "-Djava.io.tmpdir=" + meta, "-cp", *jar, "tlc2.TLC", "-workers", strconv.Itoa(w), "-noGenerateSpecTE",
 				"-metadir", filepath.Join(meta, strconv.Itoa(i)), "-config", mm.Config}
 			a = append(a, extra...)
 			a = append(a, mm.Module+".tla")

@@ -77,8 +77,9 @@ func runTraceParity(ctx context.Context, args []string, stdout, stderr io.Writer
 	if *jar == "" || *mods == "" {
 		return fail("set --jar/$TLA2TOOLS (tla2tools.jar) and --modules/$TLA_COMMUNITY_MODULES (CommunityModules-deps.jar); both are built from their public sources outside this repository")
 	}
-	if *perKind < 1 || *steps < 1 || *freeN < 0 {
-		return fail("bad flags (n %d, steps %d, free %d)", *perKind, *steps, *freeN)
+	if flagErr(stderr, "checker traceparity", intRange("n", int64(*perKind), 1, 10_000),
+		intRange("steps", int64(*steps), 1, 100_000), intRange("free", int64(*freeN), 0, 10_000)) {
+		return exitUsage
 	}
 	var err error
 	if *dir == "" {
@@ -329,7 +330,7 @@ func runTraceTLC(ctx context.Context, jar, mods, tlaDir, dir string, b parityBat
 		return nil, 0, err
 	}
 	defer os.RemoveAll(meta)
-	cmd := exec.CommandContext(ctx, "java", "-XX:+UseParallelGC", "-Xss512m", "-cp", jar+string(os.PathListSeparator)+mods,
+	cmd := exec.CommandContext(ctx, "java", "-XX:+UseParallelGC", "-Djava.io.tmpdir="+meta, "-Xss512m", "-cp", jar+string(os.PathListSeparator)+mods,
 		"tlc2.TLC", "-workers", "1", "-noGenerateSpecTE", "-metadir", meta,
 		"-config", "TraceDrainRegistration.cfg", "TraceDrainRegistration.tla")
 	cmd.Dir = tlaDir

@@ -37,7 +37,8 @@ func seeds() int {
 // many seeds and checks each. With a bug of the zoo switched on
 // (DRAINPROOF_BUG, build tag bugs) it must fail; impl/bugs/run_bugs.sh
 // relies on that. On an illegal history it writes the HTML report and the
-// history to files that outlive the test.
+// history under the test's temporary folder (or $DRAINPROOF_REPORTS) and
+// prints where.
 // Spec: docs/protocol.md §5 and §11, checked by porcupine.
 func TestRecordedLinearizable(t *testing.T) {
 	for seed := range int64(seeds()) {
@@ -59,14 +60,20 @@ func TestRecordedLinearizable(t *testing.T) {
 			if err := h.SaveFile(js); err != nil {
 				t.Errorf("save: %v", err)
 			}
-			t.Errorf("seed %d (bug %q): not linearizable (%d ops); report %s, history %s", seed, h.Bug, res.Ops, html, js)
+			t.Errorf("seed %d (bug %q): not linearizable (%d ops); report %s, history %s (removed after the test unless DRAINPROOF_REPORTS names a folder)", seed, h.Bug, res.Ops, html, js)
 		}
 	}
 }
 
+// tempFile makes a file for a failure report under the test's temporary
+// folder (removed with the test), or under $DRAINPROOF_REPORTS to keep it.
 func tempFile(t *testing.T, pattern string) string {
 	t.Helper()
-	f, err := os.CreateTemp("", pattern)
+	dir := os.Getenv("DRAINPROOF_REPORTS")
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	f, err := os.CreateTemp(dir, pattern)
 	if err != nil {
 		t.Fatal(err)
 	}
