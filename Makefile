@@ -27,6 +27,7 @@ check:
 	$(CHECKER) simulate --seed 1 --seeds 50 --steps 2000 --transport heartbeat --model-scope --trace $(TRACES)
 	$(CHECKER) simulate --seed 1 --seeds 50 --steps 2000 --transport logcoord --model-scope --trace $(TRACES)
 	$(CHECKER) trace -q $(TRACES)
+	@rm -rf $(TRACES)
 
 ## test: the whole test suite under the race detector; -timeout makes a hung test
 ## fail in minutes (with its goroutine dump), well under CI's own limit
