@@ -89,6 +89,25 @@ var names = []string{
 // elements of the TLA+ set BugNames. The rest are implementation-only.
 const modelBugs = 17
 
+// requires maps a model bug to the bugs its TLA+ model switches on with
+// it (tla/MCDrainRegistrationBug<name>.cfg's Bugs, but name): the bugs
+// without which the run never reaches name's fault.
+var requires = map[string][]string{
+	// The node accepts a skip only if somebody sends one: the coordinator
+	// of SkipDraining.
+	NodeAcceptsSkip: {SkipDraining},
+}
+
+// Requires returns the bugs that [Enable] switches on with name: those
+// its TLA+ model has on beside it (tla/MCDrainRegistrationBug<name>.cfg),
+// without which no run reaches name's fault. NodeAcceptsSkip requires
+// SkipDraining: a node takes a skip only if a coordinator sends one.
+// A check against the model compares with the model that has these bugs
+// on ([Reference]), so that what it catches is name's own fault.
+func Requires(name string) []string {
+	return append([]string(nil), requires[name]...)
+}
+
 // ErrNotBuilt is returned by [Enable] in a binary built without the tag
 // bugs: the fault points are not compiled in.
 var ErrNotBuilt = errors.New("bugs: fault points not built in (build with -tags bugs)")

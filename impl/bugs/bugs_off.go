@@ -20,6 +20,9 @@ func Reset() {}
 // Enabled returns nil: no bug can be on.
 func Enabled() []string { return nil }
 
+// Reference returns nil: no bug can be on.
+func Reference() []string { return nil }
+
 // CountAfterPublishOn is the fault point of CountAfterPublish: false.
 func CountAfterPublishOn() bool { return false }
 

@@ -7,15 +7,23 @@ import "sync/atomic"
 // Built reports whether the fault points are compiled in (build tag bugs).
 const Built = true
 
-var on [18]atomic.Bool
+var on, reference [18]atomic.Bool
 
-// Enable switches on the bug called name. It is safe to call from any
-// goroutine, but tests should call it before they start the code under
-// test.
+// Enable switches on the bug called name and the bugs it [Requires]
+// (which [Reference] then lists). It is safe to call from any goroutine,
+// but tests should call it before they start the code under test.
 func Enable(name string) error {
 	i, err := index(name)
 	if err != nil {
 		return err
+	}
+	for _, r := range requires[name] {
+		j, err := index(r)
+		if err != nil {
+			return err
+		}
+		on[j].Store(true)
+		reference[j].Store(true)
 	}
 	on[i].Store(true)
 	return nil
@@ -25,7 +33,23 @@ func Enable(name string) error {
 func Reset() {
 	for i := range on {
 		on[i].Store(false)
+		reference[i].Store(false)
 	}
+}
+
+// Reference returns the bugs switched on only because an enabled bug
+// [Requires] them: the Bugs of the model that a check of the
+// implementation against the model (a conformance test, a trace's
+// header) compares with, so that it catches the enabled bug's own fault
+// and not the required ones'. Nil when none.
+func Reference() []string {
+	var out []string
+	for i, n := range names {
+		if reference[i].Load() {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // Enabled returns the names of the bugs switched on.

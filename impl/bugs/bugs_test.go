@@ -4,12 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
 	"go.uber.org/goleak"
 
 	"github.com/drainproof/drainproof/impl/bugs"
+	"github.com/drainproof/drainproof/internal/drainmodel"
 	"github.com/drainproof/drainproof/spec"
 )
 
@@ -85,8 +87,9 @@ func TestEnable(t *testing.T) {
 }
 
 // TestEveryNameHasAFaultPoint: each name switches on its own fault point
-// and no other (a switch array too short, or two names on one index,
-// would fail here).
+// and those of the bugs it requires, and no other (a switch array too
+// short, or two names on one index, would fail here); Reference lists
+// the required ones.
 func TestEveryNameHasAFaultPoint(t *testing.T) {
 	if !bugs.Built {
 		t.Skip("fault points compiled out")
@@ -100,11 +103,15 @@ func TestEveryNameHasAFaultPoint(t *testing.T) {
 		if err := bugs.Enable(name); err != nil {
 			t.Fatal(err)
 		}
-		if got := bugs.Enabled(); len(got) != 1 || got[0] != name {
-			t.Fatalf("Enable(%s): Enabled() = %v", name, got)
+		want := append(bugs.Requires(name), name)
+		if got := bugs.Enabled(); len(got) != len(want) || !slices.Contains(got, name) {
+			t.Fatalf("Enable(%s): Enabled() = %v, want %v", name, got, want)
+		}
+		if got := bugs.Reference(); !slices.Equal(got, bugs.Requires(name)) {
+			t.Fatalf("Enable(%s): Reference() = %v, want %v", name, got, bugs.Requires(name))
 		}
 		for other, on := range faultPoints {
-			if on() != (other == name) {
+			if on() != slices.Contains(want, other) {
 				t.Fatalf("Enable(%s): %sOn() = %v", name, other, on())
 			}
 		}
@@ -133,4 +140,24 @@ var faultPoints = map[string]func() bool{
 	bugs.LegacyOnUnknown:           bugs.LegacyOnUnknownOn,
 	bugs.NoReReport:                bugs.NoReReportOn,
 	bugs.LeakBatchOnError:          bugs.LeakBatchOnErrorOn,
+}
+
+// TestRequiresIsTheModelsCompanions: a bug requires exactly the other
+// bugs its TLA+ model (tla/MCDrainRegistrationBug<name>.cfg) switches on.
+func TestRequiresIsTheModelsCompanions(t *testing.T) {
+	for _, name := range bugs.ModelNames() {
+		m, _, err := drainmodel.LoadSpec(filepath.Join("..", "..", "tla", "MCDrainRegistrationBug"+name+".cfg"), false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []string
+		for _, n := range spec.BugNames() {
+			if b, _ := spec.ParseBug(n); m.Config().Bugs&b != 0 && n != name {
+				want = append(want, n)
+			}
+		}
+		if got := bugs.Requires(name); !slices.Equal(got, want) {
+			t.Errorf("Requires(%s) = %v, the model switches on %v beside it", name, got, want)
+		}
+	}
 }

@@ -72,16 +72,21 @@ type Decision struct {
 	// epoch of the process declared drained.
 	Complete     bool
 	DrainedEpoch uint64
-	// Legacy is set for the legacy hard-restart answer: some alive node
-	// does not support the protocol, so no session was created (docs/protocol.md §9).
-	Legacy bool
+	// Legacy is set for the legacy hard-restart answer (TLA+
+	// CoordLegacyRestart): some alive node does not support the protocol,
+	// so no session was created, or the session's target restarted as a
+	// process that does not (docs/protocol.md §9). LegacyEpoch is the
+	// epoch of the target's process it authorises the upgrade controller
+	// to restart (TLA+ legacyEpoch).
+	Legacy      bool
+	LegacyEpoch uint64
 	// Waiting is set while some alive node's version is unknown (docs/protocol.md §9).
 	Waiting bool
 }
 
 // Observation is the coordinator's view of one node: the model's
 // coordEpoch, coordLiveness, coordCount (CountObserved false is None),
-// work and drainedEpoch (0 is None).
+// work, drainedEpoch and legacyEpoch (0 is None).
 type Observation struct {
 	Epoch         uint64
 	Liveness      node.Liveness
@@ -89,6 +94,7 @@ type Observation struct {
 	Count         int64
 	Work          int64
 	DrainedEpoch  uint64
+	LegacyEpoch   uint64
 	Member        bool
 	VersionKnown  bool
 	Version       node.Version
@@ -128,6 +134,7 @@ type session struct {
 	target       node.ID
 	progress     Progress
 	drainedEpoch uint64 // 0 until complete
+	legacyEpoch  uint64 // 0 until the legacy answer (TLA+ legacyEpoch)
 }
 
 // Coordinator is the coordinator's drain controller.
@@ -355,29 +362,26 @@ func (c *Coordinator) evaluate(target node.ID, now int64, act bool) (Decision, e
 		return Decision{Remaining: 1, Waiting: true}, nil // one drain at a time (D3)
 	}
 	if s == nil {
-		ids := slices.Sorted(maps.Keys(c.nodes))
-		for _, id := range ids {
-			if !c.nodes[id].versionKnown {
-				if bugs.LegacyOnUnknownOn() {
-					return Decision{Legacy: true}, nil // the bug: unknown read as legacy
-				}
-				return Decision{Remaining: 1, Waiting: true}, nil
-			}
-		}
-		for _, id := range ids {
-			if c.nodes[id].version < c.cfg.RequiredVersion {
-				return Decision{Legacy: true}, nil // TLA+ CoordLegacyRestart
-			}
+		if d, ok := c.versionGate(n, act); ok {
+			return d, nil
 		}
 		s = &session{target: target, progress: Progress{PendingStatus: 1}}
 		if act {
 			c.session = s
 		}
 	}
-	if s.drainedEpoch != 0 {
+	switch {
+	case s.drainedEpoch != 0:
 		return Decision{Complete: true, DrainedEpoch: s.drainedEpoch}, nil
-	}
-	if c.complete(s, n, now) {
+	case s.legacyEpoch != 0:
+		return Decision{Legacy: true, LegacyEpoch: s.legacyEpoch}, nil
+	case c.legacy(n):
+		// The target restarted as a process that cannot be drained.
+		if act {
+			s.legacyEpoch = n.epoch
+		}
+		return c.legacyAnswer(n, act), nil
+	case c.complete(s, n, now):
 		if act {
 			s.drainedEpoch = n.epoch
 			c.trace("CoordCompleteDrain", target, nil)
@@ -385,6 +389,48 @@ func (c *Coordinator) evaluate(target node.ID, now int64, act bool) (Decision, e
 		return Decision{Complete: true, DrainedEpoch: n.epoch}, nil
 	}
 	return Decision{Remaining: max(1, s.progress.max()+c.brokerTerm(n))}, nil
+}
+
+// versionGate is the capability check before a session starts
+// (docs/protocol.md §9): it waits while some alive node's version is
+// unknown and gives the legacy answer when some alive node is legacy;
+// ok is false when every node runs the drain protocol.
+func (c *Coordinator) versionGate(target *nodeState, act bool) (Decision, bool) {
+	ids := slices.Sorted(maps.Keys(c.nodes))
+	for _, id := range ids {
+		if !c.nodes[id].versionKnown {
+			if bugs.LegacyOnUnknownOn() {
+				return c.legacyAnswer(target, act), true // the bug: unknown read as legacy
+			}
+			return Decision{Remaining: 1, Waiting: true}, true
+		}
+	}
+	for _, id := range ids {
+		if c.nodes[id].version < c.cfg.RequiredVersion {
+			return c.legacyAnswer(target, act), true
+		}
+	}
+	return Decision{}, false
+}
+
+// legacy reports whether the session's target n runs a process known not
+// to support the drain protocol (TLA+ CoordLegacyRestart's guard
+// coordVersion = "legacy"); under LegacyOnUnknown also one whose version
+// is not known yet.
+func (c *Coordinator) legacy(n *nodeState) bool {
+	if !n.versionKnown {
+		return bugs.LegacyOnUnknownOn() // the bug: unknown read as legacy
+	}
+	return n.version < c.cfg.RequiredVersion
+}
+
+// legacyAnswer is the legacy hard-restart answer for the target n's
+// process (TLA+ CoordLegacyRestart), traced when act.
+func (c *Coordinator) legacyAnswer(n *nodeState, act bool) Decision {
+	if act {
+		c.traceLegacy(n)
+	}
+	return Decision{Legacy: true, LegacyEpoch: n.epoch}
 }
 
 // NextCommand returns the liveness command the periodic task sends now
@@ -397,8 +443,28 @@ func (c *Coordinator) evaluate(target node.ID, now int64, act bool) (Decision, e
 func (c *Coordinator) NextCommand(now int64) (node.Command, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	cmd, ok := c.command(now)
+	if !ok {
+		return node.Command{}, false
+	}
+	n := c.nodes[cmd.To]
+	n.cmdSent, n.lastCmdKind, n.lastCmdAt = true, cmd.Target, now
+	c.trace(commandAction(cmd), cmd.To, cmd.TraceMsg())
+	return cmd, true
+}
+
+// PendingCommand returns the command [Coordinator.NextCommand] would send
+// now, without sending it (no throttle moves, nothing is traced).
+func (c *Coordinator) PendingCommand(now int64) (node.Command, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.command(now)
+}
+
+// command is NextCommand's decision (c.mu held).
+func (c *Coordinator) command(now int64) (node.Command, bool) {
 	s := c.session
-	if s == nil || s.drainedEpoch != 0 {
+	if s == nil || s.drainedEpoch != 0 || s.legacyEpoch != 0 {
 		return node.Command{}, false
 	}
 	n := c.nodes[s.target]
@@ -423,10 +489,7 @@ func (c *Coordinator) NextCommand(now int64) (node.Command, bool) {
 	if n.cmdSent && n.lastCmdKind == target && now-n.lastCmdAt < c.cfg.ResendInterval {
 		return node.Command{}, false
 	}
-	n.cmdSent, n.lastCmdKind, n.lastCmdAt = true, target, now
-	cmd := node.Command{To: s.target, Epoch: n.epoch, Target: target}
-	c.trace(commandAction(cmd), s.target, cmd.TraceMsg())
-	return cmd, true
+	return node.Command{To: s.target, Epoch: n.epoch, Target: target}, true
 }
 
 // NextQuery returns the node whose broker count the coordinator asks the
@@ -437,7 +500,7 @@ func (c *Coordinator) NextQuery(now int64) (node.ID, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s := c.session
-	if c.cfg.Transport != node.TransportLogCoord || s == nil || s.drainedEpoch != 0 {
+	if c.cfg.Transport != node.TransportLogCoord || s == nil || s.drainedEpoch != 0 || s.legacyEpoch != 0 {
 		return "", false
 	}
 	n := c.nodes[s.target]
@@ -463,6 +526,7 @@ func (c *Coordinator) Observe(id node.ID) Observation {
 	if s := c.session; s != nil && s.target == id {
 		o.Work = s.progress.max()
 		o.DrainedEpoch = s.drainedEpoch
+		o.LegacyEpoch = s.legacyEpoch
 	}
 	return o
 }

@@ -265,11 +265,11 @@ func TestMixedVersions(t *testing.T) {
 		{"legacy target", func(c *coordinator.Coordinator) {
 			c.ObserveVersion(T, 1, node.VersionLegacy)
 			c.ObserveVersion("P", 1, node.VersionBrokerDrain)
-		}, coordinator.Decision{Legacy: true}, false},
+		}, coordinator.Decision{Legacy: true, LegacyEpoch: 1}, false},
 		{"legacy peer", func(c *coordinator.Coordinator) {
 			c.ObserveVersion(T, 1, node.VersionBrokerDrain)
 			c.ObserveVersion("P", 1, node.VersionDrain)
-		}, coordinator.Decision{Legacy: true}, false},
+		}, coordinator.Decision{Legacy: true, LegacyEpoch: 1}, false},
 		{"all current", func(c *coordinator.Coordinator) {
 			c.ObserveVersion(T, 1, node.VersionBrokerDrain)
 			c.ObserveVersion("P", 1, node.VersionBrokerDrain)
@@ -418,5 +418,37 @@ func TestVersionBelongsToTheProcess(t *testing.T) {
 	c2.ObserveVersion(T, 3, node.VersionBrokerDrain)
 	if got := c2.Observe(T); got.Epoch != 3 || !got.VersionKnown || got.Version != node.VersionBrokerDrain {
 		t.Fatalf("Observe = %+v, want epoch 3 with its version", got)
+	}
+}
+
+// TestTargetRestartsMidSession: the session's target restarts; until the
+// new process's bootstrap is observed the drain waits and is not given
+// the legacy answer (VersionSafety; caught: LegacyOnUnknown), no command
+// is sent to it; a new process known to be legacy gets the legacy answer
+// for its epoch (TLA+ CoordLegacyRestart), which ends the session's
+// commands.
+func TestTargetRestartsMidSession(t *testing.T) {
+	c, _ := coordinator.New(coordinator.Config{})
+	c.AddNode(T, 1, 0)
+	c.ObserveVersion(T, 1, node.VersionBrokerDrain)
+	if d, err := c.DrainNode(T, 0); err != nil || d.Legacy {
+		t.Fatalf("DrainNode = %+v, %v; want a session", d, err)
+	}
+	c.ObserveHeartbeat(hb(2, node.Alive, 0, false), 1) // T restarted: epoch 2, version unknown
+	if d, _ := c.DrainNode(T, 2); d.Legacy || d.Complete {
+		t.Fatalf("DrainNode while the new process's version is unknown = %+v, want to wait", d)
+	}
+	if cmd, ok := c.NextCommand(2); ok {
+		t.Fatalf("command %+v to a process of unknown version", cmd)
+	}
+	c.ObserveVersion(T, 2, node.VersionLegacy)
+	if d, _ := c.DrainNode(T, 3); !d.Legacy || d.LegacyEpoch != 2 {
+		t.Fatalf("DrainNode for a legacy target = %+v, want the legacy answer for epoch 2", d)
+	}
+	if cmd, ok := c.NextCommand(4); ok {
+		t.Fatalf("command %+v after the legacy answer", cmd)
+	}
+	if d, _ := c.Evaluate(T, 5); !d.Legacy || d.LegacyEpoch != 2 {
+		t.Fatalf("Evaluate after the legacy answer = %+v", d)
 	}
 }

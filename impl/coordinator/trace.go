@@ -17,6 +17,7 @@ import (
 //	NextCommand        CoordSendDraining, CoordSendStopping
 //	ReportProgress     MaintainerReportProgress
 //	DrainNode          CoordCompleteDrain   when it records the drained epoch
+//	                   CoordLegacyRestart   when it gives the legacy answer
 //	ObserveVersion, and after an observation of a newer epoch
 //	                   CoordLearnVersion    (the version is kept per node)
 
@@ -74,4 +75,15 @@ func commandAction(cmd node.Command) string {
 		return "CoordSendStopping"
 	}
 	return "CoordSendDraining"
+}
+
+// traceLegacy traces CoordLegacyRestart, the legacy hard-restart answer
+// for the process of n (c.mu held), if n is the traced node.
+func (c *Coordinator) traceLegacy(n *nodeState) {
+	t := c.cfg.Tracer
+	if t == nil || c.nodes[c.cfg.TraceNode] != n {
+		return
+	}
+	t.Trace(&trace.Line{Action: "CoordLegacyRestart", Vars: []trace.Var{trace.Int("coordEpoch", int64(n.epoch)),
+		trace.Int("legacyEpoch", int64(n.epoch))}})
 }

@@ -20,9 +20,9 @@ import (
 // Ans(None, None, FALSE)).
 func (a Answer) TraceMsg() *trace.Msg {
 	if !a.Known {
-		return &trace.Msg{Kind: "ans", Epoch: trace.None, Liveness: trace.NoLiveness, Count: trace.None}
+		return &trace.Msg{Kind: node.KindAns.String(), Epoch: trace.None, Liveness: node.NoLiveness.String(), Count: trace.None}
 	}
-	return &trace.Msg{Kind: "ans", Epoch: int64(a.Epoch), Liveness: trace.NoLiveness, Count: a.Count, Closed: a.AdmissionClosed}
+	return &trace.Msg{Kind: node.KindAns.String(), Epoch: int64(a.Epoch), Liveness: node.NoLiveness.String(), Count: a.Count, Closed: a.AdmissionClosed}
 }
 
 // trace writes action about node n (c.mu held), with the cache entry

@@ -9,14 +9,20 @@ import (
 	"github.com/drainproof/drainproof/impl/trace"
 )
 
-// Liveness is a node's liveness. The order is the model's Rank.
+// Liveness is a node's liveness. The order is the model's Rank. It is
+// the one definition of liveness in impl: the coordinator's view, the
+// simulator and the traces use it.
 type Liveness int32
 
-// The liveness values (TLA+ "ALIVE", "DRAINING", "STOPPING").
+// The liveness values (TLA+ "ALIVE", "DRAINING", "STOPPING"), and
+// NoLiveness, the liveness of a message that carries none (TLA+ "NONE":
+// a report, an answer).
 const (
 	Alive Liveness = iota
 	Draining
 	Stopping
+
+	NoLiveness Liveness = -1
 )
 
 // String returns the TLA+ spelling of l.
@@ -28,12 +34,47 @@ func (l Liveness) String() string {
 		return "DRAINING"
 	case Stopping:
 		return "STOPPING"
+	case NoLiveness:
+		return "NONE"
 	}
 	return fmt.Sprintf("Liveness(%d)", int32(l))
 }
 
-// Valid reports whether l is one of Alive, Draining, Stopping.
+// Valid reports whether l is a node's liveness: Alive, Draining or
+// Stopping (not NoLiveness).
 func (l Liveness) Valid() bool { return l >= Alive && l <= Stopping }
+
+// Kind is a message kind of the drain protocol (TLA+ Kinds), the one
+// definition in impl: the simulator's bus and the traces use it.
+type Kind int8
+
+// The message kinds, named as in TLA+: "cmd" ([Command]), "resp"
+// ([Response]), "hb" ([Heartbeat]), "report" ([Report]) and "ans" (the
+// LogCoordinator's answer, package logcoord).
+const (
+	KindCmd Kind = iota
+	KindResp
+	KindHb
+	KindReport
+	KindAns
+)
+
+// String returns the TLA+ spelling of k.
+func (k Kind) String() string {
+	switch k {
+	case KindCmd:
+		return "cmd"
+	case KindResp:
+		return "resp"
+	case KindHb:
+		return "hb"
+	case KindReport:
+		return "report"
+	case KindAns:
+		return "ans"
+	}
+	return fmt.Sprintf("Kind(%d)", int8(k))
+}
 
 // LivenessStore holds a node's liveness. Its zero value is ALIVE. It only
 // moves one step forward (D1).

@@ -13,7 +13,7 @@ import "github.com/drainproof/drainproof/impl/trace"
 // TraceMsg returns hb as the model's record (TLA+ Hb): without a count in
 // the logcoord transport (count None, closed FALSE).
 func (hb Heartbeat) TraceMsg() *trace.Msg {
-	m := &trace.Msg{Kind: "hb", Epoch: int64(hb.Epoch), Liveness: hb.Liveness.String(), Count: trace.None}
+	m := &trace.Msg{Kind: KindHb.String(), Epoch: int64(hb.Epoch), Liveness: hb.Liveness.String(), Count: trace.None}
 	if hb.HasCount {
 		m.Count, m.Closed = hb.Count, hb.AdmissionClosed
 	}
@@ -22,17 +22,17 @@ func (hb Heartbeat) TraceMsg() *trace.Msg {
 
 // TraceMsg returns c as the model's record (TLA+ Cmd).
 func (c Command) TraceMsg() *trace.Msg {
-	return &trace.Msg{Kind: "cmd", Epoch: int64(c.Epoch), Liveness: c.Target.String(), Count: trace.None}
+	return &trace.Msg{Kind: KindCmd.String(), Epoch: int64(c.Epoch), Liveness: c.Target.String(), Count: trace.None}
 }
 
 // TraceMsg returns r as the model's record (TLA+ Resp).
 func (r Response) TraceMsg() *trace.Msg {
-	return &trace.Msg{Kind: "resp", Epoch: int64(r.Epoch), Liveness: r.Liveness.String(), Count: trace.None}
+	return &trace.Msg{Kind: KindResp.String(), Epoch: int64(r.Epoch), Liveness: r.Liveness.String(), Count: trace.None}
 }
 
 // TraceMsg returns r as the model's record (TLA+ Report).
 func (r Report) TraceMsg() *trace.Msg {
-	return &trace.Msg{Kind: "report", Epoch: int64(r.Epoch), Liveness: trace.NoLiveness, Count: r.Count, Closed: r.AdmissionClosed}
+	return &trace.Msg{Kind: KindReport.String(), Epoch: int64(r.Epoch), Liveness: NoLiveness.String(), Count: r.Count, Closed: r.AdmissionClosed}
 }
 
 // traceStartHeartbeat traces the start of a heartbeat of the heartbeat

@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/drainproof/drainproof/impl/bugs"
 	"github.com/drainproof/drainproof/impl/coordinator"
 	"github.com/drainproof/drainproof/impl/eventservice"
 	"github.com/drainproof/drainproof/impl/logcoord"
@@ -23,51 +22,6 @@ const Target node.ID = "T"
 // ClusterID returns the name of upstream cluster k (0-based): c1, c2, …
 func ClusterID(k int) eventservice.ClusterID {
 	return eventservice.ClusterID(fmt.Sprintf("c%d", k+1))
-}
-
-// Kind is a message kind (the model's Kinds).
-type Kind int8
-
-// The message kinds, named as in spec.
-const (
-	KindCmd Kind = iota
-	KindResp
-	KindHb
-	KindReport
-	KindAns
-)
-
-// String returns the model's spelling of k.
-func (k Kind) String() string {
-	return [...]string{"cmd", "resp", "hb", "report", "ans"}[k]
-}
-
-// Msg is one message on the bus; only the field of its Kind is set.
-type Msg struct {
-	Kind   Kind
-	Cmd    node.Command
-	Resp   node.Response
-	Hb     node.Heartbeat
-	Report node.Report
-	Ans    logcoord.Answer
-}
-
-// String renders m like the model's messages.
-func (m Msg) String() string {
-	switch m.Kind {
-	case KindCmd:
-		return fmt.Sprintf("cmd{epoch:%d liveness:%s}", m.Cmd.Epoch, m.Cmd.Target)
-	case KindResp:
-		return fmt.Sprintf("resp{epoch:%d liveness:%s}", m.Resp.Epoch, m.Resp.Liveness)
-	case KindHb:
-		return fmt.Sprintf("hb{epoch:%d liveness:%s count:%d closed:%t}", m.Hb.Epoch, m.Hb.Liveness, m.Hb.Count, m.Hb.AdmissionClosed)
-	case KindReport:
-		return fmt.Sprintf("report{epoch:%d count:%d closed:%t}", m.Report.Epoch, m.Report.Count, m.Report.AdmissionClosed)
-	}
-	if !m.Ans.Known {
-		return "ans{unknown}"
-	}
-	return fmt.Sprintf("ans{epoch:%d count:%d closed:%t}", m.Ans.Epoch, m.Ans.Count, m.Ans.AdmissionClosed)
 }
 
 // ClusterConfig configures a [Cluster]. Times are logical ticks.
@@ -490,79 +444,6 @@ func (c *Cluster) BrokerRemoveFinish() error {
 	return err
 }
 
-// send puts m on the bus.
-func (c *Cluster) send(m Msg) {
-	if c.cfg.SetBus && slices.Contains(c.bus, m) {
-		return
-	}
-	c.bus = append(c.bus, m)
-}
-
-// Bus returns the messages in flight, in sending order.
-func (c *Cluster) Bus() []Msg { return slices.Clone(c.bus) }
-
-// take returns message i and removes it unless keep (duplication).
-func (c *Cluster) take(i int, keep bool) (Msg, error) {
-	if i < 0 || i >= len(c.bus) {
-		return Msg{}, fmt.Errorf("sim: no message %d in flight", i)
-	}
-	m := c.bus[i]
-	if !keep {
-		c.bus = slices.Delete(c.bus, i, i+1)
-	}
-	return m, nil
-}
-
-// NetLose loses message i (TLA+ NetLose).
-func (c *Cluster) NetLose(i int) error {
-	_, err := c.take(i, false)
-	return err
-}
-
-// NodeSendHeartbeat sends T's heartbeat (TLA+ NodeSendHeartbeat).
-func (c *Cluster) NodeSendHeartbeat() {
-	c.send(Msg{Kind: KindHb, Hb: c.proc.node.Heartbeat(c.now)})
-}
-
-// NodeTick sends T's heartbeat if its interval has passed (N2).
-func (c *Cluster) NodeTick() {
-	if hb, ok := c.proc.node.Tick(c.now); ok {
-		c.send(Msg{Kind: KindHb, Hb: hb})
-	}
-}
-
-// NodeRecvCommand delivers command i to T (TLA+ NodeRecvCommand); T
-// replies, after its forced heartbeat when forced is set and liveness
-// changed.
-func (c *Cluster) NodeRecvCommand(i int, keep, forced bool) error {
-	m, err := c.take(i, keep)
-	if err != nil || m.Kind != KindCmd {
-		return errors.Join(err, errors.New("sim: not a command"))
-	}
-	resp, changed := c.proc.node.RecvCommand(m.Cmd)
-	if changed && forced {
-		c.NodeSendHeartbeat()
-	}
-	c.send(Msg{Kind: KindResp, Resp: resp})
-	return nil
-}
-
-// ServiceSendReport sends T's event service report to the LogCoordinator
-// (TLA+ ServiceSendReport). The service reports periodically whether or
-// not its report changed: the LogCoordinator's TTL expires the entry of a
-// live process that stops reporting.
-func (c *Cluster) ServiceSendReport() {
-	r := c.proc.node.Report()
-	if bugs.NoReReportOn() {
-		// The bug: report only what changed since the last report.
-		if last := c.proc.lastReport; last != nil && *last == r {
-			return
-		}
-		c.proc.lastReport = &r
-	}
-	c.send(Msg{Kind: KindReport, Report: r})
-}
-
 // BrokenStreams returns the dispatchers T's current process still serves
 // or holds: registered in the collectors' view, held between steps, or
 // subscribed in its event store. A restart breaks their streams.
@@ -593,109 +474,8 @@ func (c *Cluster) Restart() (int, error) {
 	return broken, c.start()
 }
 
-// CoordSendCommand sends the coordinator's liveness command, if its
-// periodic task has one (TLA+ CoordSendDraining, CoordSendStopping).
-func (c *Cluster) CoordSendCommand() (node.Command, bool) {
-	cmd, ok := c.Coord.NextCommand(c.now)
-	if ok {
-		c.send(Msg{Kind: KindCmd, Cmd: cmd})
-	}
-	return cmd, ok
-}
-
-// CoordRecv delivers heartbeat, response or answer i to the coordinator
-// (TLA+ CoordRecvHeartbeat, CoordRecvResponse, CoordRecvAnswer).
-func (c *Cluster) CoordRecv(i int, keep bool) error {
-	m, err := c.take(i, keep)
-	if err != nil {
-		return err
-	}
-	switch m.Kind {
-	case KindHb:
-		c.Coord.ObserveHeartbeat(m.Hb, c.now)
-	case KindResp:
-		c.Coord.ObserveResponse(m.Resp, c.now)
-	case KindAns:
-		c.Coord.ObserveAnswer(m.Ans, c.now)
-	default:
-		return fmt.Errorf("sim: the coordinator does not receive %s", m)
-	}
-	return nil
-}
-
-// LogCoordRecvReport delivers report i to the LogCoordinator (TLA+
-// LogCoordRecvReport).
-func (c *Cluster) LogCoordRecvReport(i int, keep bool) error {
-	m, err := c.take(i, keep)
-	if err != nil || m.Kind != KindReport {
-		return errors.Join(err, errors.New("sim: not a report"))
-	}
-	c.LogCoord.OnReport(m.Report, c.now)
-	return nil
-}
-
-// LogCoordAnswer runs the coordinator's query, if its periodic task has
-// one, and sends the LogCoordinator's answer (TLA+ LogCoordAnswer). A
-// stale LogCoordinator answers "unknown" instead (F7).
-func (c *Cluster) LogCoordAnswer(stale bool) bool {
-	target, ok := c.Coord.NextQuery(c.now)
-	if !ok {
-		return false
-	}
-	a := c.LogCoord.Answer(target, c.now)
-	if stale {
-		a = logcoord.Unknown(target)
-	}
-	c.send(Msg{Kind: KindAns, Ans: a})
-	return true
-}
-
 // ClusterOf returns the upstream cluster (0-based, see [ClusterID]) that
 // dispatcher d belongs to: its broker in T's event service.
 func (c *Cluster) ClusterOf(d int) int { return c.clusterOf(d) }
-
-// Observation is T's state as the model sees it, read without side
-// effects: the event service's count and admission gate, and the stores.
-type Observation struct {
-	Epoch           uint64
-	Liveness        node.Liveness
-	AdmissionClosed bool
-	Count           int64
-	// Counts and GateClosed are each broker's count and gate bit (TLA+
-	// count[b], gateClosed[b]), by cluster index; a broker not created
-	// yet counts 0, and its bit is the service's flag (it is closed when
-	// the broker is created after the close).
-	Counts     []int64
-	GateClosed []bool
-	Subscribed []bool
-	SchemaRef  []bool
-}
-
-// Observe reads T's observable state.
-func (c *Cluster) Observe() Observation {
-	p := c.proc
-	p.observer.Store(true)
-	count, closed := p.svc.Report()
-	p.observer.Store(false)
-	o := Observation{Epoch: c.epoch, Liveness: p.live.Load(), AdmissionClosed: closed, Count: count,
-		Counts: make([]int64, c.cfg.Clusters), GateClosed: make([]bool, c.cfg.Clusters),
-		Subscribed: make([]bool, c.cfg.Dispatchers), SchemaRef: make([]bool, c.cfg.Dispatchers)}
-	for k := range o.GateClosed {
-		o.GateClosed[k] = closed
-	}
-	for _, g := range p.svc.Gates() {
-		for k := range o.Counts {
-			if ClusterID(k) == g.Cluster {
-				o.Counts[k], o.GateClosed[k] = g.Count, g.Closed
-			}
-		}
-	}
-	for d := range o.Subscribed {
-		es, ss := c.stores(d)
-		o.Subscribed[d] = es.Subscribed(Dispatcher(d))
-		o.SchemaRef[d] = ss.Refs(table(d)) > 0
-	}
-	return o
-}
 
 func unknownAnswer() logcoord.Answer { return logcoord.Unknown(Target) }

@@ -17,12 +17,16 @@ func deliverAll(t *testing.T, c *sim.Cluster) {
 	for len(c.Bus()) > 0 {
 		var err error
 		switch c.Bus()[0].Kind {
-		case sim.KindCmd:
+		case node.KindCmd:
 			err = c.NodeRecvCommand(0, false, true)
-		case sim.KindReport:
+		case node.KindReport:
 			err = c.LogCoordRecvReport(0, false)
-		default:
-			err = c.CoordRecv(0, false)
+		case node.KindHb:
+			err = c.CoordRecvHeartbeat(0, false)
+		case node.KindResp:
+			err = c.CoordRecvResponse(0, false)
+		case node.KindAns:
+			err = c.CoordRecvAnswer(0, false)
 		}
 		if err != nil {
 			t.Fatal(err)
@@ -46,9 +50,9 @@ func TestLiveExpiryNeedsReReport(t *testing.T) {
 	if _, err := c.Coord.DrainNode(sim.Target, 0); err != nil {
 		t.Fatal(err)
 	}
-	for _, l := range []node.Liveness{node.Draining, node.Stopping} {
-		if cmd, ok := c.CoordSendCommand(); !ok || cmd.Target != l {
-			t.Fatalf("command = %+v %v, want %s", cmd, ok, l)
+	for _, send := range []func() bool{c.CoordSendDraining, c.CoordSendStopping} {
+		if !send() {
+			t.Fatalf("no command; the coordinator's pending one: %v", c.Bus())
 		}
 		deliverAll(t, c)
 		c.Coord.ReportProgress(sim.Target, coordinator.Progress{})
@@ -108,8 +112,8 @@ func TestRegisterInFlight(t *testing.T) {
 	if _, err := c.Coord.DrainNode(sim.Target, 0); err != nil {
 		t.Fatal(err)
 	}
-	for range 2 { // DRAINING, then STOPPING
-		if _, ok := c.CoordSendCommand(); !ok {
+	for _, send := range []func() bool{c.CoordSendDraining, c.CoordSendStopping} {
+		if !send() {
 			t.Fatal("no command")
 		}
 		deliverAll(t, c)

@@ -9,6 +9,7 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/drainproof/drainproof/impl/bugs"
 	"github.com/drainproof/drainproof/impl/coordinator"
 	"github.com/drainproof/drainproof/impl/eventservice"
 	"github.com/drainproof/drainproof/impl/node"
@@ -19,16 +20,16 @@ import (
 // toSpec is the abstraction of a bus message: the model's record.
 func toSpec(msg sim.Msg) spec.Msg {
 	switch msg.Kind {
-	case sim.KindCmd:
+	case node.KindCmd:
 		return spec.Cmd(int8(msg.Cmd.Epoch), spec.Liveness(msg.Cmd.Target))
-	case sim.KindResp:
+	case node.KindResp:
 		return spec.Resp(int8(msg.Resp.Epoch), spec.Liveness(msg.Resp.Liveness))
-	case sim.KindHb:
+	case node.KindHb:
 		if !msg.Hb.HasCount {
 			return spec.Hb(int8(msg.Hb.Epoch), spec.Liveness(msg.Hb.Liveness), spec.None, false)
 		}
 		return spec.Hb(int8(msg.Hb.Epoch), spec.Liveness(msg.Hb.Liveness), int8(msg.Hb.Count), msg.Hb.AdmissionClosed)
-	case sim.KindReport:
+	case node.KindReport:
 		return spec.Report(int8(msg.Report.Epoch), int8(msg.Report.Count), msg.Report.AdmissionClosed)
 	}
 	if !msg.Ans.Known {
@@ -108,6 +109,7 @@ func abstract(m *spec.Model, c *sim.Cluster, s *spec.State) spec.State {
 	a.Registrations = int8(c.Registrations())
 	co := c.Coord.Observe(sim.Target)
 	a.CoordEpoch, a.CoordLiveness, a.Work, a.DrainedEpoch = int8(co.Epoch), spec.Liveness(co.Liveness), int8(co.Work), optional(co.DrainedEpoch)
+	a.LegacyEpoch = optional(co.LegacyEpoch)
 	a.CoordVersion = s.CoordVersion
 	a.CoordCount = spec.None
 	if co.CountObserved {
@@ -143,18 +145,22 @@ func netStrings(msgs []spec.Msg) []string {
 	return out
 }
 
-// modelDecision is the model's DrainNode answer: 0 once drained or when
+// modelDecision is the model's DrainNode answer: the legacy answer once
+// given or when CoordLegacyRestart is enabled; 0 once drained or when
 // CoordCompleteDrain is enabled; otherwise work plus the accepted count,
 // at least 1.
-func modelDecision(m *spec.Model, s *spec.State) (int64, bool) {
+func modelDecision(m *spec.Model, s *spec.State) (rem int64, complete, legacy bool) {
+	if _, ok := m.CoordLegacyRestart(s); ok || s.LegacyEpoch != spec.None {
+		return 0, false, true
+	}
 	if _, ok := m.CoordCompleteDrain(s); ok || s.DrainedEpoch != spec.None {
-		return 0, true
+		return 0, true, false
 	}
 	r := int64(s.Work)
 	if s.CoordCount != spec.None {
 		r += int64(s.CoordCount)
 	}
-	return max(r, 1), false
+	return max(r, 1), false, false
 }
 
 // steps applies model actions in sequence, as one call of the cluster
@@ -274,6 +280,43 @@ func registerCandidates(m *spec.Model, s *spec.State, c *sim.Cluster, d int, add
 	}
 }
 
+// sendCandidates lists the coordinator's sends the model enables:
+// CoordSendDraining and CoordSendStopping, each done by the cluster's
+// step of that name. Where the model enables both (under SkipDraining)
+// the coordinator's command decides which (a command in flight already
+// is a choice too: sending it again changes nothing); a command the model
+// does not enable, or none where the model sends one, fails the step.
+func sendCandidates(m *spec.Model, s *spec.State, c *sim.Cluster, add func(*steps, func() error)) {
+	pending, has := c.Coord.PendingCommand(c.Now())
+	sends := []struct {
+		name   string
+		act    func(*spec.State) (spec.State, bool)
+		target node.Liveness
+		do     func() bool
+	}{
+		{"CoordSendDraining", m.CoordSendDraining, node.Draining, c.CoordSendDraining},
+		{"CoordSendStopping", m.CoordSendStopping, node.Stopping, c.CoordSendStopping},
+	}
+	enabled := map[node.Liveness]bool{}
+	for _, snd := range sends {
+		_, enabled[snd.target] = snd.act(s)
+	}
+	if has && slices.Contains(c.Bus(), sim.Msg{Kind: node.KindCmd, Cmd: pending}) {
+		enabled[pending.Target] = true // sent already: sending it again changes nothing (the model's set)
+	}
+	for _, snd := range sends {
+		if !enabled[snd.target] || (has && pending.Target != snd.target && enabled[pending.Target]) {
+			continue // not the model's, or the coordinator's choice is the other one
+		}
+		add(newSteps(m, s).then(snd.name, snd.act), func() error {
+			if !snd.do() {
+				return fmt.Errorf("the coordinator does not send %s (its command: %+v, %v)", snd.target, pending, has)
+			}
+			return nil
+		})
+	}
+}
+
 // candidates lists the model's enabled steps with the cluster action that
 // implements each.
 func candidates(m *spec.Model, s *spec.State, c *sim.Cluster) []candidate {
@@ -317,14 +360,13 @@ func candidates(m *spec.Model, s *spec.State, c *sim.Cluster) []candidate {
 		c.Coord.ObserveVersion(sim.Target, c.Epoch(), node.VersionBrokerDrain)
 		return nil
 	})
-	send := func() error {
-		if _, ok := c.CoordSendCommand(); !ok {
-			return fmt.Errorf("the coordinator has no command to send")
+	sendCandidates(m, s, c, add)
+	add(one("CoordLegacyRestart", m.CoordLegacyRestart), func() error {
+		if d, err := c.Coord.DrainNode(sim.Target, c.Now()); err != nil || !d.Legacy {
+			return errors.Join(err, fmt.Errorf("DrainNode = %+v, want the legacy answer", d))
 		}
 		return nil
-	}
-	add(one("CoordSendDraining", m.CoordSendDraining), send)
-	add(one("CoordSendStopping", m.CoordSendStopping), send)
+	})
 	add(one("MaintainerReportProgress", m.MaintainerReportProgress), func() error {
 		c.Coord.ReportProgress(sim.Target, coordinator.Progress{})
 		return nil
@@ -350,17 +392,20 @@ func candidates(m *spec.Model, s *spec.State, c *sim.Cluster) []candidate {
 		for _, keep := range []bool{false, true} {
 			var name string
 			var act func(*spec.State, uint16, bool) (spec.State, bool)
-			do := func() error { return c.CoordRecv(i, keep) }
+			var do func() error
 			switch m.Msg(id).Kind {
 			case spec.KindCmd:
 				name, act = "NodeRecvCommand", m.NodeRecvCommand
 				do = func() error { return c.NodeRecvCommand(i, keep, false) }
 			case spec.KindHb:
 				name, act = "CoordRecvHeartbeat", m.CoordRecvHeartbeat
+				do = func() error { return c.CoordRecvHeartbeat(i, keep) }
 			case spec.KindResp:
 				name, act = "CoordRecvResponse", m.CoordRecvResponse
+				do = func() error { return c.CoordRecvResponse(i, keep) }
 			case spec.KindAns:
 				name, act = "CoordRecvAnswer", m.CoordRecvAnswer
+				do = func() error { return c.CoordRecvAnswer(i, keep) }
 			case spec.KindReport:
 				name, act = "LogCoordRecvReport", m.LogCoordRecvReport
 				do = func() error { return c.LogCoordRecvReport(i, keep) }
@@ -371,6 +416,21 @@ func candidates(m *spec.Model, s *spec.State, c *sim.Cluster) []candidate {
 			func() error { return c.NetLose(i) })
 	}
 	return out
+}
+
+// referenceBugs is the model's Bugs: those a bug under test requires
+// (bugs.Reference: SkipDraining beside NodeAcceptsSkip), none otherwise,
+// so that the test catches the bug's own fault.
+func referenceBugs(rt *rapid.T) spec.Bug {
+	var b spec.Bug
+	for _, n := range bugs.Reference() {
+		x, err := spec.ParseBug(n)
+		if err != nil {
+			rt.Fatal(err)
+		}
+		b |= x
+	}
+	return b
 }
 
 // TestConformance is the rapid state-machine test of the simulated
@@ -393,7 +453,8 @@ func TestConformance(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		tr := rapid.SampledFrom([]string{spec.TransportHeartbeat, spec.TransportLogCoord}).Draw(rt, "transport")
 		m, err := spec.New(spec.Config{Dispatchers: confDispatchers, TableTriggers: []string{"d3"},
-			Brokers: confBrokers, Versions: []string{"new"}, MaxEpoch: 3, MaxReg: 6, MaxMsgs: 3, Transport: tr})
+			Brokers: confBrokers, Versions: []string{"new"}, MaxEpoch: 3, MaxReg: 6, MaxMsgs: 3, Transport: tr,
+			Bugs: referenceBugs(rt)})
 		if err != nil {
 			rt.Fatal(err)
 		}
@@ -449,8 +510,8 @@ func TestConformance(t *testing.T) {
 			if err != nil {
 				rt.Fatal(err)
 			}
-			rem, complete := modelDecision(m, &s)
-			if d.Remaining != rem || d.Complete != complete {
+			rem, complete, legacy := modelDecision(m, &s)
+			if d.Remaining != rem || d.Complete != complete || d.Legacy != legacy {
 				rt.Fatalf("after %s the coordinator decides %+v, the model remaining %d complete %v", step, d, rem, complete)
 			}
 		}

@@ -30,11 +30,12 @@ func ExampleCluster() {
 	_ = c.CollectorRegister(0, false) // held inside RegisterTable: counted already
 	fmt.Println("count while in flight:", c.Observe().Count)
 	_ = c.BrokerRegisterTable()
-	cmd, _ := c.CoordSendCommand()
-	fmt.Println("coordinator sends", cmd.Target)
+	fmt.Println("coordinator sends DRAINING:", c.CoordSendDraining())
+	fmt.Println("in flight:", c.Bus())
 	fmt.Println("broken streams if T restarted now:", c.BrokenStreams())
 	// Output:
 	// count while in flight: 1
-	// coordinator sends DRAINING
+	// coordinator sends DRAINING: true
+	// in flight: [cmd{epoch:1 liveness:DRAINING}]
 	// broken streams if T restarted now: 1
 }

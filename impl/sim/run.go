@@ -295,9 +295,9 @@ func (r *runner) tick() error {
 	c := r.c
 	c.Advance(1)
 	before := len(c.bus)
-	c.CoordSendCommand()
+	c.coordSend()
 	if c.LogCoordAnswer(false) && r.staleLCActive {
-		c.send(Msg{Kind: KindAns, Ans: unknownAnswer()})
+		c.send(Msg{Kind: node.KindAns, Ans: unknownAnswer()})
 	}
 	c.NodeTick()
 	if c.cfg.Transport == node.TransportLogCoord && r.chance(0.5) {
@@ -374,12 +374,16 @@ func (r *runner) deliverOne() error {
 	}
 	var err error
 	switch c.bus[i].Kind {
-	case KindCmd:
+	case node.KindCmd:
 		err = c.NodeRecvCommand(i, keep, true)
-	case KindReport:
+	case node.KindReport:
 		err = c.LogCoordRecvReport(i, keep)
-	default:
-		err = c.CoordRecv(i, keep)
+	case node.KindHb:
+		err = c.CoordRecvHeartbeat(i, keep)
+	case node.KindResp:
+		err = c.CoordRecvResponse(i, keep)
+	case node.KindAns:
+		err = c.CoordRecvAnswer(i, keep)
 	}
 	if !keep {
 		before--
@@ -473,8 +477,8 @@ func (r *runner) upgradeController() error {
 		}
 	}
 	switch {
-	case dec.Legacy:
-		r.res.LegacyRestarts++
+	case dec.Legacy && dec.LegacyEpoch == c.Epoch():
+		return r.legacyRestart()
 	case dec.Complete && dec.DrainedEpoch == c.Epoch():
 		if r.calm {
 			r.res.SettledDrains++
@@ -505,14 +509,29 @@ func (r *runner) upgradeController() error {
 		// drained is gone, so this restart is not authorised; drain again.
 		r.rejoin()
 		return nil
-	default:
-		return nil
 	}
+	return nil
+}
+
+// legacyRestart is the upgrade controller's hard restart of T after the
+// legacy answer (UpgradeRestart of the process legacyEpoch names). The
+// legacy answer is for a cluster where some alive process cannot be
+// drained; one given while every process runs the drain protocol (T
+// always does here; the peer after legacyUntil) authorises a restart
+// that no drain and no legacy process justifies (VersionSafety), so the
+// streams it breaks count as broken.
+func (r *runner) legacyRestart() error {
+	c := r.c
+	r.res.LegacyRestarts++
 	if !r.mayRestart() {
 		return nil
 	}
 	r.res.Restarts++
-	if _, err := c.Restart(); err != nil {
+	broken, err := c.Restart()
+	if r.peerVersion(r.step) >= node.VersionBrokerDrain {
+		r.res.BrokenStreams += broken
+	}
+	if err != nil {
 		return err
 	}
 	r.restarted("UpgradeRestart")

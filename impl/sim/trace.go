@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/drainproof/drainproof/impl/bugs"
 	"github.com/drainproof/drainproof/impl/eventservice"
+	"github.com/drainproof/drainproof/impl/node"
 	"github.com/drainproof/drainproof/impl/trace"
 )
 
@@ -103,7 +105,7 @@ func (r *runner) restarted(action string) {
 		c := r.c
 		for i := len(c.bus) - 1; i >= 0; i-- {
 			m := c.bus[i]
-			if (m.Kind == KindHb && m.Hb.Epoch < c.epoch) || (m.Kind == KindResp && m.Resp.Epoch < c.epoch) {
+			if (m.Kind == node.KindHb && m.Hb.Epoch < c.epoch) || (m.Kind == node.KindResp && m.Resp.Epoch < c.epoch) {
 				r.res.MessagesLost++
 				_ = c.NetLose(i)
 			}
@@ -175,5 +177,14 @@ func TraceHeader(cfg Config) trace.Header {
 	return trace.Header{Source: fmt.Sprintf("sim seed %d, %d steps, %s scope", cfg.Seed, cfg.Steps, scope),
 		Model: map[string]any{"Dispatchers": ds, "TableTriggers": tts, "Brokers": brokers,
 			"Versions": []string{"new"}, "MaxEpoch": TraceMaxEpoch, "MaxReg": 15,
-			"MaxMsgs": 8, "Transport": string(cfg.Transport), "Bugs": []string{}}}
+			"MaxMsgs": 8, "Transport": string(cfg.Transport), "Bugs": referenceBugs()}}
+}
+
+// referenceBugs is the header's Bugs: none, but in a -tags bugs build the
+// bugs switched on only because the bug under test requires them
+// (bugs.Reference: SkipDraining beside NodeAcceptsSkip), so that the
+// trace is checked against the model that sends the skip, and what it
+// rejects is the node taking it.
+func referenceBugs() []string {
+	return append([]string{}, bugs.Reference()...)
 }

@@ -40,18 +40,15 @@ type Line struct {
 
 // Msg is a message as the model's record (TLA+ Messages); None is -1.
 type Msg struct {
-	Kind     string // cmd, resp, hb, report, ans
+	Kind     string // cmd, resp, hb, report, ans (node.Kind.String)
 	Epoch    int64
-	Liveness string // ALIVE, DRAINING, STOPPING or NONE
+	Liveness string // ALIVE, DRAINING, STOPPING or NONE (node.Liveness.String)
 	Count    int64
 	Closed   bool
 }
 
 // None is the model's None for an epoch or a count that is not there.
 const None = -1
-
-// NoLiveness is the model's liveness of a message that carries none.
-const NoLiveness = "NONE"
 
 // Var is one observed value: variable Name, or its element or field Key;
 // Value is an int64, a string or a bool.

@@ -1,0 +1,210 @@
+package sim
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/drainproof/drainproof/impl/bugs"
+	"github.com/drainproof/drainproof/impl/logcoord"
+	"github.com/drainproof/drainproof/impl/node"
+)
+
+// This file is the cluster's message bus and the model's actions that
+// send or receive a message: each exported step is one TLA+ action of
+// that name.
+
+// Msg is one message on the bus; only the field of its Kind is set.
+type Msg struct {
+	Kind   node.Kind
+	Cmd    node.Command
+	Resp   node.Response
+	Hb     node.Heartbeat
+	Report node.Report
+	Ans    logcoord.Answer
+}
+
+// String renders m like the model's messages.
+func (m Msg) String() string {
+	switch m.Kind {
+	case node.KindCmd:
+		return fmt.Sprintf("cmd{epoch:%d liveness:%s}", m.Cmd.Epoch, m.Cmd.Target)
+	case node.KindResp:
+		return fmt.Sprintf("resp{epoch:%d liveness:%s}", m.Resp.Epoch, m.Resp.Liveness)
+	case node.KindHb:
+		return fmt.Sprintf("hb{epoch:%d liveness:%s count:%d closed:%t}", m.Hb.Epoch, m.Hb.Liveness, m.Hb.Count, m.Hb.AdmissionClosed)
+	case node.KindReport:
+		return fmt.Sprintf("report{epoch:%d count:%d closed:%t}", m.Report.Epoch, m.Report.Count, m.Report.AdmissionClosed)
+	}
+	if !m.Ans.Known {
+		return "ans{unknown}"
+	}
+	return fmt.Sprintf("ans{epoch:%d count:%d closed:%t}", m.Ans.Epoch, m.Ans.Count, m.Ans.AdmissionClosed)
+}
+
+// send puts m on the bus.
+func (c *Cluster) send(m Msg) {
+	if c.cfg.SetBus && slices.Contains(c.bus, m) {
+		return
+	}
+	c.bus = append(c.bus, m)
+}
+
+// Bus returns the messages in flight, in sending order.
+func (c *Cluster) Bus() []Msg { return slices.Clone(c.bus) }
+
+// take returns message i and removes it unless keep (duplication).
+func (c *Cluster) take(i int, keep bool) (Msg, error) {
+	if i < 0 || i >= len(c.bus) {
+		return Msg{}, fmt.Errorf("sim: no message %d in flight", i)
+	}
+	m := c.bus[i]
+	if !keep {
+		c.bus = slices.Delete(c.bus, i, i+1)
+	}
+	return m, nil
+}
+
+// NetLose loses message i (TLA+ NetLose).
+func (c *Cluster) NetLose(i int) error {
+	_, err := c.take(i, false)
+	return err
+}
+
+// NodeSendHeartbeat sends T's heartbeat (TLA+ NodeSendHeartbeat).
+func (c *Cluster) NodeSendHeartbeat() {
+	c.send(Msg{Kind: node.KindHb, Hb: c.proc.node.Heartbeat(c.now)})
+}
+
+// NodeTick sends T's heartbeat if its interval has passed (N2).
+func (c *Cluster) NodeTick() {
+	if hb, ok := c.proc.node.Tick(c.now); ok {
+		c.send(Msg{Kind: node.KindHb, Hb: hb})
+	}
+}
+
+// NodeRecvCommand delivers command i to T (TLA+ NodeRecvCommand); T
+// replies, after its forced heartbeat when forced is set and liveness
+// changed.
+func (c *Cluster) NodeRecvCommand(i int, keep, forced bool) error {
+	m, err := c.recv(i, keep, node.KindCmd)
+	if err != nil {
+		return err
+	}
+	resp, changed := c.proc.node.RecvCommand(m.Cmd)
+	if changed && forced {
+		c.NodeSendHeartbeat()
+	}
+	c.send(Msg{Kind: node.KindResp, Resp: resp})
+	return nil
+}
+
+// ServiceSendReport sends T's event service report to the LogCoordinator
+// (TLA+ ServiceSendReport). The service reports periodically whether or
+// not its report changed: the LogCoordinator's TTL expires the entry of a
+// live process that stops reporting.
+func (c *Cluster) ServiceSendReport() {
+	r := c.proc.node.Report()
+	if bugs.NoReReportOn() {
+		// The bug: report only what changed since the last report.
+		if last := c.proc.lastReport; last != nil && *last == r {
+			return
+		}
+		c.proc.lastReport = &r
+	}
+	c.send(Msg{Kind: node.KindReport, Report: r})
+}
+
+// coordSend sends the coordinator's liveness command, if its periodic
+// task has one now: DRAINING or STOPPING (the runner's tick; a step of
+// TLA+ CoordSendDraining or CoordSendStopping).
+func (c *Cluster) coordSend() {
+	if cmd, ok := c.Coord.NextCommand(c.now); ok {
+		c.send(Msg{Kind: node.KindCmd, Cmd: cmd})
+	}
+}
+
+// CoordSendDraining sends the coordinator's DRAINING command (TLA+
+// CoordSendDraining) if DRAINING is the command its periodic task has
+// now, and reports whether it did.
+func (c *Cluster) CoordSendDraining() bool { return c.coordSendCommand(node.Draining) }
+
+// CoordSendStopping sends the coordinator's STOPPING command (TLA+
+// CoordSendStopping) if STOPPING is the command its periodic task has
+// now, and reports whether it did.
+func (c *Cluster) CoordSendStopping() bool { return c.coordSendCommand(node.Stopping) }
+
+func (c *Cluster) coordSendCommand(target node.Liveness) bool {
+	if cmd, ok := c.Coord.PendingCommand(c.now); !ok || cmd.Target != target {
+		return false
+	}
+	cmd, ok := c.Coord.NextCommand(c.now)
+	if ok {
+		c.send(Msg{Kind: node.KindCmd, Cmd: cmd})
+	}
+	return ok
+}
+
+// recv takes message i of kind k (keeping it in flight if keep).
+func (c *Cluster) recv(i int, keep bool, k node.Kind) (Msg, error) {
+	if i < 0 || i >= len(c.bus) || c.bus[i].Kind != k {
+		return Msg{}, fmt.Errorf("sim: message %d is not a %s", i, k)
+	}
+	return c.take(i, keep)
+}
+
+// CoordRecvHeartbeat delivers heartbeat i to the coordinator (TLA+
+// CoordRecvHeartbeat).
+func (c *Cluster) CoordRecvHeartbeat(i int, keep bool) error {
+	m, err := c.recv(i, keep, node.KindHb)
+	if err == nil {
+		c.Coord.ObserveHeartbeat(m.Hb, c.now)
+	}
+	return err
+}
+
+// CoordRecvResponse delivers response i to the coordinator (TLA+
+// CoordRecvResponse).
+func (c *Cluster) CoordRecvResponse(i int, keep bool) error {
+	m, err := c.recv(i, keep, node.KindResp)
+	if err == nil {
+		c.Coord.ObserveResponse(m.Resp, c.now)
+	}
+	return err
+}
+
+// CoordRecvAnswer delivers the LogCoordinator's answer i to the
+// coordinator (TLA+ CoordRecvAnswer).
+func (c *Cluster) CoordRecvAnswer(i int, keep bool) error {
+	m, err := c.recv(i, keep, node.KindAns)
+	if err == nil {
+		c.Coord.ObserveAnswer(m.Ans, c.now)
+	}
+	return err
+}
+
+// LogCoordRecvReport delivers report i to the LogCoordinator (TLA+
+// LogCoordRecvReport).
+func (c *Cluster) LogCoordRecvReport(i int, keep bool) error {
+	m, err := c.recv(i, keep, node.KindReport)
+	if err != nil {
+		return err
+	}
+	c.LogCoord.OnReport(m.Report, c.now)
+	return nil
+}
+
+// LogCoordAnswer runs the coordinator's query, if its periodic task has
+// one, and sends the LogCoordinator's answer (TLA+ LogCoordAnswer). A
+// stale LogCoordinator answers "unknown" instead (F7).
+func (c *Cluster) LogCoordAnswer(stale bool) bool {
+	target, ok := c.Coord.NextQuery(c.now)
+	if !ok {
+		return false
+	}
+	a := c.LogCoord.Answer(target, c.now)
+	if stale {
+		a = logcoord.Unknown(target)
+	}
+	c.send(Msg{Kind: node.KindAns, Ans: a})
+	return true
+}
