@@ -50,7 +50,7 @@ bench:
 
 ## bugs: the bug zoo: each bug switched on (-tags bugs) must make the suite fail
 bugs:
-	impl/bugs/run_bugs.sh
+	.ci/run_bugs.sh
 
 ## tlc: run TLC on the models of tla/models.json (needs TLA2TOOLS=/path/to/tla2tools.jar)
 tlc:

@@ -47,15 +47,23 @@ type bugRow struct {
 // own model; the implementation-only bugs, which have neither, are left
 // to `make bugs`), which techniques catch it and how long each took. Exit
 // 0 when every bug is caught by at least two techniques, 1 otherwise, 2
-// on usage errors.
+// on usage errors. With --list it prints every bug's name, one a line
+// (any build; the driver of make bugs reads it).
 func runBugs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("checker bugs", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	seeds := fs.Int("seeds", 500, "simulator seeds per transport (simulator and trace validation)")
 	only := fs.String("only", "", "only this bug")
 	asJSON := fs.Bool("json", false, "print one JSON object")
+	list := fs.Bool("list", false, "print the name of every bug of the zoo (model bugs, then implementation-only ones), one a line, and exit")
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
+	}
+	if *list {
+		for _, n := range bugs.Names() {
+			fmt.Fprintln(stdout, n)
+		}
+		return exitOK
 	}
 	fail := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "checker bugs: "+format+"\n", a...)
@@ -76,54 +84,17 @@ func runBugs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return fail("%v", err)
 	}
 	defer os.RemoveAll(tmp)
-	// The test binaries of the rapid conformance tests and of the traced
-	// stress test, built once.
-	tests := map[string]string{}
-	for _, pkg := range []string{"eventservice", "sim"} {
-		bin := filepath.Join(tmp, pkg+".test")
-		cmd := exec.CommandContext(ctx, "go", "test", "-tags", "bugs", "-c", "-o", bin, "./impl/"+pkg)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fail("building the %s tests (run from the repository root): %v\n%s", pkg, err, out)
-		}
-		tests[pkg] = bin
+	tests, err := buildBugTests(ctx, tmp)
+	if err != nil {
+		return fail("%v", err)
 	}
 	var rows []bugRow
 	for _, name := range bugs.ModelNames() {
 		if *only != "" && name != *only {
 			continue
 		}
-		row := bugRow{Bug: name, Cells: map[string]bugCell{}}
-		timed := func(technique string, f func() (bool, string, error)) error {
-			start := time.Now()
-			caught, how, err := f()
-			row.Cells[technique] = bugCell{Caught: caught, Seconds: time.Since(start).Seconds(), How: how}
-			if caught {
-				row.Caught++
-			}
-			return err
-		}
-		errs := []error{
-			timed("model checker", func() (bool, string, error) { return bugModel(ctx, name) }),
-			timed("rapid conformance", func() (bool, string, error) {
-				return bugTests(ctx, name, tests, "^TestConformance$")
-			}),
-		}
-		if err := bugs.Enable(name); err != nil {
-			return fail("%v", err)
-		}
-		errs = append(errs,
-			timed("lincheck", func() (bool, string, error) { return bugLincheck(ctx) }),
-			timed("simulator", func() (bool, string, error) { return bugSimulate(ctx, *seeds) }),
-			timed("trace validation", func() (bool, string, error) {
-				caught, how, err := bugTraces(ctx, *seeds)
-				if caught || err != nil {
-					return caught, how, err
-				}
-				return bugTests(ctx, name, map[string]string{"eventservice": tests["eventservice"]}, "^TestStressTrace$")
-			}),
-		)
-		bugs.Reset()
-		if err := errors.Join(errs...); err != nil {
+		row, err := bugMatrixRow(ctx, name, *seeds, tests)
+		if err != nil {
 			return fail("%s: %v", name, err)
 		}
 		rows = append(rows, row)
@@ -140,6 +111,65 @@ func runBugs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return code
 	}
+	printBugMatrix(stdout, rows)
+	return code
+}
+
+// buildBugTests builds, once, the test binaries of the rapid conformance
+// tests and of the traced stress test (-tags bugs) into dir.
+func buildBugTests(ctx context.Context, dir string) (map[string]string, error) {
+	tests := map[string]string{}
+	for _, pkg := range []string{"eventservice", "sim"} {
+		bin := filepath.Join(dir, pkg+".test")
+		cmd := exec.CommandContext(ctx, "go", "test", "-tags", "bugs", "-c", "-o", bin, "./impl/"+pkg)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("building the %s tests (run from the repository root): %v\n%s", pkg, err, out)
+		}
+		tests[pkg] = bin
+	}
+	return tests, nil
+}
+
+// bugMatrixRow runs every technique on bug name. The in-process ones run
+// with the bug switched on (and the bugs it requires, bugs.Requires);
+// the test binaries switch it on from the environment.
+func bugMatrixRow(ctx context.Context, name string, seeds int, tests map[string]string) (bugRow, error) {
+	row := bugRow{Bug: name, Cells: map[string]bugCell{}}
+	timed := func(technique string, f func() (bool, string, error)) error {
+		start := time.Now()
+		caught, how, err := f()
+		row.Cells[technique] = bugCell{Caught: caught, Seconds: time.Since(start).Seconds(), How: how}
+		if caught {
+			row.Caught++
+		}
+		return err
+	}
+	errs := []error{
+		timed("model checker", func() (bool, string, error) { return bugModel(ctx, name) }),
+		timed("rapid conformance", func() (bool, string, error) {
+			return bugTests(ctx, name, tests, "^TestConformance$")
+		}),
+	}
+	if err := bugs.Enable(name); err != nil {
+		return row, err
+	}
+	defer bugs.Reset()
+	errs = append(errs,
+		timed("lincheck", func() (bool, string, error) { return bugLincheck(ctx) }),
+		timed("simulator", func() (bool, string, error) { return bugSimulate(ctx, seeds) }),
+		timed("trace validation", func() (bool, string, error) {
+			caught, how, err := bugTraces(ctx, seeds)
+			if caught || err != nil {
+				return caught, how, err
+			}
+			return bugTests(ctx, name, map[string]string{"eventservice": tests["eventservice"]}, "^TestStressTrace$")
+		}),
+	)
+	return row, errors.Join(errs...)
+}
+
+// printBugMatrix prints the rows as a table.
+func printBugMatrix(stdout io.Writer, rows []bugRow) {
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "bug\t%s\tcaught by\n", strings.Join(bugTechniques, "\t"))
 	for _, r := range rows {
@@ -156,7 +186,6 @@ func runBugs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(tw, strings.Join(cells, "\t"))
 	}
 	_ = tw.Flush()
-	return code
 }
 
 // bugModel checks the bug's model, tla/MCDrainRegistrationBug<name>.cfg.

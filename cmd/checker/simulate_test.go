@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/drainproof/drainproof/impl/bugs"
@@ -57,4 +58,12 @@ func TestSimulateUsageErrors(t *testing.T) {
 		require.Equal(t, exitUsage, code)
 		require.Contains(t, errOut, "bugs")
 	}
+}
+
+// TestBugsList: `checker bugs --list` prints every bug of the zoo, one a
+// line, in any build (make bugs reads it).
+func TestBugsList(t *testing.T) {
+	code, out, _ := runCLI(t, "bugs", "--list")
+	require.Equal(t, exitOK, code)
+	require.Equal(t, strings.Join(bugs.Names(), "\n")+"\n", out)
 }

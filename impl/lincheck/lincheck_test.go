@@ -35,7 +35,7 @@ func seeds() int {
 
 // TestRecordedLinearizable records histories of the real service over
 // many seeds and checks each. With a bug of the zoo switched on
-// (DRAINPROOF_BUG, build tag bugs) it must fail; impl/bugs/run_bugs.sh
+// (DRAINPROOF_BUG, build tag bugs) it must fail; .ci/run_bugs.sh
 // relies on that. On an illegal history it writes the HTML report and the
 // history under the test's temporary folder (or $DRAINPROOF_REPORTS) and
 // prints where.

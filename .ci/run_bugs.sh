@@ -1,21 +1,22 @@
 #!/usr/bin/env bash
-# run_bugs.sh: the implementation's bug zoo. For each bug of bugs.Names
-# (the model bugs of docs/protocol.md §13, then the implementation-only
-# ones such as LeakBatchOnError), run the impl test suite built with
+# run_bugs.sh (make bugs): the implementation's bug zoo. For each bug
+# that `checker bugs --list` prints (bugs.Names: the model bugs of
+# docs/protocol.md §13, then the implementation-only ones such as
+# LeakBatchOnError), run the impl test suite built with
 # -tags bugs and the bug switched on (DRAINPROOF_BUG=<name>) and require
 # it to FAIL; then run it with no bug switched on and require it to PASS.
 #
-# Usage: impl/bugs/run_bugs.sh [bug ...]     (default: every bug)
+# Usage: .ci/run_bugs.sh [bug ...]     (default: every bug)
 # Env:   GOFLAGS and GO (default: go) are honoured; PKGS overrides the
 #        packages under test (default: ./impl/...).
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/.."
 GO=${GO:-go}
 PKGS=${PKGS:-./impl/...}
 if [ $# -gt 0 ]; then
 	names=("$@")
 else
-	mapfile -t names < <("$GO" run -tags bugs ./impl/bugs/names)
+	mapfile -t names < <("$GO" run ./cmd/checker bugs --list)
 fi
 status=0
 log=$(mktemp)
