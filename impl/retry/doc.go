@@ -24,6 +24,11 @@
 // the business of package eventservice (R3/R4); this package makes the
 // failure rarer.
 //
+// store.OpenPebbleEventStore opens a Pebble event store under it (a
+// directory still locked by the process shutting down before a restart
+// fails the first open), and the simulator (package sim) opens T's Pebble
+// stores with it.
+//
 // The TLA+ model (tla/DrainRegistration.tla) abstracts the retry into the
 // nondeterministic BrokerRegisterTableFails action; this package is the
 // implementation-side refinement of "RegisterTable may fail".

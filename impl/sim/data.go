@@ -2,11 +2,13 @@ package sim
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"math"
 	"slices"
 
+	"github.com/drainproof/drainproof/impl/retry"
 	"github.com/drainproof/drainproof/impl/store"
 )
 
@@ -45,7 +47,9 @@ type eventStore interface {
 
 func newEventStore(kind StoreKind) (eventStore, error) {
 	if kind == StorePebble {
-		return store.NewPebbleEventStore("")
+		// T's store at start-up, retried as a store creation is (package
+		// retry): an open that fails transiently does not fail the start.
+		return store.OpenPebbleEventStore(context.Background(), "", retry.Policy{MaxAttempts: 3})
 	}
 	return store.NewMemEventStore(), nil
 }

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -8,6 +9,9 @@ import (
 	"os"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/drainproof/drainproof/impl/retry"
 )
 
 // PebbleEventStore is a [DataStore] over a Pebble database, as upstream
@@ -35,7 +39,11 @@ func NewPebbleEventStore(dir string) (*PebbleEventStore, error) {
 		}
 		dir = d
 	}
-	db, err := pebble.Open(dir, &pebble.Options{DisableWAL: true, Logger: quietLogger{}})
+	// FS is given: Pebble's default wraps it in a disk-health checker
+	// whose goroutine only DB.Close stops, so every failed Open leaked it
+	// (TestOpenPebbleRetriesTransientFailure under goleak); its reports
+	// went to quietLogger anyway.
+	db, err := pebble.Open(dir, &pebble.Options{DisableWAL: true, Logger: quietLogger{}, FS: vfs.Default})
 	if err != nil {
 		if own {
 			_ = os.RemoveAll(dir)
@@ -43,6 +51,24 @@ func NewPebbleEventStore(dir string) (*PebbleEventStore, error) {
 		return nil, fmt.Errorf("store: pebble: %w", err)
 	}
 	return &PebbleEventStore{engine: newEngine(&pebbleData{db: db, dir: dir, own: own}), dir: dir}, nil
+}
+
+// OpenPebbleEventStore opens a Pebble event store in dir as
+// [NewPebbleEventStore] does, and retries a failed open under p (package
+// retry: the store-creation retry rule, as TiCDC retries its store
+// creation): a directory still locked by the process that is shutting
+// down before a restart, say. ctx ends the retries.
+func OpenPebbleEventStore(ctx context.Context, dir string, p retry.Policy) (*PebbleEventStore, error) {
+	var s *PebbleEventStore
+	err := retry.Do(ctx, p, func(context.Context) error {
+		var err error
+		s, err = NewPebbleEventStore(dir)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // Dir returns the store's directory.
