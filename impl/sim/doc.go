@@ -16,10 +16,13 @@
 // (CollectorRegister: CollectorSendRegister, ServiceRecvRegister,
 // BrokerAdmit, BrokerSubscribe or BrokerSubscribeRefused inside it;
 // BrokerRegisterTable, BrokerRegisterTableFails, CollectorRemove,
-// BrokerRemoveFinish, NodeSendHeartbeat, NodeRecvCommand,
-// ServiceSendReport, Restart for NodeCrashRestart and UpgradeRestart,
-// CoordSendCommand for CoordSendDraining/CoordSendStopping, CoordRecv,
-// LogCoordRecvReport, LogCoordAnswer, NetLose), and [Cluster.Observe]
+// BrokerRemoveFinish; Restart for NodeCrashRestart and UpgradeRestart);
+// each step that sends or takes a message is one action of its name
+// (bus.go: NodeSendHeartbeat, NodeRecvCommand, ServiceSendReport,
+// CoordSendDraining, CoordSendStopping, CoordRecvHeartbeat,
+// CoordRecvResponse, CoordRecvAnswer, LogCoordRecvReport,
+// LogCoordAnswer, NetLose). The message kinds and liveness values are
+// package node's (node.Kind, node.Liveness). [Cluster.Observe]
 // with the coordinator's and the LogCoordinator's state gives the model's
 // variables, so a test can run the model beside the cluster and compare
 // them after every step (the rapid test in this package does).

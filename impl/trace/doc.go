@@ -35,6 +35,7 @@
 //	  NextCommand                                 CoordSendDraining, CoordSendStopping
 //	  ReportProgress                              MaintainerReportProgress
 //	  DrainNode, when it records the drained epoch  CoordCompleteDrain
+//	  DrainNode, when it gives the legacy answer    CoordLegacyRestart
 //	impl/logcoord (under the cache's mutex; only Config.TraceNode)
 //	  Cache.OnReport                              LogCoordRecvReport
 //	  Cache.Answer                                LogCoordAnswer, LogCoordAnswerUnknown (an expired entry: LogCoordExpire first)
