@@ -48,8 +48,10 @@ func checkTrace(t *testing.T, name string, lines [][]byte) tracecheck.Result {
 // TestTracedRecording: a recording in trace mode is linearizable and its
 // trace is a behaviour of the model (docs/trace.md): 8 dispatchers, one
 // reporter through the node's heartbeat, the node driven to STOPPING by
-// the coordinator before the close. Under a bug of the zoo (-tags bugs,
-// DRAINPROOF_BUG) the check or the trace must fail.
+// the coordinator before the close. Under each event-service bug of the
+// zoo (-tags bugs, DRAINPROOF_BUG) but SampleBeforeClose the check or the
+// trace fails (SampleBeforeClose needs a report that straddles the one
+// close; the event service's granularity tests catch it).
 func TestTracedRecording(t *testing.T) {
 	for seed := range int64(3) {
 		h, lines := tracedRecording(t, seed, 800)
@@ -61,7 +63,7 @@ func TestTracedRecording(t *testing.T) {
 			t.Errorf("seed %d (bug %q): trace %s at line %d: %s\n%s", seed, h.Bug, res.Verdict, res.Line, res.Reason, res.Text)
 			continue
 		}
-		for _, a := range []string{"CoordSendStopping", "ServiceStartClose", "ServiceFinishClose", "NodeSendHeartbeat", "BrokerRegisterTableFails", "BrokerSubscribeRefused"} {
+		for _, a := range []string{"CoordSendStopping", "ServiceCloseBroker", "ServiceFinishClose", "NodeSendHeartbeat", "BrokerRegisterTableFails", "BrokerSubscribeRefused"} {
 			if !containsAction(lines, a) {
 				t.Errorf("seed %d: no %s in the trace", seed, a)
 			}
