@@ -12,8 +12,8 @@ TRACES  ?= $(or $(TMPDIR),/tmp)/drainproof-traces
 ## on a broken stream, a lost, duplicated or out-of-order change event, or a
 ## drain still open that does not complete once the faults stop), one
 ## linearizability check of the event service, and trace validation
-## (docs/trace.md) of model-scope simulations of both transports and of a
-## short stress run of the event service
+## (docs/trace.md) of model-scope simulations of both transports, of a
+## short stress run of the event service and of a lincheck run in trace mode
 check:
 	$(CHECKER) verify --models tla/models.json --coverage
 	$(CHECKER) check --model twophase --rms 3 --progress 0
@@ -23,6 +23,7 @@ check:
 	$(CHECKER) simulate --seed 1 --seeds 10 --steps 2000 --settle 3000 --transport logcoord --store pebble
 	$(CHECKER) lincheck --clients 8 --ops 2000 --seed 1 --timeout 60s
 	@rm -rf $(TRACES) && mkdir -p $(TRACES)
+	$(CHECKER) lincheck --clients 8 --ops 2000 --seed 1 --timeout 60s --trace $(TRACES)/lincheck.ndjson
 	DRAINPROOF_TRACE=$(TRACES)/stress.ndjson $(GO) test -count=1 -run '^TestStressTrace$$' ./impl/eventservice
 	$(CHECKER) simulate --seed 1 --seeds 50 --steps 2000 --transport heartbeat --model-scope --trace $(TRACES)
 	$(CHECKER) simulate --seed 1 --seeds 50 --steps 2000 --transport logcoord --model-scope --trace $(TRACES)

@@ -104,3 +104,15 @@ func TestLincheckBugExitsOne(t *testing.T) {
 	require.Equal(t, "DoubleIncrement", r.Lincheck.Bug)
 	require.NotNil(t, r.Lincheck.FirstIllegal)
 }
+
+// TestLincheckTraceValidates: `checker lincheck --trace` records in trace
+// mode and `checker trace` accepts its trace (docs/trace.md).
+func TestLincheckTraceValidates(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "lincheck.ndjson")
+	code, out, errs := runCLI(t, "lincheck", "--clients", "4", "--ops", "300", "--seed", "2", "--trace", f)
+	require.Equal(t, exitOK, code, errs)
+	require.Contains(t, out, "trace (trace mode) written to "+f)
+	code, out, errs = runCLI(t, "trace", f)
+	require.Equal(t, exitOK, code, "%s\n%s", out, errs)
+	require.Contains(t, out, "1 ok, 0 rejected")
+}

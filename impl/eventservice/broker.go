@@ -11,7 +11,6 @@ import (
 
 	"github.com/drainproof/drainproof/impl/bugs"
 	"github.com/drainproof/drainproof/impl/store"
-	"github.com/drainproof/drainproof/impl/trace"
 )
 
 // stat is one epoch of a dispatcher's registration (upstream
@@ -376,6 +375,36 @@ func (b *broker) recycle(d *dispatcher) {
 	}
 }
 
+// admit is the compare-and-swap of TLA+ BrokerAdmit: it raises b's count
+// by one unless b's gate bit is closed, and reports whether it did.
+func (b *broker) admit() bool {
+	for {
+		w := b.gate.Load()
+		if w&gateClosed != 0 && !bugs.NoAdmissionGateOn() {
+			return false
+		}
+		if bugs.CountAfterPublishOn() {
+			return true
+		}
+		if b.gate.CompareAndSwap(w, w+2) {
+			return true
+		}
+	}
+}
+
+// step adds delta to b's count (0: none) and, traced, writes the line of
+// broker step a of d under the same trace lock, so that the line is in
+// the order of the count change among every goroutine's lines.
+func (b *broker) step(a brokerStep, d *dispatcher, delta int64) {
+	ts := b.svc.lockTrace()
+	if delta != 0 {
+		b.addCount(delta)
+	}
+	if ts != nil {
+		ts.brokerStepLine(a, b, d) // and unlocks
+	}
+}
+
 // add runs the store steps of a registration already admitted and
 // counted, d being in its changefeed status (TLA+ BrokerSubscribe, BrokerSubscribeRefused,
 // BrokerRegisterTable, BrokerRegisterTableFails; a table trigger's add is
@@ -384,87 +413,95 @@ func (b *broker) add(ctx context.Context, d *dispatcher, req *Request, slot hint
 	if !d.tableTrigger {
 		// d.gen is written only by newDispatcher, in this goroutine.
 		sub := store.Subscription{Table: req.Table, StartTs: req.StartTs, OnlyReuse: req.OnlyReuse, Token: d.gen}
-		// BrokerSubscribe / BrokerSubscribeRefused.
 		if !b.es.RegisterDispatcher(d.id, sub, d) {
-			d.markRemoved()
-			b.leaveChangefeed(d)
-			b.rollback()
-			if b.svc.tr != nil {
-				b.svc.traceStep("BrokerSubscribeRefused", b, d, pcIs(d, "rollback"), trace.At("removed", string(d.id), d.isRemoved()))
-			}
-			if b.svc.tr != nil {
-				b.svc.traceStep("BrokerRollback", b, d, pcIs(d, "idle"), trace.At("brk", string(d.id), "none"), countOf(b))
-			}
-			b.svc.emit(Event{Kind: EventNotReusable, Cluster: b.cluster, Dispatcher: d.id, Topic: d.topic})
+			b.subscribeRefused(d)
 			return fmt.Errorf("%w: %s/%s", ErrNotReusable, b.cluster, d.id)
 		}
-		if b.svc.tr != nil {
-			b.svc.traceStep("BrokerSubscribe", b, d, pcIs(d, "subscribed"), trace.At("subscribed", string(d.id), true))
-		}
-		// BrokerRegisterTable / BrokerRegisterTableFails.
+		b.step(stepSubscribe, d, 0) // TLA+ BrokerSubscribe
 		if err := b.ss.RegisterTable(ctx, req.Table, req.StartTs); err != nil {
-			// F-R1: the order matters. Mark removed first so that no
-			// notification in flight or later sees a live dispatcher (R4),
-			// release the subscription, drop the changefeed entry, and roll
-			// the count back last, after the store release (R2, R3).
-			if !bugs.LeakOnSchemaFailureOn() {
-				d.markRemoved() // TLA+ BrokerRegisterTableFails
-				if bugs.RollbackBeforeUnsubscribeOn() {
-					b.rollback() // the bug: the count falls while d is still subscribed
-				}
-				b.es.UnregisterDispatcher(d.id) // TLA+ BrokerUnsubscribe
-			}
-			if b.svc.tr != nil {
-				b.svc.traceStep("BrokerRegisterTableFails", b, d, pcIs(d, "failed"), trace.At("removed", string(d.id), d.isRemoved()))
-			}
-			if b.svc.tr != nil {
-				b.svc.traceStep("BrokerUnsubscribe", b, d, pcIs(d, "rollback"), trace.At("subscribed", string(d.id), !d.isRemoved()))
-			}
-			b.leaveChangefeed(d)
-			if !bugs.RollbackBeforeUnsubscribeOn() {
-				b.rollback() // TLA+ BrokerRollback
-			}
-			if b.svc.tr != nil {
-				b.svc.traceStep("BrokerRollback", b, d, pcIs(d, "idle"), trace.At("brk", string(d.id), "none"), countOf(b))
-			}
+			b.registerTableFailed(d)
 			return fmt.Errorf("eventservice: register table %d of dispatcher %s/%s: %w", req.Table, b.cluster, d.id, err)
 		}
 	}
 	// Publish; count once (R1). The early count already covers d, so a
 	// replaced entry (impossible in the serial loop, which removes the old
 	// registration first) must give its share back.
+	var delta int64
 	if b.publish(d, slot) && !bugs.DoubleIncrementOn() {
-		b.addCount(-1)
+		delta--
 	}
 	if bugs.CountAfterPublishOn() {
-		b.addCount(1)
+		delta++
 	}
-	if !d.tableTrigger {
-		if b.svc.tr != nil {
-			b.svc.traceStep("BrokerRegisterTable", b, d, pcIs(d, "registered"), trace.At("schemaRef", string(d.id), true), countOf(b))
-		}
+	a := stepRegisterTable // TLA+ BrokerRegisterTable
+	if d.tableTrigger {
+		a = stepNone // its CollectorRegister was the admission
 	}
+	b.step(a, d, delta)
 	return nil
 }
 
-// rollback undoes the early count of a failed add.
-func (b *broker) rollback() {
-	if !bugs.CountAfterPublishOn() {
-		b.addCount(-1)
+// subscribeRefused is TLA+ BrokerSubscribeRefused then BrokerRollback:
+// the event store refused d.
+func (b *broker) subscribeRefused(d *dispatcher) {
+	d.markRemoved()
+	b.step(stepSubscribeRefused, d, 0)
+	b.leaveChangefeed(d)
+	b.step(stepRollback, d, b.rollbackDelta())
+	b.svc.emit(Event{Kind: EventNotReusable, Cluster: b.cluster, Dispatcher: d.id, Topic: d.topic})
+}
+
+// registerTableFailed is TLA+ BrokerRegisterTableFails, BrokerUnsubscribe
+// and BrokerRollback. F-R1: the order matters. Mark removed first so that
+// no notification in flight or later sees a live dispatcher (R4), release
+// the subscription, drop the changefeed entry, and roll the count back
+// last, after the store release (R2, R3).
+func (b *broker) registerTableFailed(d *dispatcher) {
+	leak := bugs.LeakOnSchemaFailureOn()
+	if !leak {
+		d.markRemoved()
+	}
+	b.step(stepRegisterTableFails, d, 0)
+	early := bugs.RollbackBeforeUnsubscribeOn()
+	if early {
+		b.addCount(b.rollbackDelta()) // the bug: the count falls while d is still subscribed
+	}
+	if !leak {
+		b.es.UnregisterDispatcher(d.id)
+	}
+	b.step(stepUnsubscribe, d, 0)
+	b.leaveChangefeed(d)
+	if early {
+		b.step(stepRollback, d, 0)
+	} else {
+		b.step(stepRollback, d, b.rollbackDelta())
 	}
 }
 
-// remove releases d (TLA+ CollectorRemove then BrokerRemoveFinish): mark
-// removed, compare-and-delete, drop from the changefeed, release the
-// stores (ordinary dispatchers only), and decrement last (R1, R2, F-R2,
-// F6). It reports whether this call removed d; a repeated or concurrent
-// remover returns false and changes nothing.
-func (b *broker) remove(d *dispatcher) bool {
+// rollbackDelta is the count change that undoes the early count of a
+// failed add.
+func (b *broker) rollbackDelta() int64 {
+	if bugs.CountAfterPublishOn() {
+		return 0
+	}
+	return -1
+}
+
+// remove releases d (TLA+ CollectorRemove then BrokerRemoveFinish, or
+// BrokerReleaseOld, the step last): mark removed, compare-and-delete,
+// drop from the changefeed, release the stores (ordinary dispatchers
+// only), and decrement last (R1, R2, F-R2, F6). It reports whether this
+// call removed d; a repeated or concurrent remover returns false and
+// changes nothing.
+func (b *broker) remove(d *dispatcher, last brokerStep) bool {
 	d.markRemoved()
 	if bug := bugs.DoubleDecrementOn(); !b.unpublish(d, bug) && !bug {
 		return false
 	}
-	b.release(d)
+	if last == stepRemoveFinish && !d.tableTrigger {
+		b.step(stepCollectorRemove, d, 0)
+	}
+	b.release(d, last)
 	return true
 }
 
@@ -480,28 +517,29 @@ func (b *broker) removeID(id DispatcherID) {
 	b.loopUnlock()
 	if d != nil {
 		if !d.tableTrigger {
-			if b.svc.tr != nil {
-				b.svc.traceStep("CollectorRemove", b, d, pcIs(d, "removing"), trace.At("removed", string(d.id), true), countOf(b))
-			}
+			b.step(stepCollectorRemove, d, 0)
 		}
-		b.release(d)
-		b.svc.traceRemoveFinish(b, d)
+		b.release(d, stepRemoveFinish)
 		b.recycle(d)
 	}
 }
 
 // release is the end of a removal whose caller deleted d's entry: release
-// the stores (ordinary dispatchers only), and decrement last (R2, F6).
-func (b *broker) release(d *dispatcher) {
-	if bugs.DecrementBeforeCleanupOn() {
+// the stores (ordinary dispatchers only), and decrement last (R2, F6),
+// the decrement being step last.
+func (b *broker) release(d *dispatcher, last brokerStep) {
+	early := bugs.DecrementBeforeCleanupOn()
+	if early {
 		b.addCount(-1)
 	}
 	if !d.tableTrigger {
 		b.es.UnregisterDispatcher(d.id)
 		b.ss.UnregisterTable(d.table)
 	}
-	if !bugs.DecrementBeforeCleanupOn() {
-		b.addCount(-1)
+	if early {
+		b.step(last, d, 0)
+	} else {
+		b.step(last, d, -1)
 	}
 }
 

@@ -2,6 +2,7 @@ package eventservice
 
 import (
 	"errors"
+	"io"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/drainproof/drainproof/impl/store"
+	"github.com/drainproof/drainproof/impl/trace"
 )
 
 // The tests of this file put one goroutine's step between two steps of
@@ -149,8 +151,8 @@ type gatedReg struct {
 
 // gatedRegistration starts a harness with two brokers and a registration
 // stopped between the gate check and the compare-and-swap.
-func gatedRegistration(t *testing.T) (*harness, *gatedReg) {
-	h := newHarness(t)
+func gatedRegistration(t *testing.T, opts ...harnessOption) (*harness, *gatedReg) {
+	h := newHarness(t, opts...)
 	twoBrokers(t, h)
 	r := &gatedReg{h: h, gated: h.at(t, stepGated, "c2", nil), held: h.schemaStore("c2").BlockRegisterTable()}
 	t.Cleanup(r.held.Release) // before the harness's: a failed test must not hold the loop
@@ -178,7 +180,11 @@ func (r *gatedReg) finish(t *testing.T) {
 // admission. The report closes first and samples after, so it counts the
 // registration (caught: SampleBeforeClose, which sums first).
 func TestReportClosesBeforeSampling(t *testing.T) {
-	h, r := gatedRegistration(t)
+	bothTraced(t, testReportClosesBeforeSampling)
+}
+
+func testReportClosesBeforeSampling(t *testing.T, opts ...harnessOption) {
+	h, r := gatedRegistration(t, opts...)
 	h.stopping.Store(true) // the node goes STOPPING
 	// While the report closes admission (at c1's bit, before c2's), the
 	// gated registration takes its compare-and-swap on c2's open gate.
@@ -200,7 +206,11 @@ func TestReportClosesBeforeSampling(t *testing.T) {
 // since a broker whose bit is still open admits a registration that
 // passed the gate check earlier (caught: ClosedBeforeBrokers).
 func TestCloseAdmissionClosesBrokersFirst(t *testing.T) {
-	h, r := gatedRegistration(t)
+	bothTraced(t, testCloseAdmissionClosesBrokersFirst)
+}
+
+func testCloseAdmissionClosesBrokersFirst(t *testing.T, opts ...harnessOption) {
+	h, r := gatedRegistration(t, opts...)
 	closing := h.at(t, stepCloseBroker, "c2", nil)
 	closed := make(chan struct{})
 	go func() {
@@ -226,7 +236,11 @@ func TestCloseAdmissionClosesBrokersFirst(t *testing.T) {
 // counts it (caught: RollbackBeforeUnsubscribe, which rolls the count
 // back before the release).
 func TestFailedRegistrationRollsBackLast(t *testing.T) {
-	h := newHarness(t)
+	bothTraced(t, testFailedRegistrationRollsBackLast)
+}
+
+func testFailedRegistrationRollsBackLast(t *testing.T, opts ...harnessOption) {
+	h := newHarness(t, opts...)
 	if err := h.do(regOn("c1", "d1", 1)); err != nil {
 		t.Fatal(err)
 	}
@@ -298,4 +312,18 @@ func waitFor[T any](t *testing.T, ch <-chan T, what string) T {
 		t.Fatalf("waited %v for %s", waitBound, what)
 		panic("unreachable")
 	}
+}
+
+// bothTraced runs test untraced and traced: the traced service runs the
+// same code (the same fault points and step hooks), so a bug it catches
+// untraced it catches traced.
+func bothTraced(t *testing.T, test func(*testing.T, ...harnessOption)) {
+	t.Run("untraced", func(t *testing.T) { test(t) })
+	t.Run("traced", func(t *testing.T) {
+		tw, err := trace.NewWriter(io.Discard, trace.Header{Source: t.Name()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		test(t, func(c *Config) { c.Tracer, c.TraceBrokers = tw, []ClusterID{"c1", "c2"} })
+	})
 }

@@ -504,32 +504,62 @@ func (s *Service) Snapshot(ctx context.Context) (Snapshot, error) {
 // with admissionClosed true counts every registration ever admitted and
 // not yet fully removed: such a report's zero is final (R2, R8).
 func (s *Service) Report() (count int64, admissionClosed bool) {
-	if s.tr != nil {
-		return s.reportTraced()
-	}
 	if bugs.SampleBeforeCloseOn() {
 		// The bug: the sum is taken before the close, so a registration
 		// admitted in between is missing from a closed report.
-		count = s.sumCounts()
+		s.startReport()
+		count = s.readCounts()
 	}
 	// TLA+ ServiceStartReport (NodeStartHeartbeat for a heartbeat's
 	// sample): close admission when STOPPING, then read the flag.
 	if !s.closed.Load() && s.cfg.Stopping != nil && s.cfg.Stopping() {
 		s.CloseAdmission()
 	}
-	admissionClosed = s.closed.Load()
 	if bugs.SampleBeforeCloseOn() {
-		return count, admissionClosed
+		return count, s.closed.Load()
 	}
-	return s.sumCounts(), admissionClosed
+	admissionClosed = s.startReport()
+	return s.readCounts(), admissionClosed
 }
 
-// sumCounts returns the sum of the brokers' counts, read one broker at a
-// time (TLA+ ServiceReadBroker(b) for each b).
+// startReport reads the gate for a report (TLA+ ServiceStartReport).
+func (s *Service) startReport() bool {
+	ts := s.lockTrace()
+	closed := s.closed.Load()
+	if ts != nil {
+		ts.startReport(closed)
+		ts.mu.Unlock()
+	}
+	return closed
+}
+
+// readCounts returns the sum of the brokers' counts, read one broker at a
+// time (TLA+ ServiceReadBroker(b) for each b; a model broker not created
+// when the list is read counts 0 then).
+func (s *Service) readCounts() int64 {
+	ts := s.lockTrace()
+	brokers := *s.brokers.Load()
+	if ts != nil {
+		ts.absent(brokers, func(c ClusterID) { ts.readBroker(c, 0) })
+		ts.mu.Unlock()
+	}
+	var n int64
+	for _, b := range brokers {
+		s.at(stepReadBroker, b)
+		ts := s.lockTrace()
+		n += b.count()
+		if ts != nil {
+			ts.readBroker(b.cluster, n)
+			ts.mu.Unlock()
+		}
+	}
+	return n
+}
+
+// sumCounts returns the sum of the brokers' counts, untraced (tests).
 func (s *Service) sumCounts() int64 {
 	var n int64
 	for _, b := range *s.brokers.Load() {
-		s.at(stepReadBroker, b)
 		n += b.count()
 	}
 	return n
@@ -547,23 +577,59 @@ func (s *Service) sumCounts() int64 {
 // brokerFor runs in the request loop before any admission to b, which
 // would then be refused. If brokerFor did not see closing, closing was
 // set after b was in the broker list, so the loop here sets b's bit.
-func (s *Service) CloseAdmission() {
+func (s *Service) CloseAdmission() { s.closeAdmission(false) }
+
+// closeAdmission is CloseAdmission; byGate tells that a registration's
+// gate check found the node STOPPING (TLA+ ServiceRecvRegister, refused,
+// starts the close).
+func (s *Service) closeAdmission(byGate bool) {
 	if s.closed.Load() {
 		return
 	}
-	if s.tr != nil {
-		s.closeTraced()
-		return
+	ts := s.lockTrace()
+	started := !s.closing.Swap(true) // TLA+ ServiceStartClose
+	if ts != nil {
+		if started {
+			ts.startClose(byGate)
+		}
+		ts.mu.Unlock()
 	}
-	s.closing.Store(true) // TLA+ ServiceStartClose
 	if bugs.ClosedBeforeBrokersOn() {
-		s.closed.Store(true) // the bug: closed before the brokers' bits
+		s.finishClose() // the bug: closed before the brokers' bits
 	}
-	for _, b := range *s.brokers.Load() {
+	ts = s.lockTrace()
+	brokers := *s.brokers.Load()
+	if ts != nil {
+		ts.absent(brokers, ts.closedBroker) // created closed by brokerFor
+		ts.mu.Unlock()
+	}
+	for _, b := range brokers {
 		s.at(stepCloseBroker, b)
-		b.gate.Or(gateClosed) // TLA+ ServiceCloseBroker(b)
+		s.closeBroker(b) // TLA+ ServiceCloseBroker(b)
 	}
-	s.closed.Store(true) // TLA+ ServiceFinishClose
+	s.finishClose() // TLA+ ServiceFinishClose
+}
+
+// closeBroker sets b's gate bit (TLA+ ServiceCloseBroker(b)).
+func (s *Service) closeBroker(b *broker) {
+	ts := s.lockTrace()
+	b.gate.Or(gateClosed)
+	if ts != nil {
+		ts.closedBroker(b.cluster)
+		ts.mu.Unlock()
+	}
+}
+
+// finishClose sets closed (TLA+ ServiceFinishClose).
+func (s *Service) finishClose() {
+	ts := s.lockTrace()
+	finished := !s.closed.Swap(true)
+	if ts != nil {
+		if finished {
+			ts.emit("ServiceFinishClose", "", "", trace.Bool("admissionClosed", true))
+		}
+		ts.mu.Unlock()
+	}
 }
 
 // Gates returns each broker's count and gate bit, sorted by cluster, one
@@ -650,34 +716,17 @@ func (s *Service) handle(ctx context.Context, req *Request) error {
 	return fmt.Errorf("%w: action %v", ErrBadRequest, req.Action)
 }
 
-// gateOpen reports whether admission is open, closing it first if the node
-// is STOPPING.
-func (s *Service) gateOpen() bool {
-	if !s.closed.Load() && s.cfg.Stopping != nil && s.cfg.Stopping() {
-		s.CloseAdmission()
-	}
-	return !s.closed.Load() || bugs.NoAdmissionGateOn()
-}
-
 // admit raises b's count for one registration (the early count) unless
-// admission closed; the check and the increment are one compare-and-swap
-// of b.gate (TLA+ BrokerAdmit). A registration refused by b's gate
-// bit while a CloseAdmission is still under way finishes the close first,
-// so that whoever learns of the refusal also sees admission closed.
+// b's gate bit is closed; the check and the increment are one
+// compare-and-swap of b.gate (TLA+ BrokerAdmit).
 func (s *Service) admit(b *broker) bool {
-	for {
-		w := b.gate.Load()
-		if w&gateClosed != 0 && !bugs.NoAdmissionGateOn() {
-			s.CloseAdmission()
-			return false
-		}
-		if bugs.CountAfterPublishOn() {
-			return true
-		}
-		if b.gate.CompareAndSwap(w, w+2) {
-			return true
-		}
+	ts := s.lockTrace()
+	ok := b.admit()
+	if ts != nil {
+		ts.admit(b, ok)
+		ts.mu.Unlock()
 	}
+	return ok
 }
 
 // broker returns the broker of cluster, or nil (request loop only).
@@ -707,7 +756,7 @@ func (s *Service) brokerFor(cluster ClusterID) *broker {
 	next := append(slices.Clone(*s.brokers.Load()), b)
 	s.brokers.Store(&next)
 	if s.closing.Load() { // a CloseAdmission may have missed b (see there)
-		b.gate.Or(gateClosed)
+		s.closeBroker(b)
 	}
 	return b
 }
@@ -715,7 +764,6 @@ func (s *Service) brokerFor(cluster ClusterID) *broker {
 // refuse answers a registration the gate did not admit: a remote probe
 // gets NotReusable, a local registration is dropped (F-R7).
 func (s *Service) refuse(req *Request) error {
-	s.traceRefuse()
 	if req.OnlyReuse {
 		s.emit(Event{Kind: EventNotReusable, Cluster: req.Cluster, Dispatcher: req.Dispatcher, Topic: req.Topic})
 	}
@@ -723,31 +771,26 @@ func (s *Service) refuse(req *Request) error {
 }
 
 // register is TLA+ ServiceRecvRegister (the service-level gate check:
-// gateOpen), BrokerAdmit (the one compare-and-swap of the broker's gate
+// gateCheck), BrokerAdmit (the one compare-and-swap of the broker's gate
 // word that checks its gate bit and raises its count), BrokerReleaseOld
 // for a re-registration, then the broker's add steps.
-//
-// The gate, the broker and the admission have an inline fast path each
-// (open gate, the last broker used, one successful compare-and-swap);
-// anything else takes gateOpen, brokerFor and admit.
 func (s *Service) register(ctx context.Context, req *Request) error {
 	s.traceSendRegister(req)
-	if (s.closed.Load() || s.cfg.Stopping != nil) && !s.gateOpen() {
+	b, ok := s.gateCheck(req)
+	if !ok {
 		return s.refuse(req) // no broker is created for a refused registration
 	}
-	b := s.last
-	if b == nil || b.cluster != req.Cluster {
+	if b == nil {
 		b = s.brokerFor(req.Cluster)
 	}
 	s.at(stepGated, b) // TLA+ pc "gated"
-	s.traceGated(b)
-	// TLA+ BrokerAdmit: one compare-and-swap (here, or in admit's loop).
-	if w := b.gate.Load(); w&gateClosed != 0 || bugs.CountAfterPublishOn() || !b.gate.CompareAndSwap(w, w+2) {
-		if !s.admit(b) {
-			return s.refuse(req)
-		}
+	if !s.admit(b) {   // TLA+ BrokerAdmit
+		// Refused by b's gate bit while a CloseAdmission may still be
+		// under way: finish the close first, so that whoever learns of
+		// the refusal also sees admission closed.
+		s.CloseAdmission()
+		return s.refuse(req)
 	}
-	s.traceAdmitted(b)
 	// F-R3: a repeated registration replaces the old one. Release it fully
 	// first (its stores and its share of the count), so that exactly one
 	// subscription and one schema reference exist per live ID (R1, R9);
@@ -757,12 +800,35 @@ func (s *Service) register(ctx context.Context, req *Request) error {
 	d := b.newDispatcher(req)
 	old, slot := b.lookupAndJoin(d)
 	if old != nil && !bugs.DoubleIncrementOn() { // TLA+ pc "replacing"
-		if b.remove(old) { // TLA+ BrokerReleaseOld
+		if b.remove(old, stepReleaseOld) { // TLA+ BrokerReleaseOld
 			b.recycle(old)
 		}
-		s.traceReleasedOld(b)
 	}
 	return b.add(ctx, d, req, slot)
+}
+
+// gateCheck is the service-level gate check of a registration (TLA+
+// ServiceRecvRegister): it closes admission first if the node is
+// STOPPING, then reads closed. It returns whether the registration may go
+// on to its broker, and the broker if it exists already.
+func (s *Service) gateCheck(req *Request) (*broker, bool) {
+	if s.cfg.Stopping != nil && !s.closed.Load() && s.cfg.Stopping() {
+		s.closeAdmission(true)
+	}
+	ts := s.lockTrace()
+	if s.closed.Load() && !bugs.NoAdmissionGateOn() {
+		if ts != nil {
+			ts.recvRefused(s)
+			ts.mu.Unlock()
+		}
+		return nil, false
+	}
+	b := s.broker(req.Cluster)
+	if ts != nil {
+		ts.gated(b)
+		ts.mu.Unlock()
+	}
+	return b, true
 }
 
 // cleanupInactive removes the inactive dispatchers of every broker
@@ -773,8 +839,7 @@ func (s *Service) cleanupInactive() int {
 	n := 0
 	for _, b := range *s.brokers.Load() {
 		for _, d := range b.inactive(now, s.cfg.InactivityTimeout, closed) {
-			if b.remove(d) {
-				s.traceRemoved(b, d)
+			if b.remove(d, stepRemoveFinish) {
 				n++
 				if !bugs.DoubleDecrementOn() { // in the loop: d is ours again
 					b.recycle(d)

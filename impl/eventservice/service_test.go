@@ -415,7 +415,7 @@ func TestConcurrentRemoversDecrementOnce(t *testing.T) {
 		var wg sync.WaitGroup
 		won := make(chan bool, 2)
 		for range 2 {
-			wg.Go(func() { won <- b.remove(x) })
+			wg.Go(func() { won <- b.remove(x, stepRemoveFinish) })
 		}
 		wg.Wait()
 		close(won)

@@ -1,6 +1,7 @@
 package eventservice
 
 import (
+	"slices"
 	"sync"
 
 	"github.com/drainproof/drainproof/impl/trace"
@@ -8,30 +9,42 @@ import (
 
 // This file is the event service's side of trace validation (docs/trace.md):
 // with Config.Tracer set, the service writes one line per model action
-// (tla/DrainRegistration.tla) it performs. Each call site is one s.traceX
-// call whose nil check is inlined, so an untraced service pays a compare
-// per site. The registry's lines are written by the request loop, whose
-// baton orders its steps; the close and the report write theirs from the
-// caller's goroutine, after each atomic step (a run with one reporter and
-// one closer, as the simulator's, is in order).
+// (tla/DrainRegistration.tla) it performs. The traced and the untraced
+// service run the same code: at each action site the code takes the trace
+// lock with [Service.lockTrace] (nil, and no lock, when untraced), does the
+// effect, and, traced, writes the line and unlocks. An untraced service
+// pays a nil check per site.
+//
+// The lines of several goroutines are in the order of their effects: an
+// effect that another goroutine's line observes is done under the trace
+// lock together with its own line. Those are the service's gate check
+// (it reads closed), the flags closing and closed, and every access to a
+// broker's admission word: the admission's compare-and-swap, each count
+// change (rollback, release, publish), the close of each broker's gate
+// bit and the report's read of each broker's count. A step between two
+// such effects (a hook, a store call) runs outside the lock, so the
+// traced service interleaves as the untraced one does. The model has one
+// report at a time: overlapping reports are traced in order, but two
+// samples at once are not a behaviour of the model.
 //
 // Which function emits which action:
 //
-//	register, on entry                  CollectorSendRegister(d, b), the REGISTER in the loop's queue
-//	register, past or refused at the
-//	  service's gate (gateOpen, refuse)  ServiceRecvRegister(d, b)
-//	register, after the compare-and-swap
-//	  (or refuse, when admit refused)   BrokerAdmit(d)
-//	register, a repeated registration   BrokerReleaseOld(d) after the old one's release
+//	Service.register, on entry          CollectorSendRegister(d, b), the REGISTER in the loop's queue
+//	Service.register, the gate check    ServiceRecvRegister(d, b), past or refused (refused and
+//	                                      starting the close: by closeAdmission's startClose)
+//	Service.admit (compare-and-swap)    BrokerAdmit(d), admitted or refused by the broker's gate bit
+//	broker.release of the old one       BrokerReleaseOld(d), a repeated registration
 //	broker.add                          BrokerSubscribe(d) | BrokerSubscribeRefused(d), BrokerRollback(d)
 //	                                    BrokerRegisterTable(d) | BrokerRegisterTableFails(d),
 //	                                    BrokerUnsubscribe(d), BrokerRollback(d)
-//	broker.removeID, cleanupInactive    CollectorRemove(d), BrokerRemoveFinish(d) (a table trigger: one CollectorRemove)
-//	CloseAdmission                      ServiceStartClose (or the refused ServiceRecvRegister that starts it),
-//	                                    ServiceCloseBroker(b) per broker, ServiceFinishClose
-//	Report                              ServiceStartReport, ServiceReadBroker(b) per broker
+//	broker.removeID, broker.remove      CollectorRemove(d); broker.release: BrokerRemoveFinish(d)
+//	                                    (a table trigger: one CollectorRemove, at the release)
+//	Service.closeAdmission              ServiceStartClose (or the refused ServiceRecvRegister that starts it),
+//	                                    ServiceCloseBroker(b) per broker (also brokerFor's), ServiceFinishClose
+//	Service.Report                      ServiceStartReport, ServiceReadBroker(b) per broker
 
-// traceState is the service's tracing state.
+// traceState is the service's tracing state; mu is the trace lock, which
+// orders the traced effects and their lines.
 type traceState struct {
 	mu sync.Mutex
 	t  trace.Tracer
@@ -39,245 +52,204 @@ type traceState struct {
 	// the report go over each, created or not (a broker created later is
 	// created closed, and counts 0).
 	brokers []ClusterID
-	// The REGISTER under way: received yet, and at a broker where its
-	// dispatcher was registered (a repeated registration).
-	pending, received, gated, again bool
-	req                             Request
-	vars                            []trace.Var
-	// closedAhead: the close traced these brokers before they existed.
-	closedAhead map[ClusterID]bool
+	// The REGISTER under way (request loop): received yet, and at a
+	// broker where its dispatcher was registered (a repeated
+	// registration).
+	pending, received, again bool
+	req                      Request
+	vars                     []trace.Var
+	// gateTraced: the brokers whose ServiceCloseBroker is in the trace.
+	gateTraced map[ClusterID]bool
 }
 
 func newTraceState(t trace.Tracer, brokers []ClusterID) *traceState {
 	if t == nil {
 		return nil
 	}
-	return &traceState{t: t, brokers: brokers, closedAhead: map[ClusterID]bool{}}
+	return &traceState{t: t, brokers: brokers, gateTraced: map[ClusterID]bool{}}
 }
 
-// emit writes one line (ts.mu held by the caller).
+// lockTrace takes the trace lock and returns the trace state, or returns
+// nil when the service is untraced. The caller does the effect, then, if
+// the result is not nil, writes its line and unlocks.
+func (s *Service) lockTrace() *traceState {
+	ts := s.tr
+	if ts != nil {
+		ts.lock()
+	}
+	return ts
+}
+
+// lock takes the trace lock (kept out of lockTrace, so that lockTrace is
+// inlined: an untraced site costs a load and a compare).
+//
+//go:noinline
+func (ts *traceState) lock() { ts.mu.Lock() }
+
+// emit writes one line (ts.mu held).
 func (ts *traceState) emit(action, d, b string, vars ...trace.Var) {
 	ts.vars = append(ts.vars[:0], vars...)
 	l := trace.Line{Action: action, D: d, B: b, Vars: ts.vars}
 	ts.t.Trace(&l)
 }
 
-func (s *Service) lockTrace() *traceState {
-	s.tr.mu.Lock()
-	return s.tr
+// unlockAfter writes one line and releases the trace lock.
+func (ts *traceState) unlockAfter(action, d, b string, vars ...trace.Var) {
+	ts.emit(action, d, b, vars...)
+	ts.mu.Unlock()
 }
 
 // traceSendRegister notes the REGISTER req entering the loop.
 func (s *Service) traceSendRegister(req *Request) {
-	if s.tr != nil {
-		ts := s.lockTrace()
-		defer ts.mu.Unlock()
-		ts.pending, ts.received, ts.gated, ts.again, ts.req = true, false, false, false, *req
-		ts.emit("CollectorSendRegister", string(req.Dispatcher), string(req.Cluster))
+	if ts := s.lockTrace(); ts != nil {
+		ts.pending, ts.received, ts.again, ts.req = true, false, false, *req
+		ts.unlockAfter("CollectorSendRegister", string(req.Dispatcher), string(req.Cluster))
 	}
 }
 
-// recvRefused traces the gate's refusal of the pending REGISTER
-// (closing: whether the refusal started closing admission).
+// recvRefused traces the gate check's refusal of the pending REGISTER,
+// unless the refusal already started the close (ts.mu held).
 func (ts *traceState) recvRefused(s *Service) {
+	if !ts.pending || ts.received {
+		return
+	}
 	ts.received = true
 	ts.emit("ServiceRecvRegister", string(ts.req.Dispatcher), string(ts.req.Cluster),
 		trace.Bool("closing", s.closing.Load()))
 }
 
-// traceGated traces the pending REGISTER past the service's gate, at
-// broker b.
-func (s *Service) traceGated(b *broker) {
-	if s.tr != nil {
-		ts := s.lockTrace()
-		defer ts.mu.Unlock()
-		ts.received, ts.gated = true, true
-		ts.again = b.lookup(ts.req.Dispatcher) != nil
-		pc := "gated"
-		if ts.again {
-			pc = "regated"
-		}
-		id := string(ts.req.Dispatcher)
-		ts.emit("ServiceRecvRegister", id, string(b.cluster), trace.At("pc", id, pc), trace.At("brk", id, string(b.cluster)))
+// gated traces the pending REGISTER past the service's gate check, b
+// being its broker if it exists (ts.mu held).
+func (ts *traceState) gated(b *broker) {
+	ts.received = true
+	ts.again = b != nil && b.lookup(ts.req.Dispatcher) != nil
+	pc := "gated"
+	if ts.again {
+		pc = "regated"
 	}
+	id := string(ts.req.Dispatcher)
+	ts.emit("ServiceRecvRegister", id, string(ts.req.Cluster), trace.At("pc", id, pc), trace.At("brk", id, string(ts.req.Cluster)))
 }
 
-// traceRefuse traces a refusal: at the service's gate, or by the broker's
-// gate bit (admit).
-func (s *Service) traceRefuse() {
-	if s.tr != nil {
-		ts := s.lockTrace()
-		defer ts.mu.Unlock()
-		if !ts.gated { // refused at the service's gate
-			if !ts.received {
-				ts.recvRefused(s)
-			}
-			return
-		}
-		id := string(ts.req.Dispatcher)
+// admit traces the admission's compare-and-swap at broker b, which
+// admitted (ok) or found b's gate bit closed (ts.mu held).
+func (ts *traceState) admit(b *broker, ok bool) {
+	id := string(ts.req.Dispatcher)
+	if !ok {
 		pc, brk := "idle", "none"
 		if ts.again {
 			pc, brk = "registered", string(ts.req.Cluster)
 		}
 		ts.emit("BrokerAdmit", id, "", trace.At("pc", id, pc), trace.At("brk", id, brk))
+		return
 	}
+	pc := "admitted"
+	switch {
+	case ts.again:
+		pc = "replacing"
+	case ts.req.TableTrigger:
+		pc = "registered"
+	}
+	ts.emit("BrokerAdmit", id, "", trace.At("pc", id, pc), trace.At("brk", id, string(b.cluster)),
+		trace.At("count", string(b.cluster), b.count()), trace.At("removed", id, false))
 }
 
-// traceAdmitted traces the admission's compare-and-swap at broker b.
-func (s *Service) traceAdmitted(b *broker) {
-	if s.tr != nil {
-		ts := s.lockTrace()
-		defer ts.mu.Unlock()
-		id := string(ts.req.Dispatcher)
-		pc := "admitted"
-		switch {
-		case ts.again:
-			pc = "replacing"
-		case ts.req.TableTrigger:
-			pc = "registered"
-		}
-		ts.emit("BrokerAdmit", id, "", trace.At("pc", id, pc), trace.At("brk", id, string(b.cluster)),
-			trace.At("count", string(b.cluster), b.count()), trace.At("removed", id, false))
-	}
-}
+// brokerStep names the broker steps that [broker.step] traces.
+type brokerStep int8
 
-// traceReleasedOld traces a repeated registration's release of the old one.
-func (s *Service) traceReleasedOld(b *broker) {
-	if s.tr != nil {
-		ts := s.lockTrace()
-		defer ts.mu.Unlock()
-		id := string(ts.req.Dispatcher)
-		pc := "admitted"
-		if ts.req.TableTrigger {
-			pc = "registered"
-		}
-		ts.emit("BrokerReleaseOld", id, "", trace.At("pc", id, pc), trace.At("count", string(b.cluster), b.count()),
-			trace.At("subscribed", id, false), trace.At("schemaRef", id, false), trace.At("removed", id, false))
-	}
-}
+const (
+	stepNone brokerStep = iota // an effect without a line of its own
+	stepSubscribe
+	stepSubscribeRefused
+	stepRegisterTable
+	stepRegisterTableFails
+	stepUnsubscribe
+	stepRollback
+	stepCollectorRemove
+	stepRemoveFinish
+	stepReleaseOld
+)
 
-// traceStep traces a broker step of dispatcher d with the vars of the
-// step. Its callers check s.tr first, so that an untraced service does
-// not build the vars.
-func (s *Service) traceStep(action string, b *broker, d *dispatcher, vars ...trace.Var) {
-	ts := s.lockTrace()
+// brokerStepLine writes the line of broker step a of dispatcher d and
+// releases the trace lock. Each line carries the variables the step
+// observes.
+func (ts *traceState) brokerStepLine(a brokerStep, b *broker, d *dispatcher) {
 	defer ts.mu.Unlock()
-	ts.emit(action, string(d.id), "", vars...)
-}
-
-// The broker steps' observations.
-func pcIs(d *dispatcher, pc string) trace.Var { return trace.At("pc", string(d.id), pc) }
-func countOf(b *broker) trace.Var             { return trace.At("count", string(b.cluster), b.count()) }
-
-// traceRemoved traces a removal that mark, delete and release did in one
-// call (the inactivity cleanup).
-func (s *Service) traceRemoved(b *broker, d *dispatcher) {
-	if s.tr != nil {
-		if !d.tableTrigger {
-			s.traceStep("CollectorRemove", b, d, pcIs(d, "removing"), trace.At("removed", string(d.id), true))
-		}
-		s.traceRemoveFinish(b, d)
-	}
-}
-
-// traceRemoveFinish traces the end of a removal (a table trigger's one
-// step).
-func (s *Service) traceRemoveFinish(b *broker, d *dispatcher) {
-	if s.tr != nil {
+	id := string(d.id)
+	pc := func(p string) trace.Var { return trace.At("pc", id, p) }
+	count := func() trace.Var { return trace.At("count", string(b.cluster), b.count()) }
+	none := trace.At("brk", id, "none")
+	switch a {
+	case stepSubscribe:
+		ts.emit("BrokerSubscribe", id, "", pc("subscribed"), trace.At("subscribed", id, true))
+	case stepSubscribeRefused:
+		ts.emit("BrokerSubscribeRefused", id, "", pc("rollback"), trace.At("removed", id, d.isRemoved()))
+	case stepRegisterTable:
+		ts.emit("BrokerRegisterTable", id, "", pc("registered"), trace.At("schemaRef", id, true), count())
+	case stepRegisterTableFails:
+		ts.emit("BrokerRegisterTableFails", id, "", pc("failed"), trace.At("removed", id, d.isRemoved()))
+	case stepUnsubscribe:
+		ts.emit("BrokerUnsubscribe", id, "", pc("rollback"), trace.At("subscribed", id, !d.isRemoved()))
+	case stepRollback:
+		ts.emit("BrokerRollback", id, "", pc("idle"), none, count())
+	case stepCollectorRemove:
+		ts.emit("CollectorRemove", id, "", pc("removing"), trace.At("removed", id, true), count())
+	case stepRemoveFinish:
 		action := "BrokerRemoveFinish"
 		if d.tableTrigger {
 			action = "CollectorRemove"
 		}
-		s.traceStep(action, b, d, pcIs(d, "idle"), trace.At("brk", string(d.id), "none"),
-			trace.At("subscribed", string(d.id), false), trace.At("schemaRef", string(d.id), false),
-			trace.At("removed", string(d.id), true), countOf(b))
+		ts.emit(action, id, "", pc("idle"), none, trace.At("subscribed", id, false),
+			trace.At("schemaRef", id, false), trace.At("removed", id, true), count())
+	case stepReleaseOld:
+		p := "admitted"
+		if ts.req.TableTrigger {
+			p = "registered"
+		}
+		ts.emit("BrokerReleaseOld", id, "", pc(p), count(), trace.At("subscribed", id, false),
+			trace.At("schemaRef", id, false), trace.At("removed", id, false))
 	}
 }
 
-// traceCloseStart traces the start of a close: the refused REGISTER's
-// gate check if one is pending, else ServiceStartClose.
-func (s *Service) traceCloseStart() {
-	ts := s.lockTrace()
-	defer ts.mu.Unlock()
-	if ts.pending && !ts.received {
-		ts.recvRefused(s)
+// startClose traces the start of a close: the refused REGISTER's gate
+// check if the close is that check's (byGate), else ServiceStartClose
+// (ts.mu held).
+func (ts *traceState) startClose(byGate bool) {
+	if byGate && ts.pending && !ts.received {
+		ts.received = true
+		ts.emit("ServiceRecvRegister", string(ts.req.Dispatcher), string(ts.req.Cluster), trace.Bool("closing", true))
 		return
 	}
 	ts.emit("ServiceStartClose", "", "", trace.Bool("closing", true))
 }
 
-// traceCloseBrokers traces the close of each model broker's gate bit that
-// this close set (closedNow), and of those not created yet (created
-// closed, see brokerFor), once.
-func (s *Service) traceCloseBrokers(closedNow map[ClusterID]bool) {
-	ts := s.lockTrace()
-	defer ts.mu.Unlock()
+// closedBroker traces the close of cluster c's gate bit, once (ts.mu
+// held): the bit is set, by this call's effect or an earlier one.
+func (ts *traceState) closedBroker(c ClusterID) {
+	if !ts.gateTraced[c] {
+		ts.gateTraced[c] = true
+		ts.emit("ServiceCloseBroker", "", string(c), trace.At("gateClosed", string(c), true))
+	}
+}
+
+// absent calls f for each model broker not in brokers: one not created
+// yet, whose count is 0 and which brokerFor creates closed once the close
+// started (ts.mu held).
+func (ts *traceState) absent(brokers []*broker, f func(ClusterID)) {
 	for _, c := range ts.brokers {
-		if closedNow[c] || (s.broker0(c) == nil && !ts.closedAhead[c]) {
-			if s.broker0(c) == nil {
-				ts.closedAhead[c] = true
-			}
-			ts.emit("ServiceCloseBroker", "", string(c), trace.At("gateClosed", string(c), true))
+		if !slices.ContainsFunc(brokers, func(b *broker) bool { return b.cluster == c }) {
+			f(c)
 		}
 	}
 }
 
-// traceCloseFinish traces the close's last step.
-func (s *Service) traceCloseFinish() {
-	ts := s.lockTrace()
-	defer ts.mu.Unlock()
-	ts.emit("ServiceFinishClose", "", "", trace.Bool("admissionClosed", true))
+// readBroker traces the report's read of cluster c's count, sum being
+// the report's sum so far (ts.mu held).
+func (ts *traceState) readBroker(c ClusterID, sum int64) {
+	ts.emit("ServiceReadBroker", "", string(c), trace.At("sample", "sum", sum))
 }
 
-// reportTraced is Report, traced: the close if the node is STOPPING,
-// then the gate read (ServiceStartReport), then each model broker's count
-// read into the sum (ServiceReadBroker; 0 for one not created yet).
-func (s *Service) reportTraced() (int64, bool) {
-	if !s.closed.Load() && s.cfg.Stopping != nil && s.cfg.Stopping() {
-		s.CloseAdmission()
-	}
-	ts := s.lockTrace()
-	defer ts.mu.Unlock()
-	closed := s.closed.Load()
+// startReport traces the report's read of the gate (ts.mu held).
+func (ts *traceState) startReport(closed bool) {
 	ts.emit("ServiceStartReport", "", "", trace.At("sample", "phase", "reading"), trace.At("sample", "closed", closed))
-	var sum int64
-	read := map[ClusterID]bool{}
-	for _, b := range *s.brokers.Load() {
-		sum += b.count()
-		read[b.cluster] = true
-		ts.emit("ServiceReadBroker", "", string(b.cluster), trace.At("sample", "sum", sum))
-	}
-	for _, c := range ts.brokers {
-		if !read[c] { // not created yet: it counts 0
-			ts.emit("ServiceReadBroker", "", string(c), trace.At("sample", "sum", sum))
-		}
-	}
-	return sum, closed
-}
-
-// closeTraced is CloseAdmission, traced: each step that changed the gate.
-func (s *Service) closeTraced() {
-	if !s.closing.Swap(true) {
-		s.traceCloseStart()
-	}
-	closedNow := map[ClusterID]bool{}
-	for _, b := range *s.brokers.Load() {
-		if b.gate.Or(gateClosed)&gateClosed == 0 {
-			closedNow[b.cluster] = true
-		}
-	}
-	s.traceCloseBrokers(closedNow)
-	if !s.closed.Swap(true) {
-		s.traceCloseFinish()
-	}
-}
-
-// broker0 returns the broker of cluster c, or nil (any goroutine).
-func (s *Service) broker0(c ClusterID) *broker {
-	for _, b := range *s.brokers.Load() {
-		if b.cluster == c {
-			return b
-		}
-	}
-	return nil
 }

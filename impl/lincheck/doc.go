@@ -131,6 +131,25 @@
 // epochs, count, gate, subscriptions; no request and no report is in
 // flight at a quiescent point, which the audit step also requires).
 //
+// # Trace mode
+//
+// With Config.Tracer set (`checker lincheck --trace FILE`), Record runs in
+// trace mode, whose trace `checker trace` validates against
+// tla/DrainRegistration.tla (docs/trace.md, "lincheck's trace"): the
+// dispatchers are the model's 8 (d0..d5, t0, t1: [NumTraceIDs]); only
+// client 0 reports, through a real node's heartbeat (impl/node) that a real
+// coordinator (impl/coordinator) observes, as the model has one sample;
+// and the close operation first drives the node to STOPPING as the
+// model's coordinator does (CoordSendDraining, NodeRecvCommand, ...,
+// CoordSendStopping, NodeRecvCommand), then calls CloseAdmission, as the
+// model closes admission only once the node is STOPPING. The service's
+// Stopping callback reads the node's liveness, so from then on a gate
+// check or a report also closes admission. The two liveness steps wait
+// until no client operation is under way (a read-write lock), because a
+// gate check or a heartbeat reads the liveness before it writes its
+// line; everything else stays concurrent. The history is checked as any
+// other: the close's interval covers the drive.
+//
 // # Bugs of the zoo
 //
 // Built with -tags bugs and DRAINPROOF_BUG set, TestRecordedLinearizable

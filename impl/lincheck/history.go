@@ -259,62 +259,9 @@ func (h *History) validateOp(op *Op) error {
 	if !slices.Contains(kinds, op.Kind) {
 		return fmt.Errorf("unknown kind %q", op.Kind)
 	}
-	// used lists the fields op.Kind uses; any other non-zero field is an
-	// error.
-	var used []string
-	switch op.Kind {
-	case KindRegister:
-		used = []string{"id", "fault", "err"}
-		switch op.Fault {
-		case NoFault, FaultRefuse, FaultSchema:
-		default:
-			return fmt.Errorf("unknown fault %q", op.Fault)
-		}
-		switch op.Err {
-		case ErrNone, ErrAdmissionClosed, ErrNotReusable, ErrSchema:
-		default:
-			return fmt.Errorf("register: unexpected err %q", op.Err)
-		}
-	case KindRemove:
-		used = []string{"id"}
-	case KindReset:
-		used = []string{"id", "epoch", "err"}
-		if op.Epoch == 0 {
-			return errors.New("reset: epoch must be ≥ 1")
-		}
-		if op.Err != ErrNone && op.Err != ErrUnknownDispatcher {
-			return fmt.Errorf("reset: unexpected err %q", op.Err)
-		}
-	case KindCleanup:
-		used = []string{"removed"}
-		if op.Removed < 0 || op.Removed > NumIDs {
-			return fmt.Errorf("cleanup: removed %d out of range 0..%d", op.Removed, NumIDs)
-		}
-	case KindClose:
-	case KindReport:
-		used = []string{"count", "closed"}
-	case KindSubscribers:
-		used = []string{"held"}
-	case KindAudit:
-		used = []string{"count", "counts", "closed", "held", "registered", "refs"}
-		if op.Refs < 0 {
-			return fmt.Errorf("audit: refs %d < 0", op.Refs)
-		}
-		if op.Counts != nil || op.Count != 0 {
-			var sum int64
-			for _, n := range op.Counts {
-				sum += n
-			}
-			if len(op.Counts) != NumBrokers || sum != op.Count {
-				return fmt.Errorf("audit: counts %v: want %d per-broker counts summing to count %d", op.Counts, NumBrokers, op.Count)
-			}
-		}
-		for name, e := range op.Registered {
-			if _, err := ParseID(name); err != nil {
-				return fmt.Errorf("audit: registered: %v", err)
-			}
-			_ = e
-		}
+	used := usedFields[op.Kind]
+	if err := validateKind(op); err != nil {
+		return err
 	}
 	if slices.Contains(used, "id") {
 		if _, err := ParseID(op.ID); err != nil {
@@ -326,6 +273,78 @@ func (h *History) validateOp(op *Op) error {
 			return fmt.Errorf("%s: held: %v", op.Kind, err)
 		}
 	}
+	return extraFields(op, used)
+}
+
+// usedFields lists the fields each kind uses; any other non-zero field
+// is an error.
+var usedFields = map[Kind][]string{
+	KindRegister:    {"id", "fault", "err"},
+	KindRemove:      {"id"},
+	KindReset:       {"id", "epoch", "err"},
+	KindCleanup:     {"removed"},
+	KindClose:       nil,
+	KindReport:      {"count", "closed"},
+	KindSubscribers: {"held"},
+	KindAudit:       {"count", "counts", "closed", "held", "registered", "refs"},
+}
+
+// validateKind checks the values of the fields op's kind uses.
+func validateKind(op *Op) error {
+	switch op.Kind {
+	case KindRegister:
+		switch op.Fault {
+		case NoFault, FaultRefuse, FaultSchema:
+		default:
+			return fmt.Errorf("unknown fault %q", op.Fault)
+		}
+		switch op.Err {
+		case ErrNone, ErrAdmissionClosed, ErrNotReusable, ErrSchema:
+		default:
+			return fmt.Errorf("register: unexpected err %q", op.Err)
+		}
+	case KindReset:
+		if op.Epoch == 0 {
+			return errors.New("reset: epoch must be ≥ 1")
+		}
+		if op.Err != ErrNone && op.Err != ErrUnknownDispatcher {
+			return fmt.Errorf("reset: unexpected err %q", op.Err)
+		}
+	case KindCleanup:
+		if op.Removed < 0 || op.Removed > NumIDs {
+			return fmt.Errorf("cleanup: removed %d out of range 0..%d", op.Removed, NumIDs)
+		}
+	case KindAudit:
+		return validateAudit(op)
+	}
+	return nil
+}
+
+// validateAudit checks an audit's counts and registered names.
+func validateAudit(op *Op) error {
+	if op.Refs < 0 {
+		return fmt.Errorf("audit: refs %d < 0", op.Refs)
+	}
+	if op.Counts != nil || op.Count != 0 {
+		var sum int64
+		for _, n := range op.Counts {
+			sum += n
+		}
+		if len(op.Counts) != NumBrokers || sum != op.Count {
+			return fmt.Errorf("audit: counts %v: want %d per-broker counts summing to count %d", op.Counts, NumBrokers, op.Count)
+		}
+	}
+	for name := range op.Registered {
+		if _, err := ParseID(name); err != nil {
+			return fmt.Errorf("audit: registered: %v", err)
+		}
+	}
+	return nil
+}
+
+// extraFields returns an error naming the non-zero fields of op that are
+// not in used.
+func extraFields(op *Op, used []string) error {
 	set := map[string]bool{
 		"id": op.ID != "", "fault": op.Fault != "", "epoch": op.Epoch != 0, "err": op.Err != "",
 		"count": op.Count != 0, "counts": op.Counts != nil, "closed": op.Closed, "removed": op.Removed != 0,

@@ -5,8 +5,11 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"math"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -15,54 +18,96 @@ import (
 )
 
 var (
-	flagSeeds = flag.Int("lincheck.seeds", 6, "seeds of TestRecordedLinearizable (env LINCHECK_SEEDS)")
-	flagOps   = flag.Int("lincheck.ops", 800, "client operations per seed")
+	flagSeeds   = flag.Int("lincheck.seeds", 6, "seeds of TestRecordedLinearizable (env LINCHECK_SEEDS)")
+	flagOps     = flag.Int("lincheck.ops", 800, "client operations per seed")
+	flagTimeout = flag.Duration("lincheck.timeout", time.Minute, "check timeout per seed of TestRecordedLinearizable")
 )
 
-func seeds() int {
+// seeds returns the number of seeds: LINCHECK_SEEDS if set, else
+// -lincheck.seeds (also when it is empty). A malformed value or one below 1 is an error, not a
+// silent fallback (a run of 0 seeds would prove nothing).
+func seeds() (int, error) {
+	n, src := *flagSeeds, "-lincheck.seeds"
 	if v := os.Getenv("LINCHECK_SEEDS"); v != "" {
-		var n int
-		for _, c := range v {
-			if c < '0' || c > '9' {
-				return *flagSeeds
-			}
-			n = n*10 + int(c-'0')
+		var err error
+		if n, err = strconv.Atoi(v); err != nil {
+			return 0, fmt.Errorf("LINCHECK_SEEDS=%q: not an integer", v)
 		}
-		return n
+		src = "LINCHECK_SEEDS"
 	}
-	return *flagSeeds
+	if n < 1 {
+		return 0, fmt.Errorf("%s=%d: want at least 1 seed", src, n)
+	}
+	return n, nil
 }
+
+func TestSeeds(t *testing.T) {
+	for _, tc := range []struct {
+		env  string
+		want int
+		err  string
+	}{{"3", 3, ""}, {"x1", 0, "not an integer"}, {"3x", 0, "not an integer"}, {"0", 0, "at least 1"}, {"-2", 0, "at least 1"}} {
+		t.Setenv("LINCHECK_SEEDS", tc.env)
+		n, err := seeds()
+		if tc.err == "" && (err != nil || n != tc.want) || tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)) {
+			t.Errorf("LINCHECK_SEEDS=%q: %d, %v; want %d, %q", tc.env, n, err, tc.want, tc.err)
+		}
+	}
+}
+
+// maxUnknown is how many seeds of n may come back Unknown (the check's
+// timeout expired: nothing proven): a quarter, rounded down, so a run of
+// fewer than 4 seeds must prove every one, and a run where the checker
+// proves nothing fails.
+func maxUnknown(n int) int { return n / 4 }
 
 // TestRecordedLinearizable records histories of the real service over
 // many seeds and checks each. With a bug of the zoo switched on
 // (DRAINPROOF_BUG, build tag bugs) it must fail; .ci/run_bugs.sh
-// relies on that. On an illegal history it writes the HTML report and the
-// history under the test's temporary folder (or $DRAINPROOF_REPORTS) and
-// prints where.
+// relies on that. It also fails when more than maxUnknown seeds are
+// Unknown (-lincheck.timeout=1ns shows it). On an illegal history it
+// writes the HTML report and the history under the test's temporary
+// folder (or $DRAINPROOF_REPORTS) and prints where.
 // Spec: docs/protocol.md §5 and §11, checked by porcupine.
 func TestRecordedLinearizable(t *testing.T) {
-	for seed := range int64(seeds()) {
+	n, err := seeds()
+	if err != nil {
+		t.Fatal(err)
+	}
+	unknown := 0
+	for seed := range int64(n) {
 		h, err := Record(context.Background(), Config{Clients: 8, Ops: *flagOps, Seed: seed})
 		if err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
 		}
-		res := Check(h, time.Minute)
+		res := Check(h, *flagTimeout)
 		switch res.Outcome {
 		case Linearizable:
 		case Unknown:
+			unknown++
 			t.Logf("seed %d: unknown (timeout) after %v: not proven", seed, res.Duration)
 		default:
-			html := tempFile(t, "lincheck-*.html")
-			if err := res.VisualizeFile(html); err != nil {
-				t.Errorf("visualize: %v", err)
-			}
-			js := tempFile(t, "lincheck-*.json")
-			if err := h.SaveFile(js); err != nil {
-				t.Errorf("save: %v", err)
-			}
-			t.Errorf("seed %d (bug %q): not linearizable (%d ops); report %s, history %s (removed after the test unless DRAINPROOF_REPORTS names a folder)", seed, h.Bug, res.Ops, html, js)
+			reportIllegal(t, h, res, seed)
 		}
 	}
+	if unknown > maxUnknown(n) {
+		t.Errorf("%d of %d seeds unknown (timeout %v): at most %d may be", unknown, n, *flagTimeout, maxUnknown(n))
+	}
+}
+
+// reportIllegal fails the test for an illegal history of seed, with its
+// report and the history saved where tempFile says.
+func reportIllegal(t *testing.T, h *History, res Result, seed int64) {
+	t.Helper()
+	html := tempFile(t, "lincheck-*.html")
+	if err := res.VisualizeFile(html); err != nil {
+		t.Errorf("visualize: %v", err)
+	}
+	js := tempFile(t, "lincheck-*.json")
+	if err := h.SaveFile(js); err != nil {
+		t.Errorf("save: %v", err)
+	}
+	t.Errorf("seed %d (bug %q): not linearizable (%d ops); report %s, history %s (removed after the test unless DRAINPROOF_REPORTS names a folder)", seed, h.Bug, res.Ops, html, js)
 }
 
 // tempFile makes a file for a failure report under the test's temporary
@@ -423,10 +468,14 @@ func TestLoadMalformed(t *testing.T) {
 	}
 }
 
-// FuzzLoad: Load never panics, and what it accepts can be checked.
+// FuzzLoad: Load never panics, and what it accepts checks to one of the
+// three outcomes, the same twice (Check is deterministic), and the same
+// after a Save/Load round trip. Unknown (a timeout) is compared only when
+// both runs finished.
 func FuzzLoad(f *testing.F) {
 	f.Add(`{"version":2,"clients":2,"ops":[{"client":0,"call":1,"return":5,"kind":"register","id":"d0","fault":"schema","err":"schema"},{"client":1,"call":2,"return":3,"kind":"report","count":1}]}`)
 	f.Add(`{"version":2,"clients":1,"ops":[{"client":0,"call":1,"return":2,"kind":"cleanup","removed":2}]}`)
+	f.Add(`{"version":2,"clients":1,"ops":[{"client":0,"call":1,"return":2,"kind":"report","count":1}]}`)
 	f.Fuzz(func(t *testing.T, in string) {
 		h, err := Load(strings.NewReader(in))
 		if err != nil {
@@ -435,7 +484,23 @@ func FuzzLoad(f *testing.F) {
 		if len(h.Operations()) > 2000 {
 			return
 		}
-		_ = Check(h, time.Second)
+		first := Check(h, 10*time.Second)
+		if !slices.Contains([]Outcome{Linearizable, NotLinearizable, Unknown}, first.Outcome) {
+			t.Fatalf("outcome %q", first.Outcome)
+		}
+		var buf bytes.Buffer
+		if err := h.Save(&buf); err != nil {
+			t.Fatalf("save: %v", err)
+		}
+		h2, err := Load(&buf)
+		if err != nil {
+			t.Fatalf("a loaded history does not load after Save: %v\n%s", err, buf.String())
+		}
+		for _, again := range []Result{Check(h, 10*time.Second), Check(h2, 10*time.Second)} {
+			if first.Outcome != Unknown && again.Outcome != Unknown && again.Outcome != first.Outcome {
+				t.Fatalf("outcome %s, then %s", first.Outcome, again.Outcome)
+			}
+		}
 	})
 }
 

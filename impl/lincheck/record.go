@@ -147,12 +147,15 @@ func (s slowSchemaStore) RegisterTable(ctx context.Context, t store.TableID, ts 
 
 // recorder is one recording run.
 type recorder struct {
-	cfg Config
-	svc *eventservice.Service
-	es  *store.MemEventStore
-	ss  *store.MemSchemaStore
-	clk clock
-	ts  atomic.Uint64 // StartTs sequence
+	cfg  Config
+	svc  *eventservice.Service
+	es   *store.MemEventStore
+	ss   *store.MemSchemaStore
+	tr   *tracedRun // the trace mode's node and coordinator (nil: untraced)
+	clk  clock
+	ts   atomic.Uint64 // StartTs sequence
+	rngs []*rand.Rand  // per client
+	logs [][]Op        // per client, in its order
 }
 
 // Record runs cfg.Clients goroutines issuing cfg.Ops random operations
@@ -161,7 +164,9 @@ type recorder struct {
 // (and at the start and the end), and returns the history. One
 // CloseAdmission is issued in the second half of the run. In a binary
 // built with -tags bugs, the bugs switched on in package bugs are active
-// and History.Bug names them.
+// and History.Bug names them. With cfg.Tracer set, Record runs in trace
+// mode (see the package documentation): its trace is a behaviour of the
+// model if the service is correct.
 //
 // If ctx ends first, Record returns the operations completed so far with
 // ctx's error: such a history lacks the interrupted operations and the
@@ -174,44 +179,24 @@ func Record(ctx context.Context, cfg Config) (*History, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	r := &recorder{cfg: cfg, es: store.NewMemEventStore(), ss: store.NewMemSchemaStore()}
-	r.es.Refuse(func(_ store.DispatcherID, sub store.Subscription) bool { return sub.StartTs%4 == tsRefuse })
-	r.ss.FailIf(func(_ store.TableID, ts uint64) bool { return ts%4 == tsSchema }, nil)
-	d := &delayer{rng: rand.New(rand.NewPCG(uint64(cfg.Seed), 0x5eed)), max: cfg.Delay}
-	var fake atomic.Int64 // the service's clock: every reading is an hour later
-	svc, err := eventservice.New(eventservice.Config{
-		NewStores: func(eventservice.ClusterID) (store.EventStore, store.SchemaStore) {
-			return slowEventStore{r.es, d}, slowSchemaStore{r.ss, d}
-		},
-		Now:               func() time.Time { return time.Unix(0, fake.Add(int64(time.Hour))) },
-		InactivityTimeout: time.Minute,
-		Tracer:            cfg.Tracer,
-	})
+	r, err := newRecorder(cfg)
 	if err != nil {
 		return nil, err
 	}
-	r.svc = svc
 	runCtx, cancel := context.WithCancel(ctx)
-	wait := svc.Start(runCtx)
+	wait := r.svc.Start(runCtx)
 	defer func() {
 		cancel()
 		_ = wait()
 	}()
-	// Create the brokers in broker order, so that Report, which reads
-	// them in the order they were created, reads broker 0's count first,
-	// as the model's report does: register and remove a table trigger
-	// (no store call) of each cluster. The state is the initial one again.
-	for k := range NumBrokers {
-		id := eventservice.DispatcherID(IDName(NumOrdinary + k))
-		for _, a := range []eventservice.Action{eventservice.Register, eventservice.Remove} {
-			req := eventservice.Request{Action: a, Cluster: clusterOf(NumOrdinary + k), Changefeed: changefeed,
-				Dispatcher: id, TableTrigger: true}
-			if err := svc.Do(ctx, req); err != nil {
-				return nil, fmt.Errorf("lincheck: creating broker %d: %w", k, err)
-			}
+	if err := r.createBrokers(ctx); err != nil {
+		return nil, err
+	}
+	if r.tr != nil {
+		if err := r.tr.start(r.svc, cfg.Tracer); err != nil {
+			return nil, err
 		}
 	}
-
 	h := &History{Version: HistoryVersion, Clients: cfg.Clients, Seed: cfg.Seed}
 	if on := bugs.Enabled(); len(on) > 0 {
 		h.Bug = fmt.Sprint(on)
@@ -219,161 +204,276 @@ func Record(ctx context.Context, cfg Config) (*History, error) {
 			h.Bug = on[0]
 		}
 	}
-	master := rand.New(rand.NewPCG(uint64(cfg.Seed), 0x11c))
-	perRound := cfg.Clients * cfg.Round
-	rounds := (cfg.Ops + perRound - 1) / perRound
-	closeAt := -1 // global op index of the close
-	if cfg.Ops > 0 {
-		closeAt = cfg.Ops/2 + master.IntN(cfg.Ops-cfg.Ops/2)
-	}
-	rngs := make([]*rand.Rand, cfg.Clients)
-	for c := range rngs {
-		rngs[c] = rand.New(rand.NewPCG(uint64(cfg.Seed), uint64(c)+1))
-	}
-	logs := make([][]Op, cfg.Clients)
-
-	audit := func() error {
-		op, err := r.audit(ctx)
-		if err == nil {
-			logs[0] = append(logs[0], op)
-		}
-		return err
-	}
-	// stopped returns what was recorded when ctx ended, or nil and err.
-	stopped := func(err error) (*History, error) {
-		if ctx.Err() == nil {
-			return nil, err
-		}
-		for _, l := range logs {
-			h.Ops = append(h.Ops, l...)
-		}
-		return h, ctx.Err()
-	}
-	if err := audit(); err != nil {
-		return stopped(err)
-	}
-	next := 0
-	for range rounds {
-		if err := ctx.Err(); err != nil {
-			return stopped(err)
-		}
-		n := min(perRound, cfg.Ops-next)
-		var wg sync.WaitGroup
-		errs := make([]error, cfg.Clients)
-		for c := range cfg.Clients {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for k := next + c; k < next+n; k += cfg.Clients {
-					op, err := r.do(ctx, c, rngs[c], k == closeAt)
-					if err != nil {
-						errs[c] = err
-						return
-					}
-					logs[c] = append(logs[c], op)
-				}
-			}()
-		}
-		wg.Wait()
-		if err := errors.Join(errs...); err != nil {
-			return stopped(err)
-		}
-		next += n
-		if err := audit(); err != nil {
-			return stopped(err)
-		}
-	}
-	for _, l := range logs {
+	err = r.rounds(ctx)
+	for _, l := range r.logs {
 		h.Ops = append(h.Ops, l...)
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return h, ctx.Err()
+		}
+		return nil, err
 	}
 	return h, nil
 }
 
-// do issues one random operation for client c (the close if isClose).
-func (r *recorder) do(ctx context.Context, c int, rng *rand.Rand, isClose bool) (Op, error) {
-	op := Op{Client: c}
-	if isClose {
-		op.Kind = KindClose
-		op.Call = r.clk.tick()
-		r.svc.CloseAdmission()
-		op.Return = r.clk.tick()
-		return op, nil
+// newRecorder builds the stores, their faults and delays, and the
+// service (not started).
+func newRecorder(cfg Config) (*recorder, error) {
+	r := &recorder{cfg: cfg, es: store.NewMemEventStore(), ss: store.NewMemSchemaStore(), tr: newTracedRun(cfg.Tracer)}
+	r.es.Refuse(func(_ store.DispatcherID, sub store.Subscription) bool { return sub.StartTs%4 == tsRefuse })
+	r.ss.FailIf(func(_ store.TableID, ts uint64) bool { return ts%4 == tsSchema }, nil)
+	d := &delayer{rng: rand.New(rand.NewPCG(uint64(cfg.Seed), 0x5eed)), max: cfg.Delay}
+	var fake atomic.Int64 // the service's clock: every reading is an hour later
+	scfg := eventservice.Config{
+		NewStores: func(eventservice.ClusterID) (store.EventStore, store.SchemaStore) {
+			return slowEventStore{r.es, d}, slowSchemaStore{r.ss, d}
+		},
+		Now:               func() time.Time { return time.Unix(0, fake.Add(int64(time.Hour))) },
+		InactivityTimeout: time.Minute,
+		Tracer:            cfg.Tracer,
 	}
-	pickID := func() int {
-		if rng.IntN(4) == 0 {
-			return NumOrdinary + rng.IntN(NumTriggers)
+	if r.tr != nil {
+		scfg.Stopping = r.tr.stopping
+		for k := range NumBrokers {
+			scfg.TraceBrokers = append(scfg.TraceBrokers, clusterOf(k))
 		}
-		return rng.IntN(NumOrdinary)
 	}
+	svc, err := eventservice.New(scfg)
+	if err != nil {
+		return nil, err
+	}
+	r.svc = svc
+	r.rngs = make([]*rand.Rand, cfg.Clients)
+	for c := range r.rngs {
+		r.rngs[c] = rand.New(rand.NewPCG(uint64(cfg.Seed), uint64(c)+1))
+	}
+	r.logs = make([][]Op, cfg.Clients)
+	return r, nil
+}
+
+// createBrokers creates the brokers in broker order, so that Report,
+// which reads them in the order they were created, reads broker 0's count
+// first, as the model's report does: it registers and removes a table
+// trigger (no store call) of each cluster. The state is the initial one
+// again.
+func (r *recorder) createBrokers(ctx context.Context) error {
+	for k := range NumBrokers {
+		id := eventservice.DispatcherID(IDName(NumOrdinary + k))
+		for _, a := range []eventservice.Action{eventservice.Register, eventservice.Remove} {
+			req := eventservice.Request{Action: a, Cluster: clusterOf(NumOrdinary + k), Changefeed: changefeed,
+				Dispatcher: id, TableTrigger: true}
+			if err := r.svc.Do(ctx, req); err != nil {
+				return fmt.Errorf("lincheck: creating broker %d: %w", k, err)
+			}
+		}
+	}
+	return nil
+}
+
+// rounds records the rounds of operations, each followed by an audit (the
+// first audit precedes them).
+func (r *recorder) rounds(ctx context.Context) error {
+	cfg := r.cfg
+	master := rand.New(rand.NewPCG(uint64(cfg.Seed), 0x11c))
+	perRound := cfg.Clients * cfg.Round
+	closeAt := -1 // global op index of the close
+	if cfg.Ops > 0 {
+		closeAt = cfg.Ops/2 + master.IntN(cfg.Ops-cfg.Ops/2)
+	}
+	if err := r.auditLog(ctx); err != nil {
+		return err
+	}
+	for next := 0; next < cfg.Ops; next += perRound {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := r.round(ctx, next, min(perRound, cfg.Ops-next), closeAt); err != nil {
+			return err
+		}
+		if err := r.auditLog(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// auditLog takes an audit and logs it as client 0's.
+func (r *recorder) auditLog(ctx context.Context) error {
+	op, err := r.audit(ctx)
+	if err == nil {
+		r.logs[0] = append(r.logs[0], op)
+	}
+	return err
+}
+
+// round runs the n operations from global index next, client c taking
+// indexes next+c, next+c+Clients, ...
+func (r *recorder) round(ctx context.Context, next, n, closeAt int) error {
+	var wg sync.WaitGroup
+	errs := make([]error, r.cfg.Clients)
+	for c := range r.cfg.Clients {
+		wg.Go(func() {
+			for k := next + c; k < next+n; k += r.cfg.Clients {
+				op, err := r.do(ctx, c, k == closeAt)
+				if err != nil {
+					errs[c] = err
+					return
+				}
+				r.logs[c] = append(r.logs[c], op)
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// do issues one random operation for client c (the close if isClose).
+func (r *recorder) do(ctx context.Context, c int, isClose bool) (Op, error) {
+	if isClose {
+		return r.closeOp(c)
+	}
+	if r.tr != nil {
+		r.tr.quiet.RLock()
+		defer r.tr.quiet.RUnlock()
+	}
+	rng := r.rngs[c]
+	op := Op{Client: c}
 	var err error
 	switch p := rng.IntN(100); {
 	case p < 34:
-		id := pickID()
-		op.Kind, op.ID = KindRegister, IDName(id)
-		ts := r.ts.Add(1) * 4
-		if !isTrigger(id) {
-			switch f := rng.IntN(100); {
-			case f < 15:
-				op.Fault, ts = FaultRefuse, ts+tsRefuse
-			case f < 35:
-				op.Fault, ts = FaultSchema, ts+tsSchema
-			}
-		}
-		req := eventservice.Request{
-			Action: eventservice.Register, Cluster: clusterOf(id), Changefeed: changefeed,
-			Dispatcher: eventservice.DispatcherID(op.ID), TableTrigger: isTrigger(id),
-			Table: store.TableID(id + 1), StartTs: ts,
-		}
-		op.Call = r.clk.tick()
-		err = r.svc.Do(ctx, req)
-		op.Return = r.clk.tick()
+		err = r.register(ctx, &op, rng)
 	case p < 50:
-		id := pickID()
-		op.Kind, op.ID = KindRemove, IDName(id)
-		req := eventservice.Request{Action: eventservice.Remove, Cluster: clusterOf(id), Dispatcher: eventservice.DispatcherID(op.ID)}
-		op.Call = r.clk.tick()
-		err = r.svc.Do(ctx, req)
-		op.Return = r.clk.tick()
+		err = r.remove(ctx, &op, rng)
 	case p < 62:
-		id := pickID()
-		op.Kind, op.ID, op.Epoch = KindReset, IDName(id), uint8(1+rng.IntN(4))
-		req := eventservice.Request{Action: eventservice.Reset, Cluster: clusterOf(id), Dispatcher: eventservice.DispatcherID(op.ID),
-			Epoch: uint64(op.Epoch), StartTs: r.ts.Add(1) * 4}
-		op.Call = r.clk.tick()
-		err = r.svc.Do(ctx, req)
-		op.Return = r.clk.tick()
-	case p < 80:
-		op.Kind = KindReport
-		op.Call = r.clk.tick()
-		op.Count, op.Closed = r.svc.Report()
-		op.Return = r.clk.tick()
+		err = r.reset(ctx, &op, rng)
+	case p < 80 && (r.tr == nil || c == 0):
+		r.report(&op)
 	case p < 94:
-		op.Kind = KindSubscribers
-		op.Call = r.clk.tick()
-		subs := r.es.Subscribers()
-		op.Return = r.clk.tick()
-		op.Held = idNames(subs)
+		r.subscribers(&op)
 	default:
 		op.Kind = KindCleanup
 		op.Call = r.clk.tick()
 		op.Removed, err = r.svc.Cleanup(ctx)
 		op.Return = r.clk.tick()
 	}
-	if err != nil {
-		switch {
-		case errors.Is(err, eventservice.ErrAdmissionClosed):
-			op.Err = ErrAdmissionClosed
-		case errors.Is(err, eventservice.ErrNotReusable):
-			op.Err = ErrNotReusable
-		case errors.Is(err, store.ErrInjected):
-			op.Err = ErrSchema
-		case errors.Is(err, eventservice.ErrUnknownDispatcher):
-			op.Err = ErrUnknownDispatcher
-		default:
-			return op, fmt.Errorf("lincheck: client %d: %s: %w", c, op.Kind, err)
-		}
+	if err == nil {
+		return op, nil
+	}
+	if op.Err = outcomeOf(err); op.Err == "" {
+		return op, fmt.Errorf("lincheck: client %d: %s: %w", c, op.Kind, err)
 	}
 	return op, nil
+}
+
+// outcomeOf returns the history's name of a service error ("" if it is
+// none the specification allows).
+func outcomeOf(err error) Err {
+	switch {
+	case errors.Is(err, eventservice.ErrAdmissionClosed):
+		return ErrAdmissionClosed
+	case errors.Is(err, eventservice.ErrNotReusable):
+		return ErrNotReusable
+	case errors.Is(err, store.ErrInjected):
+		return ErrSchema
+	case errors.Is(err, eventservice.ErrUnknownDispatcher):
+		return ErrUnknownDispatcher
+	}
+	return ""
+}
+
+// closeOp is the close: in trace mode the node is first driven to
+// STOPPING (tracedRun.drive), as the model's close needs.
+func (r *recorder) closeOp(c int) (Op, error) {
+	op := Op{Client: c, Kind: KindClose}
+	op.Call = r.clk.tick()
+	if r.tr != nil {
+		if err := r.tr.drive(); err != nil {
+			return op, err
+		}
+	}
+	r.svc.CloseAdmission()
+	op.Return = r.clk.tick()
+	return op, nil
+}
+
+// pickID draws a dispatcher index: a table trigger one time in four.
+func (r *recorder) pickID(rng *rand.Rand) int {
+	triggers := NumTriggers
+	if r.tr != nil {
+		triggers = NumTraceIDs - NumOrdinary
+	}
+	if rng.IntN(4) == 0 {
+		return NumOrdinary + rng.IntN(triggers)
+	}
+	return rng.IntN(NumOrdinary)
+}
+
+// register issues a registration with a seeded store fault.
+func (r *recorder) register(ctx context.Context, op *Op, rng *rand.Rand) error {
+	id := r.pickID(rng)
+	op.Kind, op.ID = KindRegister, IDName(id)
+	ts := r.ts.Add(1) * 4
+	if !isTrigger(id) {
+		switch f := rng.IntN(100); {
+		case f < 15:
+			op.Fault, ts = FaultRefuse, ts+tsRefuse
+		case f < 35:
+			op.Fault, ts = FaultSchema, ts+tsSchema
+		}
+	}
+	req := eventservice.Request{
+		Action: eventservice.Register, Cluster: clusterOf(id), Changefeed: changefeed,
+		Dispatcher: eventservice.DispatcherID(op.ID), TableTrigger: isTrigger(id),
+		Table: store.TableID(id + 1), StartTs: ts,
+	}
+	return r.call(ctx, op, req)
+}
+
+// remove issues a removal.
+func (r *recorder) remove(ctx context.Context, op *Op, rng *rand.Rand) error {
+	id := r.pickID(rng)
+	op.Kind, op.ID = KindRemove, IDName(id)
+	return r.call(ctx, op, eventservice.Request{Action: eventservice.Remove, Cluster: clusterOf(id),
+		Dispatcher: eventservice.DispatcherID(op.ID)})
+}
+
+// reset issues a reset to an epoch in 1..4.
+func (r *recorder) reset(ctx context.Context, op *Op, rng *rand.Rand) error {
+	id := r.pickID(rng)
+	op.Kind, op.ID, op.Epoch = KindReset, IDName(id), uint8(1+rng.IntN(4))
+	return r.call(ctx, op, eventservice.Request{Action: eventservice.Reset, Cluster: clusterOf(id),
+		Dispatcher: eventservice.DispatcherID(op.ID), Epoch: uint64(op.Epoch), StartTs: r.ts.Add(1) * 4})
+}
+
+// call issues req between op's call and return ticks.
+func (r *recorder) call(ctx context.Context, op *Op, req eventservice.Request) error {
+	op.Call = r.clk.tick()
+	err := r.svc.Do(ctx, req)
+	op.Return = r.clk.tick()
+	return err
+}
+
+// report reads the count and the gate: the service's Report, or in trace
+// mode the node's heartbeat (which calls it).
+func (r *recorder) report(op *Op) {
+	op.Kind = KindReport
+	op.Call = r.clk.tick()
+	if r.tr != nil {
+		op.Count, op.Closed = r.tr.heartbeat()
+	} else {
+		op.Count, op.Closed = r.svc.Report()
+	}
+	op.Return = r.clk.tick()
+}
+
+// subscribers reads the event store's subscriptions.
+func (r *recorder) subscribers(op *Op) {
+	op.Kind = KindSubscribers
+	op.Call = r.clk.tick()
+	subs := r.es.Subscribers()
+	op.Return = r.clk.tick()
+	op.Held = idNames(subs)
 }
 
 // audit observes the whole state while no client runs: the service's
@@ -419,23 +519,4 @@ func idNames(ids []store.DispatcherID) []string {
 		out[i] = string(id)
 	}
 	return out
-}
-
-// TraceHeader returns the header of a trace of a recording (Config.Tracer):
-// the model's constants over the history's dispatcher universe, the last
-// NumTriggers of them table triggers. Its dispatchers outnumber what the
-// Go transcription of the model holds (spec.MaxDispatchers), and its
-// CloseAdmission is not one step of the model (v1), so `checker trace`
-// refuses such a trace for now: the model's next version has both.
-func TraceHeader(cfg Config) trace.Header {
-	var ds, tts []string
-	for id := range NumOrdinary + NumTriggers {
-		ds = append(ds, IDName(id))
-		if isTrigger(id) {
-			tts = append(tts, IDName(id))
-		}
-	}
-	return trace.Header{Source: fmt.Sprintf("lincheck seed %d, %d clients, %d ops", cfg.Seed, cfg.Clients, cfg.Ops),
-		Model: map[string]any{"Dispatchers": ds, "TableTriggers": tts, "MaxEpoch": 15, "MaxReg": 15, "MaxMsgs": 8,
-			"Transport": "heartbeat", "Bugs": []string{}}}
 }

@@ -13,18 +13,18 @@
 //
 // # Which Go function emits which action
 //
-//	impl/eventservice (the registry's steps from the request loop, whose baton orders them)
+//	impl/eventservice (each line under the service's trace lock, with the effect it describes)
 //	  Service.register, on entry                  CollectorSendRegister(d, b)
-//	  Service.register past the service's gate,
-//	    or refuse / CloseAdmission when refused   ServiceRecvRegister(d, b)
-//	  Service.register after the compare-and-swap,
-//	    or refuse when the broker's bit refused   BrokerAdmit(d)
-//	  Service.register, a repeated registration   BrokerReleaseOld(d)
-//	  broker.add                                  BrokerSubscribe(d), BrokerSubscribeRefused(d), BrokerRollback(d),
+//	  Service.gateCheck, past or refused
+//	    (refused and starting the close: closeAdmission)  ServiceRecvRegister(d, b)
+//	  Service.admit (the compare-and-swap)        BrokerAdmit(d)
+//	  broker.release of the replaced one          BrokerReleaseOld(d)
+//	  broker.add, broker.step                     BrokerSubscribe(d), BrokerSubscribeRefused(d), BrokerRollback(d),
 //	                                              BrokerRegisterTable(d), BrokerRegisterTableFails(d), BrokerUnsubscribe(d)
-//	  broker.removeID, Service.cleanupInactive    CollectorRemove(d), BrokerRemoveFinish(d)
-//	  Service.CloseAdmission                      ServiceStartClose, ServiceCloseBroker(b), ServiceFinishClose
-//	  Service.Report                              ServiceStartReport, ServiceReadBroker(b)
+//	  broker.removeID, broker.remove, release     CollectorRemove(d), BrokerRemoveFinish(d)
+//	  Service.closeAdmission, closeBroker,
+//	    finishClose                               ServiceStartClose, ServiceCloseBroker(b), ServiceFinishClose
+//	  Service.startReport, readCounts             ServiceStartReport, ServiceReadBroker(b)
 //	impl/node
 //	  Node.Heartbeat                              NodeStartHeartbeat (heartbeat transport), NodeSendHeartbeat
 //	  Node.RecvCommand (after the liveness step)  NodeRecvCommand, with the response as reply
@@ -43,9 +43,12 @@
 //	impl/sim (the environment)
 //	  runner.crash, runner.upgradeController      NodeCrashRestart, UpgradeRestart
 //
-// The close and the report run on their caller's goroutine: their lines
-// are in order when one goroutine reports and closes (the node, in the
-// simulator), as the model's one sample is.
+// The event service's close and report run on their caller's goroutine:
+// their lines are in the order of their effects whatever the number of
+// closers and reporters (each effect on the gate flags or a broker's
+// admission word is taken with its line under the service's trace lock);
+// the model has one sample at a time, so overlapping reports make a trace
+// the model does not describe.
 //
 // Message losses and duplicates are never traced: no process sees them;
 // the checker fills them in from the trace's future.
