@@ -20,6 +20,7 @@ import (
 	"github.com/drainproof/drainproof/impl/lincheck"
 	"github.com/drainproof/drainproof/impl/node"
 	"github.com/drainproof/drainproof/impl/sim"
+	"github.com/drainproof/drainproof/impl/trace"
 	"github.com/drainproof/drainproof/internal/drainmodel"
 	"github.com/drainproof/drainproof/internal/tracecheck"
 	"github.com/drainproof/drainproof/modelcheck"
@@ -47,7 +48,9 @@ type bugRow struct {
 // own model; the implementation-only bugs, which have neither, are left
 // to `make bugs`), which techniques catch it and how long each took. Exit
 // 0 when every bug is caught by at least two techniques, 1 otherwise, 2
-// on usage errors. With --list it prints every bug's name, one a line
+// on usage errors. The trace-validation column validates model-scope
+// simulation traces, then the traces of three recordings in lincheck's
+// trace mode, then the event service's traced stress test. With --list it prints every bug's name, one a line
 // (any build; the driver of make bugs reads it).
 func runBugs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("checker bugs", flag.ContinueOnError)
@@ -162,6 +165,9 @@ func bugMatrixRow(ctx context.Context, name string, seeds int, tests map[string]
 			if caught || err != nil {
 				return caught, how, err
 			}
+			if caught, how, err = bugLincheckTraces(ctx); caught || err != nil {
+				return caught, how, err
+			}
 			return bugTests(ctx, name, map[string]string{"eventservice": tests["eventservice"]}, "^TestStressTrace$")
 		}),
 	)
@@ -269,6 +275,33 @@ func bugTraces(ctx context.Context, seeds int) (bool, string, error) {
 			if res.Verdict == tracecheck.Rejected {
 				return true, fmt.Sprintf("%s seed %d line %d (%s)", tr, s, res.Line, actionOf(res.Text)), nil
 			}
+		}
+	}
+	return false, "", nil
+}
+
+// bugLincheckTraces validates the traces of three recordings in
+// lincheck's trace mode (concurrent registrations, removals, resets and
+// cleanups beside one reporter and a close): caught when one is rejected.
+func bugLincheckTraces(ctx context.Context) (bool, string, error) {
+	for seed := int64(1); seed <= 3; seed++ {
+		cfg := lincheck.Config{Clients: 8, Ops: 2000, Seed: seed}
+		var buf bytes.Buffer
+		tw, err := trace.NewWriter(&buf, lincheck.TraceHeader(cfg))
+		if err != nil {
+			return false, "", err
+		}
+		cfg.Tracer = tw
+		_, err = lincheck.Record(ctx, cfg)
+		if err = errors.Join(err, tw.Close()); err != nil {
+			return false, "", err
+		}
+		res, err := tracecheck.CheckBytes(buf.Bytes(), "lincheck", nil, tracecheck.Options{})
+		if err != nil {
+			return false, "", err
+		}
+		if res.Verdict == tracecheck.Rejected {
+			return true, fmt.Sprintf("lincheck seed %d line %d (%s)", seed, res.Line, actionOf(res.Text)), nil
 		}
 	}
 	return false, "", nil
