@@ -404,7 +404,7 @@ func (c *conformance) compare(t *rapid.T) {
 		var count int64
 		var gateBit bool
 		if br := c.broker(b); br != nil {
-			w := br.gate.Load()
+			w := br.countGate.Load()
 			count, gateBit = w>>1, w&gateClosed != 0
 			if want := c.s.GateClosed&(1<<b) != 0; gateBit != want {
 				t.Fatalf("broker %s gate bit %v, spec gateClosed %v", confClusters[b], gateBit, want)
