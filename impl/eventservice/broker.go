@@ -3,7 +3,6 @@ package eventservice
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -13,155 +12,29 @@ import (
 	"github.com/drainproof/drainproof/impl/store"
 )
 
-// stat is one epoch of a dispatcher's registration (upstream
-// dispatcherStat). A reset replaces it under the same *dispatcher by
-// compare-and-swap; the old one is marked removed (R5).
-//
-// removed and handshaked are read by Notify on event-store goroutines,
-// hence atomic. checkpointTs and lastHeartbeat belong to the request loop:
-// only its steps (newDispatcher, heartbeat, reset, inactive, snapshot)
-// read or write them. Under the tag bugs, where the DoubleDecrement bug
-// runs the inactivity cleanup beside the loop, heartbeat writes them
-// under b.mu, which inactive holds (see [loopLocks]); a new stat is
-// written before it is published (by the published table or by d.stat).
-type stat struct {
-	epoch   uint64
-	startTs uint64
-
-	removed       atomic.Bool
-	handshaked    atomic.Bool
-	checkpointTs  uint64 // request loop
-	lastHeartbeat int64  // request loop; unix nanoseconds
-}
-
-// dispatcher is one registration: the stable pointer the published table and the
-// event store (as its notifier) hold for the life of the registration.
-//
-// A broker reuses a released dispatcher for a later registration
-// (recycle, newDispatcher), so that a registration does not allocate. An
-// event store may still be calling the notifier of the earlier
-// registration (a call under way when UnregisterDispatcher returned), so
-// every registration gets a new generation, which is the token of its
-// subscription, and Notify acts only for the current generation (R4, R5).
-//
-// nstate orders Notify, which runs on event-store goroutines, with the
-// removal and the reuse of d, like a reader-writer lock whose write side
-// is taken by the removal and given back by the reuse: it counts the
-// Notify calls reading d's fields, or is released once d is removed
-// (markRemoved waits for the readers, then sets it). A Notify that finds
-// d released drops the call, so while d is released its fields belong to
-// the request loop, which rewrites them for the reuse and then opens
-// nstate again. A removal and a reuse cost one atomic step each.
-type dispatcher struct {
-	nstate atomic.Int32 // Notify calls reading d, or released
-	gen    uint64       // d's generation: written only while released
-
-	b            *broker
-	id           DispatcherID
-	changefeed   ChangefeedID
-	tableTrigger bool
-	table        TableID
-	topic        string
-	stat         atomic.Pointer[stat]
-
-	// first is the registration's first stat, allocated with d.
-	first stat
-	// cf is d's changefeed status while d is counted in it (b.mu).
-	cf *changefeedStatus
-}
-
-// released is nstate once d is removed.
-const released = -1
-
-// markRemoved sets d's removed mark (TLA+ removed[d]): from now on no
-// notification acts on d (R4). It waits for the Notify calls reading d's
-// fields (a few loads each), and does nothing if d is already marked.
-func (d *dispatcher) markRemoved() {
-	if !d.nstate.CompareAndSwap(0, released) { // inline: no reader, not marked
-		d.markRemovedSlow()
-	}
-}
-
-// markRemovedSlow is markRemoved when its first compare-and-swap failed.
-func (d *dispatcher) markRemovedSlow() {
-	for {
-		switch n := d.nstate.Load(); n {
-		case released:
-			return
-		case 0:
-			if d.nstate.CompareAndSwap(0, released) {
-				return
-			}
-		default:
-			runtime.Gosched()
-		}
-	}
-}
-
-// isRemoved reports whether d is marked removed.
-func (d *dispatcher) isRemoved() bool { return d.nstate.Load() == released }
-
-// Notify implements [store.Notifier]: d registers itself with the event
-// store (no closure to allocate), token being its generation. It runs on
-// the event store's goroutines and drops the call if it belongs to an
-// earlier registration of a reused d, or once d is marked removed (R4,
-// F-R1); otherwise it sends Ready while the epoch is 0, and the
-// Handshake of a newer epoch once. The decision is taken as a reader of
-// nstate, so that a removal or a reuse of d waits for it and does not
-// change the fields read meanwhile; the event goes out after.
-func (d *dispatcher) Notify(token uint64) {
-	s := d.b.svc // d.b never changes: d is reused by its own broker only
-	for {
-		n := d.nstate.Load()
-		if n == released {
-			s.dropped.Add(1)
-			return
-		}
-		if d.nstate.CompareAndSwap(n, n+1) {
-			break
-		}
-	}
-	st := d.stat.Load()
-	if d.gen != token || st.removed.Load() {
-		d.nstate.Add(-1)
-		s.dropped.Add(1)
-		return
-	}
-	e := Event{Cluster: d.b.cluster, Dispatcher: d.id, Topic: d.topic}
-	switch {
-	case st.epoch == 0:
-		e.Kind = EventReady
-	case !st.handshaked.Swap(true):
-		e.Kind, e.Epoch = EventHandshake, st.epoch
-	}
-	d.nstate.Add(-1)
-	if e.Kind != 0 {
-		s.emit(e)
-	}
-}
-
 // broker is the event broker of one upstream cluster. count is read by
 // Report from any goroutine. The published table and the changefeed map
 // (and each dispatcher's cf) belong to the request loop; mu makes
 // compare-and-delete well defined for a remover outside the loop (see
-// [loopLocks]).
+// [broker.loopLock]).
 type broker struct {
 	svc     *Service
 	cluster ClusterID
 	es      store.EventStore
 	ss      store.SchemaStore
 
-	// gate is the atomic dispatcher count (TLA+ count) times two, plus
-	// the broker's copy of the admission gate in bit 0 (set once
-	// admission closed). The count is early, so it covers admitted,
-	// registered and half-removed dispatchers. One word, so that an
-	// admission checks the gate and raises the count in one
-	// compare-and-swap (Service.admit, Service.CloseAdmission).
-	gate atomic.Int64
+	// countGate is the broker's admission word: TLA+ count[b] (the atomic
+	// dispatcher count) times two, plus TLA+ gateClosed[b] (the broker's
+	// copy of the admission gate, set once admission closed) in bit 0.
+	// The count is early, so it covers admitted, registered and
+	// half-removed dispatchers. One word, so that an admission checks the
+	// gate and raises the count in one compare-and-swap (broker.admit),
+	// and a close sets the bit with one atomic or (Service.closeBroker).
+	countGate atomic.Int64
 
 	// mu guards the table and the map against removers outside the loop:
 	// remove and unpublish always take it; the loop's own steps take it
-	// only when loopLocks is set.
+	// only when offLoop is set.
 	mu sync.Mutex
 	// published holds the published dispatchers, ordinary and table
 	// triggers alike: one entry per ID (R1).
@@ -177,24 +50,31 @@ type broker struct {
 
 	// free holds released dispatchers for reuse (request loop only).
 	free []*dispatcher
+	// offLoop: a remover runs outside the loop (offLoopRemover, fixed
+	// when the broker is created).
+	offLoop bool
 }
 
-// gateClosed is the gate bit of broker.gate; the count is gate >> 1.
+// gateClosed is the gate bit of broker.countGate; the count is countGate >> 1.
 const gateClosed = 1
 
 // addCount adds n to b's dispatcher count.
-func (b *broker) addCount(n int64) { b.gate.Add(2 * n) }
+func (b *broker) addCount(n int64) { b.countGate.Add(2 * n) }
 
 // count returns b's dispatcher count.
-func (b *broker) count() int64 { return b.gate.Load() >> 1 }
+func (b *broker) count() int64 { return b.countGate.Load() >> 1 }
 
 // maxFree bounds a broker's free dispatchers.
 const maxFree = 64
 
-// recycling tells whether released dispatchers are reused. Not under the
-// tag bugs, where the DoubleDecrement bug lets a remover outside the loop
-// read a dispatcher that the loop released.
-const recycling = !bugs.Built
+// offLoopRemover tells whether a broker created now must expect a
+// remover outside the request loop: only under the DoubleDecrement bug
+// (tag bugs, switched on), which runs the inactivity cleanup beside the
+// loop. Such a broker locks the loop's own steps (see loopLock) and does
+// not reuse released dispatchers (a remover outside the loop may still
+// read one the loop released). Every other build and bug runs the normal
+// build's code: the tag adds fault points and step hooks, nothing else.
+func offLoopRemover() bool { return bugs.Built && bugs.DoubleDecrementOn() }
 
 // changefeedStatus is a changefeed's entry in its broker (mu).
 type changefeedStatus struct {
@@ -210,31 +90,27 @@ func newBroker(svc *Service, cluster ClusterID, es store.EventStore, ss store.Sc
 		ss:          ss,
 		published:   newTable(),
 		changefeeds: make(map[ChangefeedID]*changefeedStatus),
+		offLoop:     offLoopRemover(),
 	}
 }
 
-// loopLocks tells whether the request loop's own steps on a broker
-// (lookup, lookupAndJoin, publish, removeID, leaveChangefeed, inactive,
-// snapshot) take b.mu. In the normal build only the loop reads or writes
-// a broker's maps: Report reads only the atomic counts, and every other
+// loopLock takes b.mu for a step of the request loop (lookup,
+// lookupAndJoin, publish, removeID, leaveChangefeed, heartbeat, inactive,
+// snapshot) if b.offLoop. Otherwise only the loop reads or writes a
+// broker's maps: Report reads only the atomic counts, and every other
 // entry point (Do, Submit, Heartbeat, Cleanup, Snapshot) runs in the loop.
 // The one exception is a remover outside the loop (remove, which locks
 // always), which tests use only to race removers with each other while
-// the loop is idle (TestConcurrentRemoversDecrementOnce). Under the tag
-// bugs, the DoubleDecrement bug runs the inactivity cleanup beside the
-// loop, so there every step locks.
-const loopLocks = bugs.Built
-
-// loopLock takes b.mu for a step of the request loop if loopLocks.
+// the loop is idle (TestConcurrentRemoversDecrementOnce).
 func (b *broker) loopLock() {
-	if loopLocks {
+	if bugs.Built && b.offLoop {
 		b.mu.Lock()
 	}
 }
 
 // loopUnlock undoes loopLock.
 func (b *broker) loopUnlock() {
-	if loopLocks {
+	if bugs.Built && b.offLoop {
 		b.mu.Unlock()
 	}
 }
@@ -370,7 +246,7 @@ func (b *broker) newDispatcher(req *Request) *dispatcher {
 // the table, out of its changefeed, its stores released), for a later
 // registration (request loop only).
 func (b *broker) recycle(d *dispatcher) {
-	if recycling && len(b.free) < maxFree {
+	if !(bugs.Built && b.offLoop) && len(b.free) < maxFree {
 		b.free = append(b.free, d)
 	}
 }
@@ -379,14 +255,14 @@ func (b *broker) recycle(d *dispatcher) {
 // by one unless b's gate bit is closed, and reports whether it did.
 func (b *broker) admit() bool {
 	for {
-		w := b.gate.Load()
+		w := b.countGate.Load()
 		if w&gateClosed != 0 && !bugs.NoAdmissionGateOn() {
 			return false
 		}
 		if bugs.CountAfterPublishOn() {
 			return true
 		}
-		if b.gate.CompareAndSwap(w, w+2) {
+		if b.countGate.CompareAndSwap(w, w+2) {
 			return true
 		}
 	}

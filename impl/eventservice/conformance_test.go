@@ -355,6 +355,16 @@ func (c *conformance) release(t *rapid.T, fail bool) {
 // sampling the brokers one by one.
 func (c *conformance) report(t *rapid.T) {
 	n, closed := c.h.svc.Report()
+	c.startSample(t)
+	for b := range confBrokers {
+		c.step(t, "ServiceReadBroker("+confBrokers[b]+")", func(s *spec.State) (spec.State, bool) { return c.m.ServiceReadBroker(s, b) })
+	}
+	c.sendSample(t, n, closed)
+}
+
+// startSample is the model's heartbeat up to the reads: NodeStartHeartbeat,
+// the close when T is STOPPING and admission open, ServiceStartReport.
+func (c *conformance) startSample(t *rapid.T) {
 	c.step(t, "NodeStartHeartbeat", c.m.NodeStartHeartbeat)
 	if c.s.Liveness == spec.Stopping && !c.s.AdmissionClosed {
 		if !c.s.Closing {
@@ -363,9 +373,11 @@ func (c *conformance) report(t *rapid.T) {
 		c.closeRest(t)
 	}
 	c.step(t, "ServiceStartReport", c.m.ServiceStartReport)
-	for b := range confBrokers {
-		c.step(t, "ServiceReadBroker("+confBrokers[b]+")", func(s *spec.State) (spec.State, bool) { return c.m.ServiceReadBroker(s, b) })
-	}
+}
+
+// sendSample is the model's NodeSendHeartbeat after the reads; the
+// heartbeat must carry Report's (n, closed). The heartbeat is then lost.
+func (c *conformance) sendSample(t *rapid.T, n int64, closed bool) {
 	c.step(t, "NodeSendHeartbeat", c.m.NodeSendHeartbeat)
 	msgs := c.m.NetMsgs(c.s)
 	if len(msgs) != 1 {
@@ -392,7 +404,7 @@ func (c *conformance) compare(t *rapid.T) {
 		var count int64
 		var gateBit bool
 		if br := c.broker(b); br != nil {
-			w := br.gate.Load()
+			w := br.countGate.Load()
 			count, gateBit = w>>1, w&gateClosed != 0
 			if want := c.s.GateClosed&(1<<b) != 0; gateBit != want {
 				t.Fatalf("broker %s gate bit %v, spec gateClosed %v", confClusters[b], gateBit, want)
@@ -569,7 +581,9 @@ func TestConformance(t *testing.T) {
 					t.Fatalf("Cleanup = %d, %v; want %d eligible", n, err, len(eligible))
 				}
 			},
-			"report": func(t *rapid.T) { c.report(t) },
+			"report":         func(t *rapid.T) { c.report(t) },
+			"reportByBroker": func(t *rapid.T) { c.reportByBroker(t) },
+			"closeByBroker":  func(t *rapid.T) { c.closeByBroker(t) },
 			"liveness": func(t *rapid.T) {
 				if c.s.Liveness == spec.Stopping {
 					t.Skip("already STOPPING")

@@ -77,6 +77,32 @@
 // tests drive the inactivity cleanup with [Service.Cleanup] and a fake
 // Now.
 //
+// # Files, in a request's order
+//
+// A REGISTER goes down one level per file: service.go (Do, Submit, handle,
+// register: the gate check, the broker, the admission, the broker's
+// steps), loop.go (the request loop: the baton, the queue's hand-off),
+// gate.go (the admission gate's close and the report), broker.go (the
+// broker's registration and removal steps on its stores and its count,
+// broker.step), dispatcher.go (one registration and its notifier),
+// table.go (the published table), trace.go (trace validation's lines).
+//
+// # What the clever pieces pay
+//
+// Measured side by side in one run on the 2-vCPU development machine
+// (contenders alternate in rounds; medians of the per-round ratios):
+//
+//   - the open-addressing table against a Go map for a registration's
+//     lookup and publish and a removal's lookup and delete
+//     (BenchmarkTableVsMap): table/map 0.31 (three runs: 0.312, 0.313,
+//     0.316);
+//   - the baton, with which Do runs its request on the caller's goroutine
+//     when the loop is idle, against handing every request to the Run
+//     goroutine (BenchmarkBatonVsGoroutine): baton/goroutine 0.10-0.13
+//     with one caller, 0.16-0.22 with two.
+//
+// go test -run '^$' -bench 'TableVsMap|BatonVsGoroutine' -benchtime 20x -count 3 ./impl/eventservice
+//
 // # Bug zoo
 //
 // Built with -tags bugs, the fault points of package bugs reintroduce the
@@ -90,5 +116,13 @@
 // stop a registration between the gate check and the broker's
 // compare-and-swap, a close before a broker's gate bit or a report before
 // a broker's count, so that each out-of-order step is caught
-// deterministically; the normal build has none.
+// deterministically (granularity_test.go, and the conformance test's
+// closeByBroker and reportByBroker); the normal build has none. The tag
+// changes nothing else: with no bug on, or any bug but DoubleDecrement,
+// the tagged build runs the normal build's code. DoubleDecrement, which
+// runs the inactivity cleanup beside the request loop, makes a broker
+// created while it is on lock the loop's own steps and stop reusing
+// released dispatchers (offLoopRemover), since a remover then runs
+// outside the loop. A traced service runs the same code as an untraced
+// one, fault points and hooks included (trace.go).
 package eventservice

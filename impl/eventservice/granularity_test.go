@@ -73,9 +73,16 @@ func (ps *pauses) hook(p step, b *broker) {
 	<-hit.released
 }
 
+// pauseT is what at needs of a *testing.T or a *rapid.T.
+type pauseT interface {
+	Helper()
+	Skip(args ...any)
+	Cleanup(func())
+}
+
 // at arms a pause at step p of cluster c's broker; fn nil means stop
 // there until Release. It skips the test in a build without the hooks.
-func (h *harness) at(t *testing.T, p step, c ClusterID, fn func()) *pause {
+func (h *harness) at(t pauseT, p step, c ClusterID, fn func()) *pause {
 	t.Helper()
 	if !hooks {
 		t.Skip("the step hooks exist only under -tags bugs (make bugs)")

@@ -2,6 +2,7 @@ package eventservice
 
 import (
 	"context"
+	"flag"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -18,6 +19,11 @@ import (
 // so that one test binary serves the whole bug zoo, and checks for leaked
 // goroutines.
 func TestMain(m *testing.M) {
+	// rapid writes a failing case to testdata/ by default; tests write
+	// files only under t.TempDir, and rapid prints the seed to replay.
+	if err := flag.Set("rapid.nofailfile", "true"); err != nil {
+		panic(err)
+	}
 	bugs.SetupTest("eventservice")
 	goleak.VerifyTestMain(m)
 }

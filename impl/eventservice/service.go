@@ -3,7 +3,6 @@ package eventservice
 import (
 	"context"
 	"fmt"
-	"runtime/debug"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -113,7 +112,7 @@ type Service struct {
 
 	// The admission gate (R8): closing, then closed, only go from false
 	// to true. Each broker keeps a copy of the gate in its count word
-	// (broker.gate), so that an admission checks it and raises the count
+	// (broker.countGate), so that an admission checks it and raises the count
 	// in one compare-and-swap. CloseAdmission sets closing, closes every
 	// broker's copy, then sets closed; see CloseAdmission for why a
 	// report that sees closed also sees every admitted registration's
@@ -150,212 +149,6 @@ func New(cfg Config) (*Service, error) {
 	}
 	s.brokers.Store(&[]*broker{})
 	return s, nil
-}
-
-// Start runs the request loop ([Service.Run]) on a new goroutine and
-// returns at once: from then on Do, Heartbeat, Cleanup and Snapshot reach
-// the loop, without the race of a `go svc.Run(ctx)` followed by a Do,
-// which may find the loop not yet started (ErrNotRunning). wait waits for
-// the loop to end (ctx done) and returns Run's error. Start, like Run,
-// may be called once.
-func (s *Service) Start(ctx context.Context) (wait func() error) {
-	s.begin()
-	done := make(chan error, 1)
-	go func() { done <- s.loop(ctx) }()
-	return func() error {
-		err := <-done
-		done <- err // wait may be called again
-		return err
-	}
-}
-
-// Run is the serial request loop. It runs queued requests one at a time
-// until ctx is done, then returns ctx's error; requests still queued are
-// dropped and their waiters get ErrStopped. Store calls made by the loop
-// (by Run's goroutine or a Do caller's) get ctx, so a store blocked at
-// shutdown is released; Run returns only once no request is running.
-// Run (or Start) must be called at most once. Calls that wait for the
-// loop return ErrNotRunning before Run is called; to call them right
-// after starting the loop on another goroutine, use Start.
-func (s *Service) Run(ctx context.Context) error {
-	s.begin()
-	return s.loop(ctx)
-}
-
-// begin marks the loop started, once.
-func (s *Service) begin() {
-	if !s.running.CompareAndSwap(false, true) {
-		panic("eventservice: Run called twice")
-	}
-}
-
-// loop is Run after begin.
-func (s *Service) loop(ctx context.Context) error {
-	defer close(s.stopped)
-	defer func() {
-		// Wait for a caller running requests, then refuse every later
-		// push (ErrStopped) before stopped is closed.
-		s.exec.Lock()
-		s.live.Store(false)
-		s.q.stop()
-		s.exec.Unlock()
-	}()
-	s.exec.Lock()
-	s.loopCtx = ctx
-	s.live.Store(ctx.Err() == nil)
-	s.exec.Unlock()
-	defer context.AfterFunc(ctx, func() { s.live.Store(false) })()
-	var tick <-chan time.Time
-	if s.cfg.CleanupInterval > 0 {
-		t := time.NewTicker(s.cfg.CleanupInterval)
-		defer t.Stop()
-		tick = t.C
-	}
-	for {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-s.q.bell:
-			if err := s.drainHeld(ctx, tick); err != nil {
-				return err
-			}
-		case <-tick:
-			s.cleanupHeld()
-		}
-	}
-}
-
-// drainHeld runs drain holding exec.
-func (s *Service) drainHeld(ctx context.Context, tick <-chan time.Time) error {
-	s.exec.Lock()
-	finished := false
-	defer s.release(&finished)
-	err := s.drain(ctx, tick)
-	finished = true
-	return err
-}
-
-// cleanupHeld runs the inactivity cleanup holding exec.
-func (s *Service) cleanupHeld() {
-	s.exec.Lock()
-	finished := false
-	defer s.release(&finished)
-	s.cleanupInactive()
-	finished = true
-}
-
-// release gives exec back; it is deferred by every holder of exec that
-// runs requests, finished being set once they ran. If they did not, a
-// store call, Emit or OnError panicked: the registry may be half-way
-// through a request, and callers may be waiting for requests that will
-// not run, so, as in the Run goroutine, the panic must end the process
-// rather than be recovered by whoever called Do (singleflight does the
-// same). release re-raises it on a new goroutine, which nobody can
-// recover. A runtime.Goexit (a test's FailNow in a store) is let through.
-func (s *Service) release(finished *bool) {
-	if !*finished {
-		if p := recover(); p != nil {
-			crash(p)
-		}
-	}
-	s.exec.Unlock()
-}
-
-// crash re-raises p, recovered from a request, on a new goroutine, with
-// the stack where it was recovered, and never returns.
-func crash(p any) {
-	stack := debug.Stack()
-	go panic(fmt.Sprintf("eventservice: panic while running a request: %v\n\n%s", p, stack))
-	select {} // the process is going down
-}
-
-// runBatch runs the queued requests, oldest first, under exec; it
-// reports false if Run's context ctx ended first (the rest of the batch
-// is dropped, as Run drops the queue when it returns).
-func (s *Service) runBatch(ctx context.Context) bool {
-	if !s.q.waiting() {
-		return true
-	}
-	batch := s.q.take()
-	defer s.q.done(batch)
-	for i := range batch {
-		if !s.live.Load() { // ctx is done (cheaper to read than ctx.Err)
-			return false
-		}
-		s.run(ctx, &batch[i])
-	}
-	return true
-}
-
-// drain runs the queued requests a batch at a time, oldest first, until
-// the queue is empty; between batches it runs a due inactivity cleanup,
-// so that a busy queue does not starve it. One wake-up of the loop thus
-// serves every request that arrived while it was busy. The caller holds
-// exec.
-func (s *Service) drain(ctx context.Context, tick <-chan time.Time) error {
-	for s.q.waiting() {
-		if !s.runBatch(ctx) {
-			return ctx.Err()
-		}
-		select {
-		case <-tick:
-			s.cleanupInactive()
-		default:
-		}
-	}
-	return ctx.Err()
-}
-
-// run runs j in the request loop.
-func (s *Service) run(ctx context.Context, j *job) {
-	if j.fn != nil {
-		j.fn(ctx)
-		return
-	}
-	err := s.handle(ctx, &j.req)
-	switch {
-	case j.w != nil:
-		j.w.done <- err // capacity 1, and only this send
-	case err != nil && s.cfg.OnError != nil:
-		s.cfg.OnError(j.req, err)
-	}
-}
-
-// call runs fn in the request loop and waits for its result.
-func call[T any](ctx context.Context, s *Service, fn func(context.Context) (T, error)) (T, error) {
-	type result struct {
-		v   T
-		err error
-	}
-	done := make(chan result, 1)
-	var zero T
-	if !s.running.Load() {
-		return zero, ErrNotRunning
-	}
-	j := job{fn: func(loopCtx context.Context) {
-		v, err := fn(loopCtx)
-		done <- result{v, err}
-	}}
-	if err := ctx.Err(); err != nil {
-		return zero, err
-	}
-	if err := s.q.push(ctx, j); err != nil {
-		return zero, err
-	}
-	select {
-	case r := <-done:
-		return r.v, r.err
-	case <-s.stopped:
-		// The job may have finished just before the loop stopped.
-		select {
-		case r := <-done:
-			return r.v, r.err
-		default:
-			return zero, ErrStopped
-		}
-	case <-ctx.Done():
-		return zero, ctx.Err()
-	}
 }
 
 // Submit queues req for the request loop and returns without waiting for
@@ -405,54 +198,6 @@ func (s *Service) Do(ctx context.Context, req Request) error {
 	return s.doHeld(s.loopCtx, &req)
 }
 
-// doHeld runs the queued requests (at most one batch, which is all of
-// them, since nobody else takes batches while exec is held), then req,
-// then at most one batch queued meanwhile, so that callers who queued
-// behind it need not wait for the Run goroutine to wake (requests left
-// queued rang the bell when the queue became non-empty, so Run runs
-// them). The caller holds exec; doHeld gives it back.
-func (s *Service) doHeld(loopCtx context.Context, req *Request) error {
-	finished := false
-	defer s.release(&finished)
-	if s.q.waiting() && !s.runBatch(loopCtx) {
-		finished = true
-		return ErrStopped // Run's context ended: the queue is being dropped
-	}
-	err := s.handle(loopCtx, req)
-	if s.q.waiting() {
-		s.runBatch(loopCtx)
-	}
-	finished = true
-	return err
-}
-
-// doQueued is Do for a request that waits in the queue for the loop.
-func (s *Service) doQueued(ctx context.Context, req *Request) error {
-	if !s.running.Load() {
-		return ErrNotRunning
-	}
-	w := waiters.Get().(*waiter)
-	if err := s.q.push(ctx, job{req: *req, w: w}); err != nil {
-		waiters.Put(w)
-		return err
-	}
-	select {
-	case err := <-w.done:
-		waiters.Put(w)
-		return err
-	case <-s.stopped:
-		// The request may have finished just before the loop stopped.
-		select {
-		case err := <-w.done:
-			return err
-		default:
-			return ErrStopped
-		}
-	case <-ctx.Done():
-		return ctx.Err() // w may still get the outcome: not reused
-	}
-}
-
 // Heartbeat applies a collector's heartbeat in the request loop and
 // returns the dispatchers the broker does not know (all of them if there
 // is no broker for the cluster).
@@ -496,159 +241,6 @@ func (s *Service) Snapshot(ctx context.Context) (Snapshot, error) {
 		return snap, nil
 	})
 }
-
-// Report returns the sum of the brokers' dispatcher counts and whether
-// admission is closed. It never waits for the request loop or a store. If
-// Config.Stopping says the node is STOPPING, Report first closes
-// admission; then it reads the gate, then the counts, so that a report
-// with admissionClosed true counts every registration ever admitted and
-// not yet fully removed: such a report's zero is final (R2, R8).
-func (s *Service) Report() (count int64, admissionClosed bool) {
-	if bugs.SampleBeforeCloseOn() {
-		// The bug: the sum is taken before the close, so a registration
-		// admitted in between is missing from a closed report.
-		s.startReport()
-		count = s.readCounts()
-	}
-	// TLA+ ServiceStartReport (NodeStartHeartbeat for a heartbeat's
-	// sample): close admission when STOPPING, then read the flag.
-	if !s.closed.Load() && s.cfg.Stopping != nil && s.cfg.Stopping() {
-		s.CloseAdmission()
-	}
-	if bugs.SampleBeforeCloseOn() {
-		return count, s.closed.Load()
-	}
-	admissionClosed = s.startReport()
-	return s.readCounts(), admissionClosed
-}
-
-// startReport reads the gate for a report (TLA+ ServiceStartReport).
-func (s *Service) startReport() bool {
-	ts := s.lockTrace()
-	closed := s.closed.Load()
-	if ts != nil {
-		ts.startReport(closed)
-		ts.mu.Unlock()
-	}
-	return closed
-}
-
-// readCounts returns the sum of the brokers' counts, read one broker at a
-// time (TLA+ ServiceReadBroker(b) for each b; a model broker not created
-// when the list is read counts 0 then).
-func (s *Service) readCounts() int64 {
-	ts := s.lockTrace()
-	brokers := *s.brokers.Load()
-	if ts != nil {
-		ts.absent(brokers, func(c ClusterID) { ts.readBroker(c, 0) })
-		ts.mu.Unlock()
-	}
-	var n int64
-	for _, b := range brokers {
-		s.at(stepReadBroker, b)
-		ts := s.lockTrace()
-		n += b.count()
-		if ts != nil {
-			ts.readBroker(b.cluster, n)
-			ts.mu.Unlock()
-		}
-	}
-	return n
-}
-
-// sumCounts returns the sum of the brokers' counts, untraced (tests).
-func (s *Service) sumCounts() int64 {
-	var n int64
-	for _, b := range *s.brokers.Load() {
-		n += b.count()
-	}
-	return n
-}
-
-// CloseAdmission closes the admission gate, for good: every later
-// registration is refused (R8). The node calls it when it goes STOPPING.
-//
-// The order makes a report that sees closed count every admitted
-// registration (Go's atomics are sequentially consistent). An admission
-// to broker b succeeds by a compare-and-swap of b.gate with the gate bit
-// clear, so it comes before the store that set b's bit. That store is
-// either the one here, before closed is set (so before a report sees it),
-// or the one brokerFor makes when it created b after it saw closing; but
-// brokerFor runs in the request loop before any admission to b, which
-// would then be refused. If brokerFor did not see closing, closing was
-// set after b was in the broker list, so the loop here sets b's bit.
-func (s *Service) CloseAdmission() { s.closeAdmission(false) }
-
-// closeAdmission is CloseAdmission; byGate tells that a registration's
-// gate check found the node STOPPING (TLA+ ServiceRecvRegister, refused,
-// starts the close).
-func (s *Service) closeAdmission(byGate bool) {
-	if s.closed.Load() {
-		return
-	}
-	ts := s.lockTrace()
-	started := !s.closing.Swap(true) // TLA+ ServiceStartClose
-	if ts != nil {
-		if started {
-			ts.startClose(byGate)
-		}
-		ts.mu.Unlock()
-	}
-	if bugs.ClosedBeforeBrokersOn() {
-		s.finishClose() // the bug: closed before the brokers' bits
-	}
-	ts = s.lockTrace()
-	brokers := *s.brokers.Load()
-	if ts != nil {
-		ts.absent(brokers, ts.closedBroker) // created closed by brokerFor
-		ts.mu.Unlock()
-	}
-	for _, b := range brokers {
-		s.at(stepCloseBroker, b)
-		s.closeBroker(b) // TLA+ ServiceCloseBroker(b)
-	}
-	s.finishClose() // TLA+ ServiceFinishClose
-}
-
-// closeBroker sets b's gate bit (TLA+ ServiceCloseBroker(b)).
-func (s *Service) closeBroker(b *broker) {
-	ts := s.lockTrace()
-	b.gate.Or(gateClosed)
-	if ts != nil {
-		ts.closedBroker(b.cluster)
-		ts.mu.Unlock()
-	}
-}
-
-// finishClose sets closed (TLA+ ServiceFinishClose).
-func (s *Service) finishClose() {
-	ts := s.lockTrace()
-	finished := !s.closed.Swap(true)
-	if ts != nil {
-		if finished {
-			ts.emit("ServiceFinishClose", "", "", trace.Bool("admissionClosed", true))
-		}
-		ts.mu.Unlock()
-	}
-}
-
-// Gates returns each broker's count and gate bit, sorted by cluster, one
-// atomic load per broker (so, like Report's sum, not one atomic read of
-// them all). It never waits for the request loop or a store, and never
-// closes admission.
-func (s *Service) Gates() []Gate {
-	brokers := *s.brokers.Load()
-	out := make([]Gate, 0, len(brokers))
-	for _, b := range brokers {
-		w := b.gate.Load()
-		out = append(out, Gate{Cluster: b.cluster, Count: w >> 1, Closed: w&gateClosed != 0})
-	}
-	slices.SortFunc(out, func(x, y Gate) int { return compare(x.Cluster, y.Cluster) })
-	return out
-}
-
-// AdmissionClosed reports whether the admission gate is closed.
-func (s *Service) AdmissionClosed() bool { return s.closed.Load() }
 
 // DroppedNotifications returns how many event-store notifications the
 // service dropped because their dispatcher was marked removed (R4).
@@ -716,60 +308,6 @@ func (s *Service) handle(ctx context.Context, req *Request) error {
 	return fmt.Errorf("%w: action %v", ErrBadRequest, req.Action)
 }
 
-// admit raises b's count for one registration (the early count) unless
-// b's gate bit is closed; the check and the increment are one
-// compare-and-swap of b.gate (TLA+ BrokerAdmit).
-func (s *Service) admit(b *broker) bool {
-	ts := s.lockTrace()
-	ok := b.admit()
-	if ts != nil {
-		ts.admit(b, ok)
-		ts.mu.Unlock()
-	}
-	return ok
-}
-
-// broker returns the broker of cluster, or nil (request loop only).
-func (s *Service) broker(cluster ClusterID) *broker {
-	if b := s.last; b != nil && b.cluster == cluster {
-		return b
-	}
-	b := s.byCluster[cluster]
-	if b != nil {
-		s.last = b
-	}
-	return b
-}
-
-// brokerFor returns the broker of cluster, creating and publishing it on
-// first use (request loop only).
-func (s *Service) brokerFor(cluster ClusterID) *broker {
-	if b := s.broker(cluster); b != nil {
-		return b
-	}
-	es, ss := s.cfg.NewStores(cluster)
-	b := newBroker(s, cluster, es, ss)
-	s.brokersMu.Lock()
-	defer s.brokersMu.Unlock()
-	s.byCluster[cluster] = b
-	s.last = b
-	next := append(slices.Clone(*s.brokers.Load()), b)
-	s.brokers.Store(&next)
-	if s.closing.Load() { // a CloseAdmission may have missed b (see there)
-		s.closeBroker(b)
-	}
-	return b
-}
-
-// refuse answers a registration the gate did not admit: a remote probe
-// gets NotReusable, a local registration is dropped (F-R7).
-func (s *Service) refuse(req *Request) error {
-	if req.OnlyReuse {
-		s.emit(Event{Kind: EventNotReusable, Cluster: req.Cluster, Dispatcher: req.Dispatcher, Topic: req.Topic})
-	}
-	return ErrAdmissionClosed
-}
-
 // register is TLA+ ServiceRecvRegister (the service-level gate check:
 // gateCheck), BrokerAdmit (the one compare-and-swap of the broker's gate
 // word that checks its gate bit and raises its count), BrokerReleaseOld
@@ -829,6 +367,60 @@ func (s *Service) gateCheck(req *Request) (*broker, bool) {
 		ts.mu.Unlock()
 	}
 	return b, true
+}
+
+// admit raises b's count for one registration (the early count) unless
+// b's gate bit is closed; the check and the increment are one
+// compare-and-swap of b.countGate (TLA+ BrokerAdmit).
+func (s *Service) admit(b *broker) bool {
+	ts := s.lockTrace()
+	ok := b.admit()
+	if ts != nil {
+		ts.admit(b, ok)
+		ts.mu.Unlock()
+	}
+	return ok
+}
+
+// refuse answers a registration the gate did not admit: a remote probe
+// gets NotReusable, a local registration is dropped (F-R7).
+func (s *Service) refuse(req *Request) error {
+	if req.OnlyReuse {
+		s.emit(Event{Kind: EventNotReusable, Cluster: req.Cluster, Dispatcher: req.Dispatcher, Topic: req.Topic})
+	}
+	return ErrAdmissionClosed
+}
+
+// broker returns the broker of cluster, or nil (request loop only).
+func (s *Service) broker(cluster ClusterID) *broker {
+	if b := s.last; b != nil && b.cluster == cluster {
+		return b
+	}
+	b := s.byCluster[cluster]
+	if b != nil {
+		s.last = b
+	}
+	return b
+}
+
+// brokerFor returns the broker of cluster, creating and publishing it on
+// first use (request loop only).
+func (s *Service) brokerFor(cluster ClusterID) *broker {
+	if b := s.broker(cluster); b != nil {
+		return b
+	}
+	es, ss := s.cfg.NewStores(cluster)
+	b := newBroker(s, cluster, es, ss)
+	s.brokersMu.Lock()
+	defer s.brokersMu.Unlock()
+	s.byCluster[cluster] = b
+	s.last = b
+	next := append(slices.Clone(*s.brokers.Load()), b)
+	s.brokers.Store(&next)
+	if s.closing.Load() { // a CloseAdmission may have missed b (see there)
+		s.closeBroker(b)
+	}
+	return b
 }
 
 // cleanupInactive removes the inactive dispatchers of every broker

@@ -22,7 +22,7 @@ import (
 // hash/maphash costs about twice as much for short IDs.
 //
 // A table is not safe for concurrent use; the broker guards it as it
-// guarded its map (see [loopLocks]).
+// guarded its map (see [broker.loopLock]).
 type table struct {
 	key     [2]uint64 // strhash's random key
 	slots   []slot    // len is a power of two, or 0
