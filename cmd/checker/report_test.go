@@ -100,10 +100,10 @@ func TestEverySubcommandSpeaksOneJSON(t *testing.T) {
 			require.Equal(t, "simulate", r.Check.Mode)
 			require.NotNil(t, r.Check.Walk)
 		}},
-		{[]string{"verify", "--models", oneModelManifest(t, 0)}, "ok", func(t *testing.T, r report) {
+		{[]string{"verify", "--models", oneModelManifest(t, 0, smallModel)}, "ok", func(t *testing.T, r report) {
 			require.Equal(t, summary{Models: 1, AsRecorded: 1}, *r.Summary)
 		}},
-		{[]string{"verify", "--models", oneModelManifest(t, 1)}, "unexpected", func(t *testing.T, r report) {
+		{[]string{"verify", "--models", oneModelManifest(t, 1, smallModel)}, "unexpected", func(t *testing.T, r report) {
 			require.Equal(t, summary{Models: 1, Unexpected: 1}, *r.Summary)
 			require.NotEmpty(t, r.Models[0].Problems)
 		}},
@@ -152,7 +152,7 @@ func TestTableProgressAndSummary(t *testing.T) {
 	require.Contains(t, errOut, "[1/1] ")
 	require.Contains(t, errOut, "  Progress(10) at")
 	require.Regexp(t, `(?m)^1 models, 1 as recorded, 0 unexpected, in [0-9.]+s\.$`, out)
-	code, out, errOut = runCLI(t, "verify", "--models", oneModelManifest(t, 0))
+	code, out, errOut = runCLI(t, "verify", "--models", oneModelManifest(t, 0, smallModel))
 	require.Equal(t, exitOK, code, errOut)
 	require.Contains(t, errOut, "[1/1] ")
 	require.Regexp(t, `(?m)^1 models, 1 as recorded, 0 unexpected, in [0-9.]+s\.$`, out)
