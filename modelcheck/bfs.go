@@ -3,6 +3,7 @@ package modelcheck
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -53,6 +54,8 @@ type checker[S any] struct {
 	sym   Symmetric[S]
 	live  Live[S]
 	lives []int
+	// plain: the model is Plain, so a state's fingerprint is its bytes'.
+	plain bool
 
 	set       *fpSet
 	distinct  atomic.Int64
@@ -124,6 +127,12 @@ func newChecker[S any](m Model[S], opts Options) (*checker[S], error) {
 			return nil, fmt.Errorf("modelcheck: UseSymmetry set but the model has no Canonical method")
 		}
 	}
+	if _, ok := m.(Plain); ok {
+		if err := checkPlain(reflect.TypeFor[S]()); err != nil {
+			return nil, fmt.Errorf("modelcheck: the model declares its states plain, but %w", err)
+		}
+		c.plain = true
+	}
 	if (c.view != nil || c.sym != nil) && c.live != nil && len(c.lives) > 0 {
 		return nil, fmt.Errorf("modelcheck: liveness is not checked under a SYMMETRY or VIEW (it could miss violations); select no liveness property")
 	}
@@ -133,19 +142,27 @@ func newChecker[S any](m Model[S], opts Options) (*checker[S], error) {
 // key encodes s as the seen-set identifies it (its view, of its orbit's
 // representative under the symmetry) and returns the encoding and its
 // fingerprint: fp, and hi, the high word of a 128-bit one (0 for 64 bits).
+// A plain state without a view is fingerprinted in place: out is then buf
+// unchanged.
 func (c *checker[S]) key(buf []byte, s S) (out []byte, fp, hi uint64) {
 	if c.sym != nil {
 		s = c.sym.Canonical(s)
 	}
-	if c.view != nil {
+	var b []byte
+	switch {
+	case c.view != nil:
 		buf = c.view.View(buf[:0], s)
-	} else {
+		b = buf
+	case c.plain:
+		b = stateBytes(&s)
+	default:
 		buf = c.m.Encode(buf[:0], s)
+		b = buf
 	}
 	if c.set.wide {
-		hi = fingerprintHi(buf)
+		hi = fingerprintHi(b)
 	}
-	return buf, fingerprint(buf), hi
+	return buf, fingerprint(b), hi
 }
 
 // inModel reports whether the step from -> to lies inside the state and

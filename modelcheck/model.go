@@ -130,3 +130,15 @@ type Live[S any] interface {
 	// from -> to, produced by action, takes.
 	FairTaken(action string, from, to S, emit func(key string))
 }
+
+// Plain is implemented by models whose states are plain values: S is made
+// of integers, booleans, and arrays and structs of them, with no padding
+// and no pointers, and two states are the same state exactly when their
+// bytes are equal. The checker then fingerprints a state's bytes in memory
+// instead of its Encode encoding (a VIEW still goes through View), which
+// spares an encoding per successor; it refuses a Plain model whose S is
+// not plain. Encode must still give the canonical encoding.
+type Plain interface {
+	// PlainState marks the model; it is never called.
+	PlainState()
+}
