@@ -57,11 +57,11 @@ type checker[S any] struct {
 	// plain: the model is Plain, so a state's fingerprint is its bytes'.
 	plain bool
 
-	set       *fpSet
+	set *fpSet
 	// recent[w] is worker w's cache of recent fingerprints (expansion):
 	// kept from level to level, since every fingerprint it holds is in
 	// the set once the level that met it is complete.
-	recent []*[recentSize][2]uint64
+	recent    []*[recentSize][2]uint64
 	distinct  atomic.Int64
 	generated atomic.Int64
 	queue     atomic.Int64
