@@ -91,10 +91,14 @@ type fpShard struct {
 // in that worker's log above.
 type ref = uint32
 
+// prefetching switches touch's prefetch; only the benchmark that
+// measures the prefetch turns it off.
+var prefetching = true
+
 // touch prefetches fp's home slot so that a later insert finds it in cache.
 func (s *fpSet) touch(fp uint64) {
 	t := s.shards[fp&(numShards-1)].tab.Load()
-	if t != nil {
+	if t != nil && prefetching {
 		prefetch(&t.slots[(fp>>shardBits)&uint64(len(t.slots)-1)])
 	}
 }

@@ -11,6 +11,10 @@ import (
 // of the former.
 const hugeSlots = 1 << 18 // 2 MiB of slots
 
+// hugePages switches the huge-page advice; only the benchmark that
+// measures the advice turns it off.
+var hugePages = true
+
 // allocSlots returns n zeroed slots and whether they were mapped (and so
 // must be released with freeSlots).
 func allocSlots(n int) ([]uint64, bool) {
@@ -21,7 +25,9 @@ func allocSlots(n int) ([]uint64, bool) {
 	if err != nil {
 		return make([]uint64, n), false
 	}
-	_ = syscall.Madvise(b, 14) // MADV_HUGEPAGE; a refusal only costs speed
+	if hugePages {
+		_ = syscall.Madvise(b, syscall.MADV_HUGEPAGE) // a refusal only costs speed
+	}
 	return unsafe.Slice((*uint64)(unsafe.Pointer(&b[0])), n), true
 }
 
