@@ -66,16 +66,3 @@ func BenchmarkDrain(b *testing.B) {
 		}
 	}
 }
-
-// BenchmarkPrefetch checks the large model with one worker with the
-// seen-set's prefetch on and off, side by side:
-//
-//	go test -run '^$' -bench Prefetch -benchtime 1x -count 3 ./modelcheck
-func BenchmarkPrefetch(b *testing.B) {
-	for _, on := range []bool{true, false} {
-		b.Run(fmt.Sprintf("prefetch=%v", on), func(b *testing.B) {
-			defer modelcheck.SetPrefetch(modelcheck.SetPrefetch(on))
-			benchDrain(b, "MCDrainRegistrationLarge.cfg", 1, 4_476_318)
-		})
-	}
-}

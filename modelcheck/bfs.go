@@ -54,6 +54,8 @@ type checker[S any] struct {
 	lives []int
 	// plain: the model is Plain, so a state's fingerprint is its bytes'.
 	plain bool
+	// ptr is the model's PointerChecked methods, if it has them.
+	ptr PointerChecked[S]
 
 	set *fpSet
 	// recent[w] is worker w's cache of recent fingerprints (expansion):
@@ -130,6 +132,7 @@ func newChecker[S any](m Model[S], opts Options) (*checker[S], error) {
 			return nil, fmt.Errorf("modelcheck: UseSymmetry set but the model has no Canonical method")
 		}
 	}
+	c.ptr, _ = m.(PointerChecked[S])
 	if _, ok := m.(Plain); ok {
 		if err := checkPlain(reflect.TypeFor[S]()); err != nil {
 			return nil, fmt.Errorf("modelcheck: the model declares its states plain, but %w", err)
@@ -204,9 +207,9 @@ func (c *checker[S]) halt(reason string, err error) {
 }
 
 // failing returns the first selected invariant that s breaks, or -1.
-func (c *checker[S]) failing(s S) int {
+func (c *checker[S]) failing(s *S) int {
 	for _, i := range c.inv {
-		if !c.m.Holds(i, s) {
+		if c.ptr != nil && !c.ptr.HoldsPtr(i, s) || c.ptr == nil && !c.m.Holds(i, *s) {
 			return i
 		}
 	}
@@ -216,7 +219,7 @@ func (c *checker[S]) failing(s S) int {
 // checkState evaluates the selected invariants on a state; f is the
 // finding to report if one fails (kind and name are filled in here).
 func (c *checker[S]) checkState(s S, f finding[S]) bool {
-	if i := c.failing(s); i >= 0 {
+	if i := c.failing(&s); i >= 0 {
 		f.kind, f.name = "invariant", c.names[i]
 		c.report(&f)
 		return false

@@ -44,6 +44,9 @@ func (m *Model) Invariants() []string { return append([]string(nil), invariantNa
 // Holds reports whether invariant i (an index into Invariants) holds in s.
 func (m *Model) Holds(i int, s State) bool { return m.holds(i, &s) }
 
+// HoldsPtr is Holds on *s (modelcheck.PointerChecked).
+func (m *Model) HoldsPtr(i int, s *State) bool { return m.holds(i, s) }
+
 // holds evaluates invariant i. The direct calls of the switch keep s off
 // the heap: through a table of functions the compiler cannot see that the
 // invariants do not keep s, and Holds allocated a State per call (8 per
@@ -278,6 +281,12 @@ func (m *Model) ActionProperties() []string {
 // from -> to.
 func (m *Model) ActionHolds(i int, _ string, from, to State) bool {
 	return m.actionHolds(i, &from, &to)
+}
+
+// ActionHoldsPtr is ActionHolds on the step *from -> *to
+// (modelcheck.PointerChecked).
+func (m *Model) ActionHoldsPtr(i int, _ string, from, to *State) bool {
+	return m.actionHolds(i, from, to)
 }
 
 // actionHolds evaluates action property i; as in holds, the direct calls
