@@ -43,8 +43,9 @@ lint:
 		$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...; \
 	else echo "staticcheck unavailable: skipped"; fi
 
-## bench: checker throughput and memory (TwoPhase, 9 RMs: about ten million states)
+## bench: checker throughput and memory (the default and large protocol models; TwoPhase, 9 RMs: about ten million states)
 bench:
+	$(GO) test -run '^$$' -bench Drain -benchtime 1x ./modelcheck
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./modelcheck/twophase
 	$(CHECKER) check --model twophase --rms 9 --workers 1 --progress 0
 	$(CHECKER) check --model twophase --rms 9 --workers 2 --progress 0

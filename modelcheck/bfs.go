@@ -3,11 +3,10 @@ package modelcheck
 import (
 	"context"
 	"fmt"
-	"sort"
+	"reflect"
 	"sync"
 	"sync/atomic"
 	"time"
-	"unsafe"
 )
 
 // sizeText formats a byte count in MiB or GiB.
@@ -53,8 +52,16 @@ type checker[S any] struct {
 	sym   Symmetric[S]
 	live  Live[S]
 	lives []int
+	// plain: the model is Plain, so a state's fingerprint is its bytes'.
+	plain bool
+	// ptr is the model's PointerChecked methods, if it has them.
+	ptr PointerChecked[S]
 
-	set       *fpSet
+	set *fpSet
+	// recent[w] is worker w's cache of recent fingerprints (expansion):
+	// kept from level to level, since every fingerprint it holds is in
+	// the set once the level that met it is complete.
+	recent    []*[recentSize][2]uint64
 	distinct  atomic.Int64
 	generated atomic.Int64
 	queue     atomic.Int64
@@ -86,6 +93,7 @@ func newChecker[S any](m Model[S], opts Options) (*checker[S], error) {
 		return nil, fmt.Errorf("modelcheck: fingerprints of %d bits: want 64 or 128", opts.FingerprintBits)
 	}
 	c := &checker[S]{m: m, opts: opts, set: newFPSet(opts.Workers, opts.FingerprintBits == 128), ordered: opts.Workers == 1}
+	c.recent = make([]*[recentSize][2]uint64, opts.Workers)
 	var err error
 	c.names = m.Invariants()
 	if c.inv, err = pick("invariant", c.names, opts.Invariants); err != nil {
@@ -124,6 +132,13 @@ func newChecker[S any](m Model[S], opts Options) (*checker[S], error) {
 			return nil, fmt.Errorf("modelcheck: UseSymmetry set but the model has no Canonical method")
 		}
 	}
+	c.ptr, _ = m.(PointerChecked[S])
+	if _, ok := m.(Plain); ok {
+		if err := checkPlain(reflect.TypeFor[S]()); err != nil {
+			return nil, fmt.Errorf("modelcheck: the model declares its states plain, but %w", err)
+		}
+		c.plain = true
+	}
 	if (c.view != nil || c.sym != nil) && c.live != nil && len(c.lives) > 0 {
 		return nil, fmt.Errorf("modelcheck: liveness is not checked under a SYMMETRY or VIEW (it could miss violations); select no liveness property")
 	}
@@ -133,19 +148,27 @@ func newChecker[S any](m Model[S], opts Options) (*checker[S], error) {
 // key encodes s as the seen-set identifies it (its view, of its orbit's
 // representative under the symmetry) and returns the encoding and its
 // fingerprint: fp, and hi, the high word of a 128-bit one (0 for 64 bits).
+// A plain state without a view is fingerprinted in place: out is then buf
+// unchanged.
 func (c *checker[S]) key(buf []byte, s S) (out []byte, fp, hi uint64) {
 	if c.sym != nil {
 		s = c.sym.Canonical(s)
 	}
-	if c.view != nil {
+	var b []byte
+	switch {
+	case c.view != nil:
 		buf = c.view.View(buf[:0], s)
-	} else {
+		b = buf
+	case c.plain:
+		b = stateBytes(&s)
+	default:
 		buf = c.m.Encode(buf[:0], s)
+		b = buf
 	}
 	if c.set.wide {
-		hi = fingerprintHi(buf)
+		hi = fingerprintHi(b)
 	}
-	return buf, fingerprint(buf), hi
+	return buf, fingerprint(b), hi
 }
 
 // inModel reports whether the step from -> to lies inside the state and
@@ -184,9 +207,9 @@ func (c *checker[S]) halt(reason string, err error) {
 }
 
 // failing returns the first selected invariant that s breaks, or -1.
-func (c *checker[S]) failing(s S) int {
+func (c *checker[S]) failing(s *S) int {
 	for _, i := range c.inv {
-		if !c.m.Holds(i, s) {
+		if c.ptr != nil && !c.ptr.HoldsPtr(i, s) || c.ptr == nil && !c.m.Holds(i, *s) {
 			return i
 		}
 	}
@@ -196,7 +219,7 @@ func (c *checker[S]) failing(s S) int {
 // checkState evaluates the selected invariants on a state; f is the
 // finding to report if one fails (kind and name are filled in here).
 func (c *checker[S]) checkState(s S, f finding[S]) bool {
-	if i := c.failing(s); i >= 0 {
+	if i := c.failing(&s); i >= 0 {
 		f.kind, f.name = "invariant", c.names[i]
 		c.report(&f)
 		return false
@@ -242,7 +265,6 @@ func (c *checker[S]) run(ctx context.Context) (*Result[S], error) {
 		cur     *blocks[S]
 		level   = 1
 		resumed int
-		lastCk  = time.Now()
 	)
 	if c.opts.Recover != "" {
 		var err error
@@ -255,30 +277,7 @@ func (c *checker[S]) run(ctx context.Context) (*Result[S], error) {
 	} else {
 		cur = c.initial()
 	}
-	for ; cur.len() > 0 && !c.stop.Load(); level++ {
-		if c.checkpointDue(lastCk) {
-			if err := c.writeCheckpoint(level, cur); err != nil {
-				c.halt("", fmt.Errorf("modelcheck: checkpoint %s: %w", describeCheckpoint(c.opts.CheckpointDir), err))
-				break
-			}
-			lastCk = time.Now()
-		}
-		if c.opts.MaxDepth > 0 && level >= c.opts.MaxDepth {
-			// Expand the last allowed level only to learn whether the
-			// limit hid anything.
-			c.noInsert.Store(true)
-		}
-		c.curLen, c.levelStart = int64(cur.len()), c.distinct.Load()
-		next := c.expandLevel(cur, level)
-		c.set.reclaim()
-		if c.noInsert.Load() {
-			if c.found == nil && c.sawNew.Load() {
-				c.halt(fmt.Sprintf("depth limit %d reached", c.opts.MaxDepth), nil)
-			}
-			break
-		}
-		cur = next
-	}
+	c.search(cur, level)
 	stopProgress := func() {
 		close(done)
 		wg.Wait()
@@ -303,6 +302,36 @@ func (c *checker[S]) run(ctx context.Context) (*Result[S], error) {
 	}
 	stopProgress()
 	return res, nil
+}
+
+// search expands the levels from cur (of depth level) until none is
+// left or the run stops, writing checkpoints when they are due.
+func (c *checker[S]) search(cur *blocks[S], level int) {
+	lastCk := time.Now()
+	for ; cur.len() > 0 && !c.stop.Load(); level++ {
+		if c.checkpointDue(lastCk) {
+			if err := c.writeCheckpoint(level, cur); err != nil {
+				c.halt("", fmt.Errorf("modelcheck: checkpoint %s: %w", describeCheckpoint(c.opts.CheckpointDir), err))
+				break
+			}
+			lastCk = time.Now()
+		}
+		if c.opts.MaxDepth > 0 && level >= c.opts.MaxDepth {
+			// Expand the last allowed level only to learn whether the
+			// limit hid anything.
+			c.noInsert.Store(true)
+		}
+		c.curLen, c.levelStart = int64(cur.len()), c.distinct.Load()
+		next := c.expandLevel(cur, level)
+		c.set.reclaim()
+		if c.noInsert.Load() {
+			if c.found == nil && c.sawNew.Load() {
+				c.halt(fmt.Sprintf("depth limit %d reached", c.opts.MaxDepth), nil)
+			}
+			break
+		}
+		cur = next
+	}
 }
 
 // result assembles the figures and, for a finding, its trace.
@@ -378,231 +407,6 @@ func (c *checker[S]) initial() *blocks[S] {
 	}
 	c.queue.Store(int64(cur.len()))
 	return &cur
-}
-
-// chunk is how many states a worker takes from the level at a time.
-const chunk = 64
-
-// blockSize is the capacity of one block of a level's states.
-const blockSize = 4096
-
-// blocks holds a level's states in fixed-size blocks, so a level grows
-// without copying and the next level is the workers' blocks put together.
-type blocks[S any] struct {
-	list [][]entry[S]
-	n    int
-}
-
-func (b *blocks[S]) add(e entry[S]) {
-	if k := len(b.list); k == 0 || len(b.list[k-1]) == blockSize {
-		b.list = append(b.list, make([]entry[S], 0, blockSize))
-	}
-	k := len(b.list) - 1
-	b.list[k] = append(b.list[k], e)
-	b.n++
-}
-
-func (b *blocks[S]) len() int { return b.n }
-
-// expandLevel expands every state of cur (depth level) on the workers and
-// returns the new states of the next level.
-func (c *checker[S]) expandLevel(cur *blocks[S], level int) *blocks[S] {
-	// Work items are chunks of blocks: item k is chunk k-starts[b] of block b.
-	starts := make([]int, len(cur.list)+1)
-	for b, blk := range cur.list {
-		starts[b+1] = starts[b] + (len(blk)+chunk-1)/chunk
-	}
-	items := starts[len(cur.list)]
-	workers := min(c.opts.Workers, items)
-	var pos atomic.Int64
-	outs := make([]blocks[S], workers)
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			c.worker(w, cur, starts, &pos, level, &outs[w])
-		}(w)
-	}
-	wg.Wait()
-	next := &blocks[S]{}
-	for _, o := range outs {
-		next.list = append(next.list, o.list...)
-		next.n += o.n
-	}
-	return next
-}
-
-// pending is a successor waiting for its batch to be inserted.
-type pending[S any] struct {
-	s      S
-	fp, hi uint64 // the fingerprint (hi: 128-bit only)
-	parent ref
-	gen    int64 // the generated count once it was generated (ordered mode)
-}
-
-// batchSize is how many successors a worker prefetches before it inserts
-// them.
-const batchSize = 128
-
-// expansion is one worker's state while it expands its share of a level.
-type expansion[S any] struct {
-	c         *checker[S]
-	w, level  int
-	out       *blocks[S]
-	buf       []byte
-	batch     []pending[S]
-	from      entry[S]
-	succ      int
-	generated int64 // successors generated since the last publication
-	distinct  int64 // new states since the last publication
-}
-
-// counts returns the figures in the search order: exact with one worker.
-func (x *expansion[S]) counts() (distinct, generated int64) {
-	return x.c.distinct.Load() + x.distinct, x.c.generated.Load() + x.generated
-}
-
-// emit handles one successor t of x.from, in the order Next emits them.
-// As TLC does, a successor is counted as generated, then (inside the
-// constraint) stored if new and its invariants checked, then the action
-// properties are checked on the step, whether t is new or not. Storing is
-// batched so that the probes into the set overlap; a step that breaks an
-// action property first flushes the batch, so the successor is stored
-// (and earlier successors checked) before the property is reported.
-func (x *expansion[S]) emit(action string, t S) {
-	c := x.c
-	if c.stop.Load() {
-		return
-	}
-	x.succ++
-	x.generated++
-	var gen int64 // the generated count with this successor (ordered mode)
-	if c.ordered {
-		gen = c.generated.Load() + x.generated
-	}
-	if (c.cons == nil && c.acons == nil) || c.inModel(action, x.from.s, t) {
-		var fp, hi uint64
-		x.buf, fp, hi = c.key(x.buf, t)
-		c.set.touch(fp)
-		x.batch = append(x.batch, pending[S]{t, fp, hi, x.from.r, gen})
-	} else {
-		// TLC checks the invariants of a state outside the constraint
-		// (it is unseen), but neither stores nor explores it.
-		if c.ordered {
-			x.flush()
-		}
-		distinct, _ := x.counts()
-		if !c.checkState(t, finding[S]{length: x.level + 1, at: x.from.r, action: action, to: t, step: true, distinct: distinct, generated: gen}) && !c.opts.Continue {
-			return
-		}
-	}
-	if c.act == nil {
-		return
-	}
-	for _, i := range c.acts {
-		if !c.act.ActionHolds(i, action, x.from.s, t) {
-			x.flush()
-			if c.stop.Load() {
-				return // an earlier successor broke an invariant
-			}
-			distinct, _ := x.counts()
-			c.report(&finding[S]{kind: "action", name: c.act.ActionProperties()[i], length: x.level + 1, at: x.from.r,
-				action: action, to: t, step: true, distinct: distinct, generated: gen})
-			return
-		}
-	}
-}
-
-// flush inserts the batch, appending the new states to out.
-func (x *expansion[S]) flush() {
-	c := x.c
-	for _, p := range x.batch {
-		if c.stop.Load() {
-			break
-		}
-		if c.noInsert.Load() {
-			if !c.sawNew.Load() && !c.set.contains(p.fp, p.hi) {
-				c.sawNew.Store(true)
-			}
-			continue
-		}
-		r, isNew, err := c.set.insert(p.fp, p.hi, p.parent, x.w)
-		if err != nil {
-			c.halt("", err)
-			break
-		}
-		if isNew {
-			x.distinct++
-			if x.distinct == 1 {
-				c.deepen(x.level + 1)
-			}
-			if i := c.failing(p.s); i >= 0 {
-				distinct, _ := x.counts()
-				c.report(&finding[S]{kind: "invariant", name: c.names[i], length: x.level + 1, at: r, distinct: distinct, generated: p.gen})
-			}
-			x.out.add(entry[S]{p.s, r})
-		}
-	}
-	x.batch = x.batch[:0]
-}
-
-// publish adds the worker's counts to the shared ones.
-func (x *expansion[S]) publish() {
-	x.c.generated.Add(x.generated)
-	x.c.distinct.Add(x.distinct)
-	x.generated, x.distinct = 0, 0
-}
-
-func (c *checker[S]) worker(w int, cur *blocks[S], starts []int, pos *atomic.Int64, level int, out *blocks[S]) {
-	x := &expansion[S]{c: c, w: w, level: level, out: out}
-	emit := x.emit
-	maxStates := c.opts.MaxStates
-	for !c.stop.Load() {
-		k := int(pos.Add(1)) - 1
-		if k >= starts[len(starts)-1] {
-			break
-		}
-		b := sort.SearchInts(starts, k+1) - 1
-		blk := cur.list[b]
-		lo := (k - starts[b]) * chunk
-		hi := min(lo+chunk, len(blk))
-		for _, e := range blk[lo:hi] {
-			if c.stop.Load() {
-				break
-			}
-			x.from, x.succ = e, 0
-			c.m.Next(e.s, emit)
-			if x.succ == 0 && c.opts.CheckDeadlock {
-				// TLC finds a deadlock when it has expanded the state:
-				// after every earlier successor.
-				x.flush()
-				distinct, generated := x.counts()
-				if !c.stop.Load() {
-					c.report(&finding[S]{kind: "deadlock", name: "deadlock", length: level, at: e.r, distinct: distinct, generated: generated})
-				}
-			}
-			if len(x.batch) >= batchSize {
-				x.flush()
-			}
-		}
-		x.flush()
-		d := x.distinct
-		x.publish()
-		total := c.distinct.Load()
-		c.queue.Add(d - int64(hi-lo))
-		if maxStates > 0 && total >= maxStates {
-			c.halt(fmt.Sprintf("state limit %d reached", maxStates), nil)
-		}
-		if b := c.opts.MemoryBudget; b > 0 {
-			set := c.set.mem.Load()
-			queue := (c.curLen + total - c.levelStart) * int64(unsafe.Sizeof(entry[S]{}))
-			if set+queue > b {
-				c.halt(fmt.Sprintf("memory budget of %s reached (seen-set %s, queue %s)", sizeText(b), sizeText(set), sizeText(queue)), nil)
-			}
-		}
-	}
-	x.publish()
 }
 
 func (c *checker[S]) progressLoop(start time.Time, done <-chan struct{}, wg *sync.WaitGroup) {

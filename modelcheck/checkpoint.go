@@ -208,6 +208,23 @@ func (c *checker[S]) readCheckpoint(dir string) (int, *blocks[S], error) {
 		}
 		return ref(base[k]+local)<<c.set.wbits | ref(k%len(c.set.logs)), nil
 	}
+	if err := c.loadLogs(r, &h, translate, bad); err != nil {
+		return 0, nil, err
+	}
+	cur, err := c.loadFrontier(r, dec, &h, translate, bad)
+	if err != nil {
+		return 0, nil, err
+	}
+	c.distinct.Store(h.Distinct)
+	c.generated.Store(h.Generated)
+	c.depth.Store(h.Depth)
+	c.queue.Store(int64(cur.len()))
+	return h.Level, cur, nil
+}
+
+// loadLogs reads the logs of a checkpoint into the set, translating the
+// parents' refs.
+func (c *checker[S]) loadLogs(r io.Reader, h *checkpointHeader, translate func(ref) (ref, error), bad func(string, ...any) error) error {
 	for k, n := range h.LogLens {
 		w := k % len(c.set.logs)
 		for done := 0; done < n; {
@@ -215,53 +232,54 @@ func (c *checker[S]) readCheckpoint(dir string) (int, *blocks[S], error) {
 			fps, parents := make([]uint64, m), make([]uint32, m)
 			his := make([]uint64, m)
 			if err := binary.Read(r, binary.LittleEndian, fps); err != nil {
-				return 0, nil, bad("logs: %v", err)
+				return bad("logs: %v", err)
 			}
 			if err := binary.Read(r, binary.LittleEndian, parents); err != nil {
-				return 0, nil, bad("logs: %v", err)
+				return bad("logs: %v", err)
 			}
 			if h.Wide {
 				if err := binary.Read(r, binary.LittleEndian, his); err != nil {
-					return 0, nil, bad("logs: %v", err)
+					return bad("logs: %v", err)
 				}
 			}
 			for i := range fps {
 				p, err := translate(parents[i])
 				if err != nil {
-					return 0, nil, err
+					return err
 				}
 				if err := c.set.load(fps[i], his[i], p, w); err != nil {
-					return 0, nil, err
+					return err
 				}
 			}
 			done += m
 		}
 	}
+	return nil
+}
+
+// loadFrontier reads the states of the level to expand next.
+func (c *checker[S]) loadFrontier(r io.Reader, dec *gob.Decoder, h *checkpointHeader, translate func(ref) (ref, error), bad func(string, ...any) error) (*blocks[S], error) {
 	cur := &blocks[S]{}
 	for i := 0; i < h.Frontier; i++ {
 		var old ref
 		if err := binary.Read(r, binary.LittleEndian, &old); err != nil {
-			return 0, nil, bad("frontier: %v", err)
+			return nil, bad("frontier: %v", err)
 		}
 		nr, err := translate(old)
 		if err != nil {
-			return 0, nil, err
+			return nil, err
 		}
 		var s S
 		if h.RawStates {
 			if _, err := io.ReadFull(r, unsafe.Slice((*byte)(unsafe.Pointer(&s)), unsafe.Sizeof(s))); err != nil {
-				return 0, nil, bad("frontier: %v", err)
+				return nil, bad("frontier: %v", err)
 			}
 		} else if err := dec.Decode(&s); err != nil {
-			return 0, nil, bad("frontier: %v", err)
+			return nil, bad("frontier: %v", err)
 		}
 		cur.add(entry[S]{s, nr})
 	}
-	c.distinct.Store(h.Distinct)
-	c.generated.Store(h.Generated)
-	c.depth.Store(h.Depth)
-	c.queue.Store(int64(cur.len()))
-	return h.Level, cur, nil
+	return cur, nil
 }
 
 // load adds a state read from a checkpoint: to the table if new, and to

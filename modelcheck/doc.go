@@ -17,8 +17,9 @@
 // # What it does, as TLC does it
 //
 //   - States are fingerprinted to 64 bits (an xxHash64 construction over the
-//     model's canonical encoding); [CollisionProbability] is TLC's optimistic
-//     estimate of a hidden collision.
+//     model's canonical encoding, or over the state's bytes for a [Plain]
+//     model); [CollisionProbability] is TLC's optimistic estimate of a
+//     hidden collision.
 //   - The search is level-synchronous BFS, parallel within a level, so safety
 //     counterexamples are shortest and a complete run's figures do not depend
 //     on the number of workers.
@@ -45,4 +46,32 @@
 // state. Counterexamples are rebuilt by following those references back to
 // an initial state and replaying the model, never from stored states. Whole
 // states live only in the BFS frontier (two levels at a time).
+//
+// # Speed
+//
+// What makes the search fast, each measured side by side (BenchmarkDrain,
+// CPU seconds user+sys of the whole run, best of 2-3, on 2 shared vCPUs):
+//
+//   - no allocation per state: a model's checks called through a table of
+//     functions made the compiler move every checked state to the heap
+//     (spec calls them through switches now): default model, 1 worker,
+//     3.48 s -> 1.80 s;
+//   - [Plain] states are fingerprinted as their bytes, without Encode:
+//     1.80 s -> 1.65 s;
+//   - a per-worker cache of the 2,048 fingerprints last sent to the set
+//     spares it about half its probes: 1.70 s -> 1.34 s;
+//   - [PointerChecked] checks take pointers, not copies (1-4%, within the
+//     noise).
+//
+// The large protocol model (4,476,318 states) took 21.7 s of CPU with one
+// worker and 21.5 s with two before these changes, 9.3 s and 10.5 s after
+// (482,000 distinct states per CPU second with one worker). Two workers
+// spend about as much CPU as one, so on an idle machine they take about
+// half the wall time; the level barrier costs little (58 levels). Where
+// the time goes now (default model, pprof): the seen-set's probes 33%
+// (cache misses), successor generation in spec 30%, the checker's
+// bookkeeping 13%, the frontier 9%, fingerprints 7%, invariants and action
+// properties 5%, garbage collection under 1%.
+//
+//	go test -run '^$' -bench Drain -benchtime 1x ./modelcheck
 package modelcheck

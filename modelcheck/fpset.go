@@ -32,12 +32,15 @@ var errSetFull = errors.New("modelcheck: fingerprint set full (more than 2^32 st
 // log per state: between 22 and 32 bytes per distinct state; with 128-bit
 // fingerprints 16 bytes per slot and 20 of log, between 40 and 60.
 //
-// Lookups are latency-bound (a probe into a large table misses every
-// cache), so workers call touch for each successor as soon as it is made
-// and insert only after the whole batch: the probes' cache misses then
-// overlap instead of following one another. touch and the first probe of
-// insert read without the lock; a table replaced by growth is kept until
-// reclaim, which runs between levels when no worker is active.
+// Lookups are latency-bound (a probe into a large table misses the
+// caches). The first probe of insert reads without the lock; a table
+// replaced by growth is kept until reclaim, which runs between levels when
+// no worker is active. The set once prefetched each successor's slot when
+// the successor was made (an assembly PREFETCHT0) and mapped large tables
+// with huge-page advice; measured side by side (BenchmarkDrain, large
+// model, one worker, best of 3 CPU seconds) the prefetch cost 4% (10.29 s
+// with, 9.92 s without), and the advice never applied: its tables reach
+// 2 MiB per shard only from about 3*10^7 states. Both were removed.
 type fpSet struct {
 	shards  [numShards]fpShard
 	retired []*table // tables replaced by growth, freed by reclaim
@@ -72,12 +75,11 @@ func newFPSet(workers int, wide bool) *fpSet {
 }
 
 type table struct {
-	slots []uint64 // written with atomic stores so touch may read them
+	slots []uint64 // written with atomic stores so lock-free lookups may read them
 	// hi holds the high words of 128-bit fingerprints (nil for 64-bit):
 	// hi[i] is written before slots[i], so a reader that sees slots[i]
 	// sees hi[i].
-	hi     []uint64
-	mapped bool // slots were mapped by allocSlots
+	hi []uint64
 }
 
 type fpShard struct {
@@ -90,14 +92,6 @@ type fpShard struct {
 // ref names a state in the logs: the worker in the low bits, the position
 // in that worker's log above.
 type ref = uint32
-
-// touch prefetches fp's home slot so that a later insert finds it in cache.
-func (s *fpSet) touch(fp uint64) {
-	t := s.shards[fp&(numShards-1)].tab.Load()
-	if t != nil {
-		prefetch(&t.slots[(fp>>shardBits)&uint64(len(t.slots)-1)])
-	}
-}
 
 // insert adds fingerprint (fp, hi) with the given parent on behalf of
 // worker w, returning the new state's ref and true, or false if it was
@@ -185,8 +179,7 @@ func (s *fpSet) insert(fp, hi uint64, parent ref, w int) (ref, bool, error) {
 }
 
 func newTable(n int, wide bool) *table {
-	slots, mapped := allocSlots(n)
-	t := &table{slots: slots, mapped: mapped}
+	t := &table{slots: make([]uint64, n)}
 	if wide {
 		t.hi = make([]uint64, n)
 	}
@@ -220,12 +213,11 @@ func (s *fpSet) grow(sh *fpShard, old *table) {
 // bytes is the memory a table holds.
 func (t *table) bytes() int64 { return int64(len(t.slots)+len(t.hi)) * 8 }
 
-// reclaim frees retired tables. It must run while no goroutine can touch.
+// reclaim drops retired tables. It must run while no goroutine looks up.
 func (s *fpSet) reclaim() {
 	s.retMu.Lock()
 	for _, t := range s.retired {
 		s.mem.Add(-t.bytes())
-		freeSlots(t.slots, t.mapped)
 	}
 	s.retired = nil
 	s.retMu.Unlock()
@@ -296,7 +288,6 @@ func (s *fpSet) release() {
 		sh.mu.Lock()
 		if t := sh.tab.Swap(nil); t != nil {
 			s.mem.Add(-t.bytes())
-			freeSlots(t.slots, t.mapped)
 		}
 		sh.mu.Unlock()
 	}

@@ -2,8 +2,11 @@ package modelcheck
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 	"math/bits"
+	"reflect"
+	"unsafe"
 )
 
 // Fingerprint constants (the 64-bit primes of xxHash64).
@@ -26,6 +29,41 @@ func fingerprint(b []byte) uint64 { return fingerprintSeed(b, prime5) }
 // construction from another seed, so the two words are independent
 // hashes of the encoding.
 func fingerprintHi(b []byte) uint64 { return fingerprintSeed(b, prime5^0x5851F42D4C957F2D) }
+
+// stateBytes is the memory of a plain state (see Plain), to fingerprint.
+func stateBytes[S any](s *S) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(s)), unsafe.Sizeof(*s))
+}
+
+// checkPlain returns an error unless t is plain: booleans, integers, and
+// arrays and structs of them, with no padding, so that equal values have
+// equal bytes.
+func checkPlain(t reflect.Type) error {
+	switch t.Kind() {
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return nil
+	case reflect.Array:
+		return checkPlain(t.Elem())
+	case reflect.Struct:
+		next := uintptr(0)
+		for i := range t.NumField() {
+			f := t.Field(i)
+			if f.Offset != next || f.Name == "_" {
+				return fmt.Errorf("%s has padding or a blank field before %s", t, f.Name)
+			}
+			if err := checkPlain(f.Type); err != nil {
+				return err
+			}
+			next = f.Offset + f.Type.Size()
+		}
+		if next != t.Size() {
+			return fmt.Errorf("%s has padding at its end", t)
+		}
+		return nil
+	}
+	return fmt.Errorf("%s is a %s, not a boolean, an integer, an array or a struct", t, t.Kind())
+}
 
 func fingerprintSeed(b []byte, seed uint64) uint64 {
 	h := seed + uint64(len(b))

@@ -125,51 +125,23 @@ func lex(file, s string) ([]token, error) {
 				i++
 			}
 		case strings.HasPrefix(s[i:], "(*"):
-			depth, start := 0, line
-			for i < len(s) {
-				switch {
-				case strings.HasPrefix(s[i:], "(*"):
-					depth++
-					i += 2
-				case strings.HasPrefix(s[i:], "*)"):
-					depth--
-					i += 2
-				default:
-					if s[i] == '\n' {
-						line++
-					}
-					i++
-				}
-				if depth == 0 {
-					break
-				}
-			}
-			if depth != 0 {
-				line = start
+			j, lines, ok := skipComment(s, i)
+			if !ok {
 				return nil, errf("comment (* is never closed")
 			}
+			i, line = j, line+lines
 		case strings.HasPrefix(s[i:], "----") || strings.HasPrefix(s[i:], "===="):
 			// Module-style separator lines are allowed and ignored.
 			for i < len(s) && (s[i] == '-' || s[i] == '=') {
 				i++
 			}
 		case c == '"':
-			j := i + 1
-			var b strings.Builder
-			for ; j < len(s) && s[j] != '"'; j++ {
-				if s[j] == '\n' {
-					return nil, errf("string is not closed on its line")
-				}
-				if s[j] == '\\' && j+1 < len(s) {
-					j++
-				}
-				b.WriteByte(s[j])
+			str, j, msg := lexString(s, i)
+			if msg != "" {
+				return nil, errf("%s", msg)
 			}
-			if j >= len(s) {
-				return nil, errf("string is not closed")
-			}
-			toks = append(toks, token{tString, b.String(), line})
-			i = j + 1
+			toks = append(toks, token{tString, str, line})
+			i = j
 		case c == '-' && i+1 < len(s) && isDigit(s[i+1]) || isDigit(c):
 			j := i + 1
 			for j < len(s) && isDigit(s[j]) {
@@ -195,6 +167,52 @@ func lex(file, s string) ([]token, error) {
 		}
 	}
 	return append(toks, token{tEOF, "", line}), nil
+}
+
+// skipComment skips the (nested) block comment that opens at s[i:] and
+// returns the index after it and the newlines it held; ok is false if it
+// is never closed.
+func skipComment(s string, i int) (next, lines int, ok bool) {
+	depth := 0
+	for i < len(s) {
+		switch {
+		case strings.HasPrefix(s[i:], "(*"):
+			depth++
+			i += 2
+		case strings.HasPrefix(s[i:], "*)"):
+			depth--
+			i += 2
+		default:
+			if s[i] == '\n' {
+				lines++
+			}
+			i++
+		}
+		if depth == 0 {
+			return i, lines, true
+		}
+	}
+	return i, lines, false
+}
+
+// lexString reads the string literal that opens at s[i] and returns its
+// value and the index after it, or a message saying why it is not closed.
+func lexString(s string, i int) (str string, next int, msg string) {
+	j := i + 1
+	var b strings.Builder
+	for ; j < len(s) && s[j] != '"'; j++ {
+		if s[j] == '\n' {
+			return "", j, "string is not closed on its line"
+		}
+		if s[j] == '\\' && j+1 < len(s) {
+			j++
+		}
+		b.WriteByte(s[j])
+	}
+	if j >= len(s) {
+		return "", j, "string is not closed"
+	}
+	return b.String(), j + 1, ""
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }

@@ -115,6 +115,10 @@ func (m *Model) Next(s State, emit func(string, State)) {
 	}
 }
 
+// PlainState declares State (one packed word) plain for the checker,
+// which then fingerprints its bytes directly (modelcheck.Plain).
+func (m *Model) PlainState() {}
+
 // Encode appends the packed state.
 func (m *Model) Encode(dst []byte, s State) []byte {
 	return binary.LittleEndian.AppendUint64(dst, uint64(s))
