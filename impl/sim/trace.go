@@ -98,14 +98,19 @@ func cacheTTL(cfg Config) int64 {
 // responses), and the restart is traced. The model's coordinator learns
 // the version of the process it tracks only while that process runs
 // (CoordLearnVersion needs coordEpoch = epoch); the coordinator keeps the
-// version per node, so a late message of an old process would make it
-// track that process with a version the model's does not know.
+// version per node, so a late message of an old process of an epoch newer
+// than the coordinator's would make it track that process with a version
+// the model's does not know. Those are lost; the old process's messages of
+// an epoch the coordinator has already seen stay in flight: delivered,
+// they are stale (the coordinator must drop them, D2), as in the model.
 func (r *runner) restarted(action string) {
 	if r.model {
 		c := r.c
+		seen := c.Coord.Observe(Target).Epoch
 		for i := len(c.bus) - 1; i >= 0; i-- {
 			m := c.bus[i]
-			if (m.Kind == node.KindHb && m.Hb.Epoch < c.epoch) || (m.Kind == node.KindResp && m.Resp.Epoch < c.epoch) {
+			if (m.Kind == node.KindHb && m.Hb.Epoch < c.epoch && m.Hb.Epoch > seen) ||
+				(m.Kind == node.KindResp && m.Resp.Epoch < c.epoch && m.Resp.Epoch > seen) {
 				r.res.MessagesLost++
 				_ = c.NetLose(i)
 			}
