@@ -38,9 +38,10 @@ type Checker struct {
 	maxEpoch  int8
 	maxMsgs   int
 
-	lose        actionDef // the environment's loss of a message
-	loseReg     actionDef // the environment's loss of a REGISTER
-	unnamedSend bool      // a step sent a message its line does not name
+	lose        actionDef  // the environment's loss of a message
+	loseReg     actionDef  // the environment's loss of a REGISTER
+	unnamedSend bool       // a step sent a message its line does not name
+	scratch     spec.State // the state an environment step is taken from
 }
 
 // smallSet is the size up to which the candidate set is deduplicated by
@@ -156,8 +157,8 @@ func (c *Checker) apply(s *spec.State, ln *line) bool {
 // loseRegister is the environment's loss of REGISTER(d, b) (the model's
 // NetLoseRegister) from t.
 func (c *Checker) loseRegister(t spec.State, d, b int) spec.State {
-	u := t
-	if v, ok := c.loseReg.pair(&u, d, b); ok {
+	c.scratch = t // not a local: its address, passed to a func value, would escape
+	if v, ok := c.loseReg.pair(&c.scratch, d, b); ok {
 		return v
 	}
 	return t
@@ -167,8 +168,8 @@ func (c *Checker) loseRegister(t spec.State, d, b int) spec.State {
 func (c *Checker) loseMsg(t spec.State, msg spec.Msg) spec.State {
 	for i := 0; i < int(t.NetLen); i++ {
 		if c.m.Msg(t.Net[i]) == msg {
-			u := t
-			if v, ok := c.lose.msg(&u, t.Net[i]); ok {
+			c.scratch = t
+			if v, ok := c.lose.msg(&c.scratch, t.Net[i]); ok {
 				return v
 			}
 		}
