@@ -64,10 +64,43 @@ type output struct {
 	html           string // where to write an HTML counterexample, if anywhere
 }
 
+// runCheck is `checker check`: parse and check the flags, build the job
+// (a built-in model or a protocol model read from a .cfg) and run it.
 func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	var f checkFlags
+	fs := checkFlagSet(&f, stderr)
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
+	}
+	budget, ok := validateCheckFlags(&f, stderr)
+	if !ok {
+		return exitUsage
+	}
+	j, err := checkJob(&f)
+	if err != nil {
+		fmt.Fprintf(stderr, "checker check: %v\n", err)
+		return exitUsage
+	}
+	if flagErr(stderr, "checker check", writable("html", f.html)) {
+		return exitUsage
+	}
+	out := output{stdout: stdout, stderr: stderr, json: f.json, name: j.name, html: f.html}
+	if f.simulate {
+		return j.sim(ctx, modelcheck.SimOptions{Seed: f.seed, Depth: f.depth, Walks: f.walks, Timeout: f.timeout, Workers: f.workers}, out)
+	}
+	code := j.run(ctx, checkOptions(&f, budget, j.name, stderr), out)
+	if f.coverage && code != exitUsage {
+		if c := j.cov(ctx, out); c != exitOK {
+			return c
+		}
+	}
+	return code
+}
+
+// checkFlagSet defines the flags of `checker check` into f.
+func checkFlagSet(f *checkFlags, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("checker check", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var f checkFlags
 	fs.StringVar(&f.model, "model", "", "built-in model to check (checker models lists them; default drain)")
 	fs.StringVar(&f.config, "config", "", "TLC .cfg file of the protocol model (tla/MCDrainRegistration*.cfg)")
 	fs.IntVar(&f.rms, "rms", 3, "twophase: number of resource managers")
@@ -92,9 +125,12 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.IntVar(&f.fpBits, "fp", 64, "fingerprint width in bits, 64 or 128 (128: about twice the seen-set's memory; use it from about 10^7 states on)")
 	fs.Usage = usageFunc(fs, "checker check [--model NAME | --config FILE.cfg] [flags]",
 		"Model-check a built-in model or a protocol model read from a TLC .cfg file: breadth-first, in parallel,\ncounting as TLC counts; or, with --simulate, random walks.")
-	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
-		return code
-	}
+	return fs
+}
+
+// validateCheckFlags refuses, with one line on stderr, flags out of range
+// or in contradiction; it returns the memory budget of --memory.
+func validateCheckFlags(f *checkFlags, stderr io.Writer) (budget int64, ok bool) {
 	if flagErr(stderr, "checker check",
 		intRange("workers", int64(f.workers), 0, maxWorkers),
 		intRange("max-states", f.maxStates, 0, math.MaxInt64),
@@ -106,45 +142,47 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		intRange("rms", int64(f.rms), 1, twophase.MaxRMs),
 		notNegative("checkpoint-every", f.ckEvery),
 	) {
-		return exitUsage
+		return 0, false
 	}
 	if f.ckEvery == 0 {
 		fmt.Fprintln(stderr, "checker check: --checkpoint-every must be positive")
-		return exitUsage
+		return 0, false
 	}
 	if f.fpBits != 64 && f.fpBits != 128 {
 		fmt.Fprintf(stderr, "checker check: --fp must be 64 or 128, not %d\n", f.fpBits)
-		return exitUsage
+		return 0, false
 	}
 	budget, err := memoryBudget(f.memory)
 	if err != nil {
 		fmt.Fprintf(stderr, "checker check: %v\n", err)
-		return exitUsage
+		return 0, false
 	}
 	if f.simulate && f.walks == 0 && f.timeout == 0 {
 		fmt.Fprintln(stderr, "checker check: --simulate needs --walks N or --timeout D")
-		return exitUsage
+		return 0, false
 	}
-	var j job
+	return budget, true
+}
+
+// checkJob builds the job the flags select: the protocol model of
+// --config, or the built-in model of --model (default drain).
+func checkJob(f *checkFlags) (job, error) {
 	switch {
 	case f.config != "" && f.model != "" && f.model != "drain":
-		err = fmt.Errorf("--config reads a protocol model; it cannot be combined with --model %s", f.model)
+		return job{}, fmt.Errorf("--config reads a protocol model; it cannot be combined with --model %s", f.model)
 	case f.config != "":
-		j, err = drainFromConfig(f.config, f.liveness)
-	default:
-		name := f.model
-		if name == "" {
-			name = "drain"
-		}
-		j, err = builtin(name, &f)
+		return drainFromConfig(f.config, f.liveness)
 	}
-	if err != nil {
-		fmt.Fprintf(stderr, "checker check: %v\n", err)
-		return exitUsage
+	name := f.model
+	if name == "" {
+		name = "drain"
 	}
-	if flagErr(stderr, "checker check", writable("html", f.html)) {
-		return exitUsage
-	}
+	return builtin(name, f)
+}
+
+// checkOptions are the exhaustive search's options the flags set, with
+// progress lines on stderr every --progress.
+func checkOptions(f *checkFlags, budget int64, name string, stderr io.Writer) modelcheck.Options {
 	opts := modelcheck.Options{
 		Workers:   f.workers,
 		MaxStates: f.maxStates,
@@ -157,11 +195,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		CheckpointDir:   f.ckDir,
 		CheckpointEvery: f.ckEvery,
 		Recover:         f.recover,
-	}
-	opts.CheckpointID = j.name
-	out := output{stdout: stdout, stderr: stderr, json: f.json, name: j.name, html: f.html}
-	if f.simulate {
-		return j.sim(ctx, modelcheck.SimOptions{Seed: f.seed, Depth: f.depth, Walks: f.walks, Timeout: f.timeout, Workers: f.workers}, out)
+		CheckpointID:    name,
 	}
 	if f.progress > 0 {
 		opts.ProgressEvery = f.progress
@@ -175,13 +209,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 				p.Depth, time.Now().Format("2006-01-02 15:04:05"), commas(p.Generated), commas(p.Distinct), commas(p.Queue), commas(int64(p.StatesPerSecond)))
 		}
 	}
-	code := j.run(ctx, opts, out)
-	if f.coverage && code != exitUsage {
-		if c := j.cov(ctx, out); c != exitOK {
-			return c
-		}
-	}
-	return code
+	return opts
 }
 
 // runModel checks m and reports; it is the one place results are printed.

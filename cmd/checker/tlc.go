@@ -89,59 +89,52 @@ func parseTLC(out string, temporal string) (tlcRun, error) {
 	return r, nil
 }
 
+// tlcFlags are the flags of `checker tlc`.
+type tlcFlags struct {
+	path, jar, only            string
+	all, record, whole, asJSON bool
+	workers                    int
+}
+
+// tlcSession is one `checker tlc` run: the flags, the manifest, the
+// folder of its cfg files and TLC's scratch folder.
+type tlcSession struct {
+	f              tlcFlags
+	man            *drainmodel.Manifest
+	dir, meta      string
+	stdout, stderr io.Writer
+}
+
+// tlcResult is what TLC found on one model: the first run and, for a
+// safety violation, the -continue run.
+type tlcResult struct {
+	r, cont      tlcRun
+	firstWorkers int
+}
+
+// errTLCInterrupted is a TLC run that Ctrl-C stopped.
+var errTLCInterrupted = errors.New("interrupted")
+
+// runTLC is `checker tlc`: run TLC itself on the models of the manifest
+// and compare its verdicts and figures with the recorded ones (or, with
+// --record, record them).
 func runTLC(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("checker tlc", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	path := fs.String("models", "tla/models.json", "the manifest of models")
-	jar := fs.String("jar", os.Getenv("TLA2TOOLS"), "path of tla2tools.jar (default $TLA2TOOLS)")
-	all := fs.Bool("all", false, "also run the models marked large")
-	workers := fs.Int("workers", 2, "TLC -workers (1..1024)")
-	only := fs.String("only", "", "run only the model whose config is this file name (large or not)")
-	record := fs.Bool("record", false, "write TLC's figures into the manifest instead of comparing")
-	whole := fs.Bool("continue", true, "for a safety violation, also run TLC -continue for the whole space's distinct count (false: the trace only; a recorded count is then kept)")
-	asJSON := fs.Bool("json", false, "print one JSON object (see the README's \"JSON output\")")
-	fs.Usage = usageFunc(fs, "checker tlc [--models FILE] [--jar tla2tools.jar] [--all | --only CFG] [--workers N] [--record] [--json]",
-		"Run TLC itself on the models of the manifest and compare its verdicts and counts with the recorded ones\n(or, with --record, record them). TLC's progress lines are shown on stderr.")
-	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+	t := &tlcSession{stdout: stdout, stderr: stderr}
+	if code, ok := t.parse(args); !ok {
 		return code
 	}
-	if flagErr(stderr, "checker tlc", intRange("workers", int64(*workers), 1, maxWorkers)) {
+	if !t.load() {
 		return exitUsage
 	}
-	man, err := drainmodel.ReadManifest(*path)
-	if err != nil {
+	var err error
+	if t.meta, err = os.MkdirTemp("", "drainproof-tlc-"); err != nil {
 		fmt.Fprintf(stderr, "checker tlc: %v\n", err)
 		return exitUsage
 	}
-	if *only != "" && !slices.ContainsFunc(man.Models, func(m drainmodel.Entry) bool { return m.Config == *only }) {
-		fmt.Fprintf(stderr, "checker tlc: --only %s: no such model in %s (see its \"config\" fields)\n", *only, *path)
-		return exitUsage
-	}
-	if *jar == "" {
-		fmt.Fprintln(stderr, "checker tlc: no TLC: set TLA2TOOLS to the path of tla2tools.jar (TLC is not served by any package registry; build it from the tlaplus sources)")
-		return exitUsage
-	}
-	if _, err := os.Stat(*jar); err != nil {
-		fmt.Fprintf(stderr, "checker tlc: TLA2TOOLS: %v\n", err)
-		return exitUsage
-	}
-	if _, err := exec.LookPath("java"); err != nil {
-		fmt.Fprintln(stderr, "checker tlc: java is not installed")
-		return exitUsage
-	}
-	dir := filepath.Dir(*path)
-	meta, err := os.MkdirTemp("", "drainproof-tlc-")
-	if err != nil {
-		fmt.Fprintf(stderr, "checker tlc: %v\n", err)
-		return exitUsage
-	}
-	defer os.RemoveAll(meta)
-	selected := func(mm *drainmodel.Entry) bool {
-		return *only == "" && (!mm.Large || *all) || mm.Config == *only
-	}
+	defer os.RemoveAll(t.meta)
 	total := 0
-	for i := range man.Models {
-		if selected(&man.Models[i]) {
+	for i := range t.man.Models {
+		if t.selected(&t.man.Models[i]) {
 			total++
 		}
 	}
@@ -149,127 +142,27 @@ func runTLC(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var rows []modelRow
 	var sum summary
 	interrupted := false
-	for i := range man.Models {
-		mm := &man.Models[i]
-		if !selected(mm) {
+	for i := range t.man.Models {
+		mm := &t.man.Models[i]
+		if !t.selected(mm) {
 			continue
 		}
 		fmt.Fprintf(stderr, "[%d/%d] %s: running TLC\n", sum.Models+1, total, mm.Config)
-		temporal := ""
-		if mm.Liveness || strings.Contains(mm.Violated, "Completes") {
-			temporal = mm.Violated
-		}
-		// A safety violation is searched with one worker: only then is
-		// TLC's search strictly breadth first and its trace shortest.
-		firstWorkers := *workers
-		if mm.Expected != "ok" && temporal == "" {
-			firstWorkers = 1
-		}
-		// Under a VIEW the first state met with a view is explored: the
-		// figures are compared with one worker.
-		if cfg, err := tlacfg.ParseFile(configPath(dir, mm.Config)); err == nil && cfg.View.Name != "" {
-			firstWorkers = 1
-		}
-		run := func(w int, extra ...string) (tlcRun, error) {
-			a := []string{"-XX:+UseParallelGC", "-Djava.io.tmpdir=" + meta, "-cp", *jar, "tlc2.TLC", "-workers", strconv.Itoa(w), "-noGenerateSpecTE",
-				"-metadir", filepath.Join(meta, strconv.Itoa(i)), "-config", mm.Config}
-			a = append(a, extra...)
-			a = append(a, mm.Module+".tla")
-			cmd := exec.CommandContext(ctx, "java", a...)
-			cmd.Dir = dir
-			cmd.WaitDelay = time.Second // after Ctrl-C, do not wait for children holding the output open
-			var out bytes.Buffer
-			both := io.MultiWriter(&out, &progressLines{w: stderr})
-			cmd.Stdout, cmd.Stderr = both, both // one writer: exec copies both streams on one goroutine
-			_ = cmd.Run()                       // TLC exits non-zero on a violation; the verdict is in its output
-			if ctx.Err() != nil {
-				return tlcRun{}, ctx.Err()
-			}
-			r, err := parseTLC(out.String(), temporal)
-			if err != nil {
-				fmt.Fprint(stderr, out.String())
-			}
-			return r, err
-		}
-		r, err := run(firstWorkers)
-		if ctx.Err() != nil {
+		res, err := t.model(ctx, i)
+		if errors.Is(err, errTLCInterrupted) {
 			interrupted = true
 			break
 		}
 		if err != nil {
-			fmt.Fprintf(stderr, "checker tlc: %s: %v\n", mm.Config, err)
+			fmt.Fprintf(stderr, "checker tlc: %v\n", err)
 			return exitUsage
 		}
-		var cont tlcRun
-		if *whole && mm.Expected != "ok" && r.Outcome != "ok" && temporal == "" {
-			cont, err = run(*workers, "-continue")
-			if ctx.Err() != nil {
-				interrupted = true
-				break
-			}
-			if err != nil {
-				fmt.Fprintf(stderr, "checker tlc: %s -continue: %v\n", mm.Config, err)
-				return exitUsage
-			}
-		}
-		got := drainmodel.Figures{Distinct: r.Distinct, Generated: r.Generated, Depth: r.Depth, Seconds: r.Seconds, TraceLength: r.TraceLength, ContinueDistinct: cont.Distinct}
-		if !*whole && mm.TLC != nil {
-			got.ContinueDistinct = mm.TLC.ContinueDistinct
-		}
-		if r.Outcome == "ok" {
-			got.TraceLength = 0
-		}
-		row := modelRow{Config: mm.Config, Expected: mm.Expected, Outcome: r.Outcome, Violated: r.Violated, Steps: r.TraceLength,
-			Distinct: r.Distinct, Generated: r.Generated, Depth: r.Depth, Seconds: r.Seconds}
-		if mm.TLC != nil {
-			row.TLCDistinct = mm.TLC.Distinct
-		}
 		sum.Models++
-		if *record {
-			mm.TLC = &got
-			mm.Expected, mm.Violated = r.Outcome, r.Violated
-			if r.Version != "" {
-				man.TLCBuild = r.Version
-			}
-			row.AsRecorded, row.TLCDistinct = true, r.Distinct
-			sum.AsRecorded++
-			rows = append(rows, row)
-			if !*asJSON {
-				fmt.Fprintf(stdout, "%-50s %s %s: %d distinct, %d generated, depth %d, steps %d, continue %d, %.0fs\n",
-					mm.Config, r.Outcome, r.Violated, r.Distinct, r.Generated, r.Depth, r.TraceLength, cont.Distinct, r.Seconds)
-			}
-			continue
-		}
-		var problems []string
-		if r.Outcome != mm.Expected || r.Violated != mm.Violated {
-			problems = append(problems, fmt.Sprintf("TLC says %s %s, recorded %s %s", r.Outcome, r.Violated, mm.Expected, mm.Violated))
-		}
-		// With several workers TLC's search is not strictly level by level,
-		// so the depth it reports can be one off (LogCoord: 34 or 35); the
-		// depth is compared only for single-worker runs.
-		depthDiffers := firstWorkers == 1 && r.Depth != mm.TLC.Depth
-		if r.Outcome == "ok" && (r.Distinct != mm.TLC.Distinct || r.Generated != mm.TLC.Generated || depthDiffers) {
-			problems = append(problems, fmt.Sprintf("TLC counts %d/%d/%d, recorded %d/%d/%d", r.Distinct, r.Generated, r.Depth, mm.TLC.Distinct, mm.TLC.Generated, mm.TLC.Depth))
-		}
-		if *whole && mm.TLC.ContinueDistinct > 0 && cont.Distinct != mm.TLC.ContinueDistinct {
-			problems = append(problems, fmt.Sprintf("TLC -continue %d distinct, recorded %d", cont.Distinct, mm.TLC.ContinueDistinct))
-		}
-		say := "as recorded"
-		row.AsRecorded = len(problems) == 0
-		if row.AsRecorded {
-			sum.AsRecorded++
-		} else {
-			sum.Unexpected++
-			row.Problems = strings.Join(problems, "; ")
-			say = "UNEXPECTED: " + row.Problems
-		}
+		row := t.row(mm, res, &sum)
 		rows = append(rows, row)
-		if !*asJSON {
-			fmt.Fprintf(stdout, "%-50s %-9s %-24s %10d distinct %6.0fs  %s\n", mm.Config, r.Outcome, r.Violated, r.Distinct, r.Seconds, say)
-		}
 	}
-	if *record {
-		if err := man.Write(*path); err != nil {
+	if t.f.record {
+		if err := t.man.Write(t.f.path); err != nil {
 			fmt.Fprintf(stderr, "checker tlc: %v\n", err)
 			return exitUsage
 		}
@@ -278,7 +171,206 @@ func runTLC(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if interrupted {
 		fmt.Fprintf(stderr, "checker tlc: interrupted after %d models; the others were not run\n", sum.Models)
 	}
-	return endTable(stdout, stderr, "tlc", *asJSON, sum, rows, start, nil)
+	return endTable(stdout, stderr, "tlc", t.f.asJSON, sum, rows, start, nil)
+}
+
+// parse reads the flags.
+func (t *tlcSession) parse(args []string) (code int, ok bool) {
+	fs := flag.NewFlagSet("checker tlc", flag.ContinueOnError)
+	fs.SetOutput(t.stderr)
+	f := &t.f
+	fs.StringVar(&f.path, "models", "tla/models.json", "the manifest of models")
+	fs.StringVar(&f.jar, "jar", os.Getenv("TLA2TOOLS"), "path of tla2tools.jar (default $TLA2TOOLS)")
+	fs.BoolVar(&f.all, "all", false, "also run the models marked large")
+	fs.IntVar(&f.workers, "workers", 2, "TLC -workers (1..1024)")
+	fs.StringVar(&f.only, "only", "", "run only the model whose config is this file name (large or not)")
+	fs.BoolVar(&f.record, "record", false, "write TLC's figures into the manifest instead of comparing")
+	fs.BoolVar(&f.whole, "continue", true, "for a safety violation, also run TLC -continue for the whole space's distinct count (false: the trace only; a recorded count is then kept)")
+	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object (see the README's \"JSON output\")")
+	fs.Usage = usageFunc(fs, "checker tlc [--models FILE] [--jar tla2tools.jar] [--all | --only CFG] [--workers N] [--record] [--json]",
+		"Run TLC itself on the models of the manifest and compare its verdicts and counts with the recorded ones\n(or, with --record, record them). TLC's progress lines are shown on stderr.")
+	if code, ok := parseFlags(fs, args, t.stdout, t.stderr); !ok {
+		return code, false
+	}
+	if flagErr(t.stderr, "checker tlc", intRange("workers", int64(f.workers), 1, maxWorkers)) {
+		return exitUsage, false
+	}
+	return exitOK, true
+}
+
+// load reads the manifest and makes sure TLC can run; it says why not
+// and returns false if not.
+func (t *tlcSession) load() bool {
+	fail := func(format string, a ...any) bool {
+		fmt.Fprintf(t.stderr, "checker tlc: "+format+"\n", a...)
+		return false
+	}
+	man, err := drainmodel.ReadManifest(t.f.path)
+	if err != nil {
+		return fail("%v", err)
+	}
+	t.man, t.dir = man, filepath.Dir(t.f.path)
+	if t.f.only != "" && !slices.ContainsFunc(man.Models, func(m drainmodel.Entry) bool { return m.Config == t.f.only }) {
+		return fail("--only %s: no such model in %s (see its \"config\" fields)", t.f.only, t.f.path)
+	}
+	if t.f.jar == "" {
+		return fail("no TLC: set TLA2TOOLS to the path of tla2tools.jar (TLC is not served by any package registry; build it from the tlaplus sources)")
+	}
+	if _, err := os.Stat(t.f.jar); err != nil {
+		return fail("TLA2TOOLS: %v", err)
+	}
+	if _, err := exec.LookPath("java"); err != nil {
+		return fail("java is not installed")
+	}
+	return true
+}
+
+// selected reports whether the flags select mm.
+func (t *tlcSession) selected(mm *drainmodel.Entry) bool {
+	return t.f.only == "" && (!mm.Large || t.f.all) || mm.Config == t.f.only
+}
+
+// temporalOf is the liveness property a "Temporal properties were
+// violated" of mm refers to, or "".
+func temporalOf(mm *drainmodel.Entry) string {
+	if mm.Liveness || strings.Contains(mm.Violated, "Completes") {
+		return mm.Violated
+	}
+	return ""
+}
+
+// model runs TLC on the i-th model of the manifest: once, and for a
+// safety violation with --continue once more with -continue.
+func (t *tlcSession) model(ctx context.Context, i int) (tlcResult, error) {
+	mm := &t.man.Models[i]
+	temporal := temporalOf(mm)
+	// A safety violation is searched with one worker: only then is
+	// TLC's search strictly breadth first and its trace shortest.
+	res := tlcResult{firstWorkers: t.f.workers}
+	if mm.Expected != "ok" && temporal == "" {
+		res.firstWorkers = 1
+	}
+	// Under a VIEW the first state met with a view is explored: the
+	// figures are compared with one worker.
+	if cfg, err := tlacfg.ParseFile(configPath(t.dir, mm.Config)); err == nil && cfg.View.Name != "" {
+		res.firstWorkers = 1
+	}
+	var err error
+	if res.r, err = t.runOnce(ctx, i, res.firstWorkers); err != nil {
+		if errors.Is(err, errTLCInterrupted) {
+			return res, err
+		}
+		return res, fmt.Errorf("%s: %w", mm.Config, err)
+	}
+	if t.f.whole && mm.Expected != "ok" && res.r.Outcome != "ok" && temporal == "" {
+		if res.cont, err = t.runOnce(ctx, i, t.f.workers, "-continue"); err != nil {
+			if errors.Is(err, errTLCInterrupted) {
+				return res, err
+			}
+			return res, fmt.Errorf("%s -continue: %w", mm.Config, err)
+		}
+	}
+	return res, nil
+}
+
+// runOnce runs TLC with w workers (and the extra arguments) on the i-th
+// model of the manifest and parses what it printed; its progress lines
+// go to stderr.
+func (t *tlcSession) runOnce(ctx context.Context, i, w int, extra ...string) (tlcRun, error) {
+	mm := &t.man.Models[i]
+	a := []string{"-XX:+UseParallelGC", "-Djava.io.tmpdir=" + t.meta, "-cp", t.f.jar, "tlc2.TLC", "-workers", strconv.Itoa(w), "-noGenerateSpecTE",
+		"-metadir", filepath.Join(t.meta, strconv.Itoa(i)), "-config", mm.Config}
+	a = append(a, extra...)
+	a = append(a, mm.Module+".tla")
+	cmd := exec.CommandContext(ctx, "java", a...)
+	cmd.Dir = t.dir
+	cmd.WaitDelay = time.Second // after Ctrl-C, do not wait for children holding the output open
+	var out bytes.Buffer
+	both := io.MultiWriter(&out, &progressLines{w: t.stderr})
+	cmd.Stdout, cmd.Stderr = both, both // one writer: exec copies both streams on one goroutine
+	_ = cmd.Run()                       // TLC exits non-zero on a violation; the verdict is in its output
+	if ctx.Err() != nil {
+		return tlcRun{}, errTLCInterrupted
+	}
+	r, err := parseTLC(out.String(), temporalOf(mm))
+	if err != nil {
+		fmt.Fprint(t.stderr, out.String())
+	}
+	return r, err
+}
+
+// row records TLC's figures of mm into the manifest (--record) or
+// compares them with the recorded ones, prints the model's line and
+// counts it in sum.
+func (t *tlcSession) row(mm *drainmodel.Entry, res tlcResult, sum *summary) modelRow {
+	r := res.r
+	row := modelRow{Config: mm.Config, Expected: mm.Expected, Outcome: r.Outcome, Violated: r.Violated, Steps: r.TraceLength,
+		Distinct: r.Distinct, Generated: r.Generated, Depth: r.Depth, Seconds: r.Seconds}
+	if mm.TLC != nil {
+		row.TLCDistinct = mm.TLC.Distinct
+	}
+	if t.f.record {
+		t.record(mm, res)
+		row.AsRecorded, row.TLCDistinct = true, r.Distinct
+		sum.AsRecorded++
+		if !t.f.asJSON {
+			fmt.Fprintf(t.stdout, "%-50s %s %s: %d distinct, %d generated, depth %d, steps %d, continue %d, %.0fs\n",
+				mm.Config, r.Outcome, r.Violated, r.Distinct, r.Generated, r.Depth, r.TraceLength, res.cont.Distinct, r.Seconds)
+		}
+		return row
+	}
+	problems := t.compare(mm, res)
+	say := "as recorded"
+	row.AsRecorded = len(problems) == 0
+	if row.AsRecorded {
+		sum.AsRecorded++
+	} else {
+		sum.Unexpected++
+		row.Problems = strings.Join(problems, "; ")
+		say = "UNEXPECTED: " + row.Problems
+	}
+	if !t.f.asJSON {
+		fmt.Fprintf(t.stdout, "%-50s %-9s %-24s %10d distinct %6.0fs  %s\n", mm.Config, r.Outcome, r.Violated, r.Distinct, r.Seconds, say)
+	}
+	return row
+}
+
+// record writes TLC's verdict and figures of mm into the manifest.
+func (t *tlcSession) record(mm *drainmodel.Entry, res tlcResult) {
+	r := res.r
+	got := drainmodel.Figures{Distinct: r.Distinct, Generated: r.Generated, Depth: r.Depth, Seconds: r.Seconds, TraceLength: r.TraceLength, ContinueDistinct: res.cont.Distinct}
+	if !t.f.whole && mm.TLC != nil {
+		got.ContinueDistinct = mm.TLC.ContinueDistinct
+	}
+	if r.Outcome == "ok" {
+		got.TraceLength = 0
+	}
+	mm.TLC = &got
+	mm.Expected, mm.Violated = r.Outcome, r.Violated
+	if r.Version != "" {
+		t.man.TLCBuild = r.Version
+	}
+}
+
+// compare lists how TLC's verdict and figures of mm differ from the
+// recorded ones.
+func (t *tlcSession) compare(mm *drainmodel.Entry, res tlcResult) []string {
+	r := res.r
+	var problems []string
+	if r.Outcome != mm.Expected || r.Violated != mm.Violated {
+		problems = append(problems, fmt.Sprintf("TLC says %s %s, recorded %s %s", r.Outcome, r.Violated, mm.Expected, mm.Violated))
+	}
+	// With several workers TLC's search is not strictly level by level,
+	// so the depth it reports can be one off (LogCoord: 34 or 35); the
+	// depth is compared only for single-worker runs.
+	depthDiffers := res.firstWorkers == 1 && r.Depth != mm.TLC.Depth
+	if r.Outcome == "ok" && (r.Distinct != mm.TLC.Distinct || r.Generated != mm.TLC.Generated || depthDiffers) {
+		problems = append(problems, fmt.Sprintf("TLC counts %d/%d/%d, recorded %d/%d/%d", r.Distinct, r.Generated, r.Depth, mm.TLC.Distinct, mm.TLC.Generated, mm.TLC.Depth))
+	}
+	if t.f.whole && mm.TLC.ContinueDistinct > 0 && res.cont.Distinct != mm.TLC.ContinueDistinct {
+		problems = append(problems, fmt.Sprintf("TLC -continue %d distinct, recorded %d", res.cont.Distinct, mm.TLC.ContinueDistinct))
+	}
+	return problems
 }
 
 // progressLines forwards TLC's progress lines ("Progress(...)") to w,

@@ -95,22 +95,29 @@ func runTrace(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	if out.Seconds > 0 {
 		out.LinesPerSecond = float64(out.Lines) / out.Seconds
 	}
+	return reportTraces(stdout, &out, *asJSON, *quiet)
+}
+
+// reportTraces prints the verdicts of `checker trace` (with quiet, only
+// the traces not accepted) and the totals, or the JSON report, and
+// returns the exit code.
+func reportTraces(stdout io.Writer, out *traceOutput, asJSON, quiet bool) int {
 	code := exitOK
-	r := report{Command: "trace", Outcome: outcomeOK, Seconds: out.Seconds, Traces: &out}
+	r := report{Command: "trace", Outcome: outcomeOK, Seconds: out.Seconds, Traces: out}
 	switch {
 	case out.Rejected > 0:
 		code, r.Outcome, r.Violated, r.Kind = exitViolation, outcomeViolated, "trace", "trace"
 	case out.Incomplete > 0:
 		code, r.Outcome, r.Reason = exitIncomplete, outcomeIncomplete, "a trace leaves the model's or the search's bounds"
 	}
-	if *asJSON {
+	if asJSON {
 		if err := writeReport(stdout, r); err != nil {
 			return exitUsage
 		}
 		return code
 	}
 	for i := range out.Files {
-		if !*quiet || out.Files[i].Verdict != tracecheck.OK {
+		if !quiet || out.Files[i].Verdict != tracecheck.OK {
 			printTraceResult(stdout, &out.Files[i])
 		}
 	}

@@ -49,6 +49,13 @@ type parityOutput struct {
 	TLCStates  int64   `json:"tlc_distinct_states"`
 }
 
+// parityFlags are the flags of `checker traceparity`.
+type parityFlags struct {
+	jar, mods, dir, tlaDir string
+	perKind, steps, freeN  int
+	withSim, asJSON        bool
+}
+
 // runTraceParity is `checker traceparity`: a corpus of traces (model walks
 // of both transports, walks of the model with each bug, mutated walks,
 // model-scope simulations of the implementation) checked by `checker
@@ -56,102 +63,40 @@ type parityOutput struct {
 // every verdict and on the number of lines explained. Exit 0 when they
 // agree, 1 when they do not, 2 on usage or operational errors.
 func runTraceParity(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("checker traceparity", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	jar := fs.String("jar", os.Getenv("TLA2TOOLS"), "tla2tools.jar (default $TLA2TOOLS)")
-	mods := fs.String("modules", os.Getenv("TLA_COMMUNITY_MODULES"), "CommunityModules-deps.jar (default $TLA_COMMUNITY_MODULES)")
-	dir := fs.String("out", "", "directory for the corpus (default: a new temporary directory)")
-	tlaDir := fs.String("tla", "tla", "directory of TraceDrainRegistration.tla")
-	perKind := fs.Int("n", 30, "traces per kind and transport")
-	steps := fs.Int("steps", 80, "lines per generated trace")
-	freeN := fs.Int("free", 20, "traces (of 25 lines) also checked with TLC's free environment (TRACE_FREE_ENV)")
-	withSim := fs.Bool("sim", false, "also the traces of model-scope simulations of the implementation")
-	asJSON := fs.Bool("json", false, "print one JSON object")
-	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
-		return code
-	}
 	fail := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "checker traceparity: "+format+"\n", a...)
 		return exitUsage
 	}
-	if *jar == "" || *mods == "" {
-		return fail("set --jar/$TLA2TOOLS (tla2tools.jar) and --modules/$TLA_COMMUNITY_MODULES (CommunityModules-deps.jar); both are built from their public sources outside this repository")
-	}
-	if flagErr(stderr, "checker traceparity", intRange("n", int64(*perKind), 1, 10_000),
-		intRange("steps", int64(*steps), 1, 100_000), intRange("free", int64(*freeN), 0, 10_000)) {
-		return exitUsage
+	f, code, ok := parseParityFlags(args, stdout, stderr)
+	if !ok {
+		return code
 	}
 	var err error
-	if *dir == "" {
-		if *dir, err = os.MkdirTemp("", "traceparity"); err != nil {
+	if f.dir == "" {
+		if f.dir, err = os.MkdirTemp("", "traceparity"); err != nil {
 			return fail("%v", err)
 		}
 	}
-	if *dir, err = filepath.Abs(*dir); err != nil {
+	if f.dir, err = filepath.Abs(f.dir); err != nil {
 		return fail("%v", err)
 	}
-	batches, err := parityCorpus(ctx, *dir, *perKind, *steps, *freeN, *withSim)
+	batches, err := parityCorpus(ctx, f.dir, f.perKind, f.steps, f.freeN, f.withSim)
 	if err != nil {
 		return fail("%v", err)
 	}
 	out := parityOutput{Result: "agree"}
 	for _, b := range batches {
-		goRes := map[string]tracecheck.Result{}
-		start := time.Now()
-		for _, f := range b.files {
-			r, err := tracecheck.CheckFile(f, nil, tracecheck.Options{})
-			if err != nil {
-				return fail("%v", err)
-			}
-			goRes[f] = r
-			out.Lines += r.Lines
-		}
-		out.GoSeconds += time.Since(start).Seconds()
-		// TLC evaluates the trace spec's file-reading definitions again for
-		// each initial state (one per trace), so a run's cost grows with the
-		// square of its traces: chunks of parityChunk traces.
-		tlc := map[string]tlcVerdict{}
-		for lo := 0; lo < len(b.files); lo += parityChunk {
-			chunk := b
-			chunk.name = fmt.Sprintf("%s-%d", b.name, lo/parityChunk+1)
-			chunk.files = b.files[lo:min(lo+parityChunk, len(b.files))]
-			start = time.Now()
-			res, states, err := runTraceTLC(ctx, *jar, *mods, *tlaDir, *dir, chunk)
-			if err != nil {
-				return fail("batch %s: %v", chunk.name, err)
-			}
-			out.TLCSeconds += time.Since(start).Seconds()
-			out.TLCStates += states
-			for f, v := range res {
-				tlc[f] = v
-			}
-		}
-		for _, f := range b.files {
-			g, t := goRes[f], tlc[f]
-			out.Traces++
-			if b.free {
-				out.FreeEnv++
-			}
-			if g.Verdict == tracecheck.OK {
-				out.Accepted++
-			} else {
-				out.Rejected++
-			}
-			if t.verdict != string(map[bool]string{true: "accepted", false: "rejected"}[g.Verdict == tracecheck.OK]) ||
-				t.lines != g.Lines || g.Verdict == tracecheck.Incomplete {
-				out.Disagree++
-				out.Result = "disagree"
-				fmt.Fprintf(stderr, "disagree: %s: checker %s after %d lines, TLC %s after %d\n", f, g.Verdict, g.Lines, t.verdict, t.lines)
-			}
+		if err := out.check(ctx, &f, b, stderr); err != nil {
+			return fail("%v", err)
 		}
 	}
-	if *asJSON {
+	if f.asJSON {
 		if err := json.NewEncoder(stdout).Encode(out); err != nil {
 			return exitUsage
 		}
 	} else {
 		fmt.Fprintf(stdout, "traceparity: %d traces (%d accepted, %d rejected; %d also with TLC's free environment), %d lines, in %s\n",
-			out.Traces, out.Accepted, out.Rejected, out.FreeEnv, out.Lines, *dir)
+			out.Traces, out.Accepted, out.Rejected, out.FreeEnv, out.Lines, f.dir)
 		fmt.Fprintf(stdout, "  checker trace %.3fs, TLC %.1fs (%d distinct states); %d disagreements\n",
 			out.GoSeconds, out.TLCSeconds, out.TLCStates, out.Disagree)
 	}
@@ -161,22 +106,90 @@ func runTraceParity(ctx context.Context, args []string, stdout, stderr io.Writer
 	return exitOK
 }
 
+// parseParityFlags reads and checks the flags of `checker traceparity`.
+func parseParityFlags(args []string, stdout, stderr io.Writer) (f parityFlags, code int, ok bool) {
+	fs := flag.NewFlagSet("checker traceparity", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&f.jar, "jar", os.Getenv("TLA2TOOLS"), "tla2tools.jar (default $TLA2TOOLS)")
+	fs.StringVar(&f.mods, "modules", os.Getenv("TLA_COMMUNITY_MODULES"), "CommunityModules-deps.jar (default $TLA_COMMUNITY_MODULES)")
+	fs.StringVar(&f.dir, "out", "", "directory for the corpus (default: a new temporary directory)")
+	fs.StringVar(&f.tlaDir, "tla", "tla", "directory of TraceDrainRegistration.tla")
+	fs.IntVar(&f.perKind, "n", 30, "traces per kind and transport")
+	fs.IntVar(&f.steps, "steps", 80, "lines per generated trace")
+	fs.IntVar(&f.freeN, "free", 20, "traces (of 25 lines) also checked with TLC's free environment (TRACE_FREE_ENV)")
+	fs.BoolVar(&f.withSim, "sim", false, "also the traces of model-scope simulations of the implementation")
+	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object")
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return f, code, false
+	}
+	if f.jar == "" || f.mods == "" {
+		fmt.Fprintln(stderr, "checker traceparity: set --jar/$TLA2TOOLS (tla2tools.jar) and --modules/$TLA_COMMUNITY_MODULES (CommunityModules-deps.jar); both are built from their public sources outside this repository")
+		return f, exitUsage, false
+	}
+	if flagErr(stderr, "checker traceparity", intRange("n", int64(f.perKind), 1, 10_000),
+		intRange("steps", int64(f.steps), 1, 100_000), intRange("free", int64(f.freeN), 0, 10_000)) {
+		return f, exitUsage, false
+	}
+	return f, exitOK, true
+}
+
+// check checks the traces of b with `checker trace` and with TLC, and
+// counts them and their disagreements (each said on stderr) in o.
+func (o *parityOutput) check(ctx context.Context, f *parityFlags, b parityBatch, stderr io.Writer) error {
+	goRes := map[string]tracecheck.Result{}
+	start := time.Now()
+	for _, file := range b.files {
+		r, err := tracecheck.CheckFile(file, nil, tracecheck.Options{})
+		if err != nil {
+			return err
+		}
+		goRes[file] = r
+		o.Lines += r.Lines
+	}
+	o.GoSeconds += time.Since(start).Seconds()
+	// TLC evaluates the trace spec's file-reading definitions again for
+	// each initial state (one per trace), so a run's cost grows with the
+	// square of its traces: chunks of parityChunk traces.
+	tlc := map[string]tlcVerdict{}
+	for lo := 0; lo < len(b.files); lo += parityChunk {
+		chunk := b
+		chunk.name = fmt.Sprintf("%s-%d", b.name, lo/parityChunk+1)
+		chunk.files = b.files[lo:min(lo+parityChunk, len(b.files))]
+		start = time.Now()
+		res, states, err := runTraceTLC(ctx, f.jar, f.mods, f.tlaDir, f.dir, chunk)
+		if err != nil {
+			return fmt.Errorf("batch %s: %v", chunk.name, err)
+		}
+		o.TLCSeconds += time.Since(start).Seconds()
+		o.TLCStates += states
+		for file, v := range res {
+			tlc[file] = v
+		}
+	}
+	for _, file := range b.files {
+		g, t := goRes[file], tlc[file]
+		o.Traces++
+		if b.free {
+			o.FreeEnv++
+		}
+		if g.Verdict == tracecheck.OK {
+			o.Accepted++
+		} else {
+			o.Rejected++
+		}
+		if t.verdict != string(map[bool]string{true: "accepted", false: "rejected"}[g.Verdict == tracecheck.OK]) ||
+			t.lines != g.Lines || g.Verdict == tracecheck.Incomplete {
+			o.Disagree++
+			o.Result = "disagree"
+			fmt.Fprintf(stderr, "disagree: %s: checker %s after %d lines, TLC %s after %d\n", file, g.Verdict, g.Lines, t.verdict, t.lines)
+		}
+	}
+	return nil
+}
+
 // parityCorpus writes the corpus into dir, one batch per header.
 func parityCorpus(ctx context.Context, dir string, n, steps, freeN int, withSim bool) ([]parityBatch, error) {
 	var batches []parityBatch
-	write := func(sub, name string, cfg spec.Config, lines []tracecheck.Line) (string, error) {
-		d := filepath.Join(dir, sub)
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return "", err
-		}
-		path := filepath.Join(d, name+".ndjson")
-		f, err := os.Create(path)
-		if err != nil {
-			return "", err
-		}
-		err = tracecheck.Write(f, tracecheck.HeaderFor(cfg, "checker traceparity"), lines)
-		return path, errors.Join(err, f.Close())
-	}
 	for _, tr := range []string{spec.TransportHeartbeat, spec.TransportLogCoord} {
 		good := tracecheck.TraceConfig(spec.DefaultConfig())
 		good.Transport = tr
@@ -184,84 +197,131 @@ func parityCorpus(ctx context.Context, dir string, n, steps, freeN int, withSim 
 		if err != nil {
 			return nil, err
 		}
-		b := parityBatch{name: tr}
-		add := func(name string, lines []tracecheck.Line) error {
-			p, err := write(tr, name, good, lines)
-			b.files = append(b.files, p)
-			return err
-		}
 		rng := rand.New(rand.NewPCG(uint64(len(tr)), 42))
-		for s := 1; s <= n; s++ {
-			lines, err := tracecheck.Generate(gm, uint64(s), steps)
-			if err != nil {
-				return nil, err
-			}
-			if err := add(fmt.Sprintf("walk-%d", s), lines); err != nil {
-				return nil, err
-			}
-			if err := add(fmt.Sprintf("mutant-%d", s), mutate(rng, lines)); err != nil {
-				return nil, err
-			}
-		}
-		for _, bn := range spec.BugNames() {
-			bug, _ := spec.ParseBug(bn)
-			buggy := good
-			buggy.Bugs = bug
-			bm, err := spec.New(buggy)
-			if err != nil {
-				continue // a bug of the other transport
-			}
-			for s := 1; s <= max(1, n/5); s++ {
-				lines, err := tracecheck.Generate(bm, uint64(s), steps)
-				if err != nil {
-					return nil, err
-				}
-				if err := add(fmt.Sprintf("bug-%s-%d", bn, s), lines); err != nil {
-					return nil, err
-				}
-			}
+		b, err := walkBatch(dir, tr, good, gm, rng, n, steps)
+		if err != nil {
+			return nil, err
 		}
 		batches = append(batches, b)
-		// The implementation: model-scope simulations.
-		sb := parityBatch{name: "sim-" + tr}
-		for s := 1; s <= n && withSim; s++ {
-			cfg := sim.Config{Seed: uint64(s), Steps: steps * 4, Transport: node.Transport(tr), ModelScope: true}
-			path := filepath.Join(dir, "sim-"+tr, fmt.Sprintf("seed-%d.ndjson", s))
-			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-				return nil, err
-			}
-			if _, err := runSimTraced(ctx, cfg, filepath.Dir(path)); err != nil {
-				return nil, err
-			}
-			if err := os.Rename(filepath.Join(filepath.Dir(path), fmt.Sprintf("seed-%d-%s.ndjson", s, tr)), path); err != nil {
-				return nil, err
-			}
-			sb.files = append(sb.files, path)
-		}
-		if len(sb.files) > 0 {
-			batches = append(batches, sb)
-		}
-		// TLC's free environment, on short traces.
-		fb := parityBatch{name: "free-" + tr, free: true}
-		for s := 1; s <= freeN; s++ {
-			lines, err := tracecheck.Generate(gm, uint64(1000+s), 25)
+		if withSim {
+			sb, err := simBatch(ctx, dir, tr, n, steps)
 			if err != nil {
 				return nil, err
 			}
-			if s%2 == 0 {
-				lines = mutate(rng, lines)
+			if len(sb.files) > 0 {
+				batches = append(batches, sb)
 			}
-			p, err := write("free-"+tr, fmt.Sprintf("t-%d", s), good, lines)
-			if err != nil {
-				return nil, err
-			}
-			fb.files = append(fb.files, p)
+		}
+		fb, err := freeBatch(dir, tr, good, gm, rng, freeN)
+		if err != nil {
+			return nil, err
 		}
 		if len(fb.files) > 0 {
 			batches = append(batches, fb)
 		}
 	}
 	return batches, nil
+}
+
+// writeParityTrace writes lines, with the header of cfg, to
+// dir/sub/name.ndjson and returns its path.
+func writeParityTrace(dir, sub, name string, cfg spec.Config, lines []tracecheck.Line) (string, error) {
+	d := filepath.Join(dir, sub)
+	if err := os.MkdirAll(d, 0o755); err != nil {
+		return "", err
+	}
+	path := filepath.Join(d, name+".ndjson")
+	f, err := os.Create(path)
+	if err != nil {
+		return "", err
+	}
+	err = tracecheck.Write(f, tracecheck.HeaderFor(cfg, "checker traceparity"), lines)
+	return path, errors.Join(err, f.Close())
+}
+
+// walkBatch is the batch of transport tr's walks of the model gm (of
+// good), each also mutated, and the walks of the model with each of its
+// bugs (the header naming good).
+func walkBatch(dir, tr string, good spec.Config, gm *spec.Model, rng *rand.Rand, n, steps int) (parityBatch, error) {
+	b := parityBatch{name: tr}
+	add := func(name string, lines []tracecheck.Line) error {
+		p, err := writeParityTrace(dir, tr, name, good, lines)
+		b.files = append(b.files, p)
+		return err
+	}
+	for s := 1; s <= n; s++ {
+		lines, err := tracecheck.Generate(gm, uint64(s), steps)
+		if err != nil {
+			return b, err
+		}
+		if err := add(fmt.Sprintf("walk-%d", s), lines); err != nil {
+			return b, err
+		}
+		if err := add(fmt.Sprintf("mutant-%d", s), mutate(rng, lines)); err != nil {
+			return b, err
+		}
+	}
+	for _, bn := range spec.BugNames() {
+		bug, _ := spec.ParseBug(bn)
+		buggy := good
+		buggy.Bugs = bug
+		bm, err := spec.New(buggy)
+		if err != nil {
+			continue // a bug of the other transport
+		}
+		for s := 1; s <= max(1, n/5); s++ {
+			lines, err := tracecheck.Generate(bm, uint64(s), steps)
+			if err != nil {
+				return b, err
+			}
+			if err := add(fmt.Sprintf("bug-%s-%d", bn, s), lines); err != nil {
+				return b, err
+			}
+		}
+	}
+	return b, nil
+}
+
+// simBatch is the batch of transport tr's model-scope simulations of the
+// implementation.
+func simBatch(ctx context.Context, dir, tr string, n, steps int) (parityBatch, error) {
+	sb := parityBatch{name: "sim-" + tr}
+	for s := 1; s <= n; s++ {
+		cfg := sim.Config{Seed: uint64(s), Steps: steps * 4, Transport: node.Transport(tr), ModelScope: true}
+		path := filepath.Join(dir, "sim-"+tr, fmt.Sprintf("seed-%d.ndjson", s))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return sb, err
+		}
+		if _, err := runSimTraced(ctx, cfg, filepath.Dir(path)); err != nil {
+			return sb, err
+		}
+		if err := os.Rename(filepath.Join(filepath.Dir(path), fmt.Sprintf("seed-%d-%s.ndjson", s, tr)), path); err != nil {
+			return sb, err
+		}
+		sb.files = append(sb.files, path)
+	}
+	return sb, nil
+}
+
+// freeBatch is the batch of transport tr's short walks of gm (of good;
+// every other one mutated) checked with TLC's free environment.
+func freeBatch(dir, tr string, good spec.Config, gm *spec.Model, rng *rand.Rand, freeN int) (parityBatch, error) {
+	fb := parityBatch{name: "free-" + tr, free: true}
+	for s := 1; s <= freeN; s++ {
+		lines, err := tracecheck.Generate(gm, uint64(1000+s), 25)
+		if err != nil {
+			return fb, err
+		}
+		if s%2 == 0 {
+			lines = mutate(rng, lines)
+		}
+		p, err := writeParityTrace(dir, "free-"+tr, fmt.Sprintf("t-%d", s), good, lines)
+		if err != nil {
+			return fb, err
+		}
+		fb.files = append(fb.files, p)
+	}
+	return fb, nil
 }
 
 // mutate returns lines with one mutation: a line dropped, two adjacent

@@ -13,6 +13,9 @@ import (
 	"github.com/drainproof/drainproof/internal/drainmodel"
 )
 
+// runVerify is `checker verify`: check every model of the manifest with
+// our checker and compare its outcome and figures with TLC's recorded
+// ones (and, with --coverage, require action coverage).
 func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("checker verify", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -78,43 +81,56 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	sum.NotRun = len(todo) - sum.Models
 	if *coverage && sum.NotRun == 0 && ctx.Err() == nil {
-		var cfgs []string
-		for _, mm := range todo {
-			if mm.Expected == "ok" {
-				cfgs = append(cfgs, configPath(dir, mm.Config))
-			}
-		}
-		idle, err := drainmodel.IdleActions(ctx, cfgs, man.CoverageExempt)
-		switch {
-		case ctx.Err() != nil:
-			sum.NotRun++ // the coverage run was interrupted: not a regression
-		case err != nil:
-			fmt.Fprintf(stderr, "checker verify: coverage: %v\n", err)
+		if !verifyCoverage(ctx, stderr, man, dir, todo, &sum) {
 			return exitUsage
-		case len(idle) > 0:
-			fmt.Fprintf(stderr, "checker verify: coverage: these actions change the state in none of the %d correct models: %v\n", len(cfgs), idle)
-			sum.Unexpected++
-		default:
-			fmt.Fprintf(stderr, "Coverage: every action changes the state in some of the %d correct models (exempt: %d bug-only actions).\n", len(cfgs), len(man.CoverageExempt))
 		}
 	}
-	return endTable(stdout, stderr, "verify", *asJSON, sum, rows, start, func() {
-		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "config\texpected\tgot\tdistinct\tTLC distinct\tgenerated\tdepth\tsteps\tseconds\tverdict\t")
-		for _, r := range rows {
-			got := r.Outcome
-			if r.Violated != "" {
-				got += " " + r.Violated
-			}
-			verdict := "ok"
-			if !r.AsRecorded {
-				verdict = "FAIL"
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%.2f\t%s\t\n", strings.TrimSuffix(r.Config, ".cfg"), r.Expected, got,
-				commas(r.Distinct), commas(r.TLCDistinct), commas(r.Generated), r.Depth, r.Steps, r.Seconds, verdict)
+	return endTable(stdout, stderr, "verify", *asJSON, sum, rows, start, func() { verifyTable(stdout, rows) })
+}
+
+// verifyCoverage requires every action to change the state in some of
+// the correct models of todo, and counts a failure in sum; it returns
+// false, having said why, on an operational error.
+func verifyCoverage(ctx context.Context, stderr io.Writer, man *drainmodel.Manifest, dir string, todo []drainmodel.Entry, sum *summary) bool {
+	var cfgs []string
+	for _, mm := range todo {
+		if mm.Expected == "ok" {
+			cfgs = append(cfgs, configPath(dir, mm.Config))
 		}
-		_ = tw.Flush()
-	})
+	}
+	idle, err := drainmodel.IdleActions(ctx, cfgs, man.CoverageExempt)
+	switch {
+	case ctx.Err() != nil:
+		sum.NotRun++ // the coverage run was interrupted: not a regression
+	case err != nil:
+		fmt.Fprintf(stderr, "checker verify: coverage: %v\n", err)
+		return false
+	case len(idle) > 0:
+		fmt.Fprintf(stderr, "checker verify: coverage: these actions change the state in none of the %d correct models: %v\n", len(cfgs), idle)
+		sum.Unexpected++
+	default:
+		fmt.Fprintf(stderr, "Coverage: every action changes the state in some of the %d correct models (exempt: %d bug-only actions).\n", len(cfgs), len(man.CoverageExempt))
+	}
+	return true
+}
+
+// verifyTable prints the rows of `checker verify` as a table.
+func verifyTable(stdout io.Writer, rows []modelRow) {
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "config\texpected\tgot\tdistinct\tTLC distinct\tgenerated\tdepth\tsteps\tseconds\tverdict\t")
+	for _, r := range rows {
+		got := r.Outcome
+		if r.Violated != "" {
+			got += " " + r.Violated
+		}
+		verdict := "ok"
+		if !r.AsRecorded {
+			verdict = "FAIL"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%.2f\t%s\t\n", strings.TrimSuffix(r.Config, ".cfg"), r.Expected, got,
+			commas(r.Distinct), commas(r.TLCDistinct), commas(r.Generated), r.Depth, r.Steps, r.Seconds, verdict)
+	}
+	_ = tw.Flush()
 }
 
 // endTable ends verify and tlc: the report with --json, else table (if

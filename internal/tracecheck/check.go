@@ -25,22 +25,23 @@ type Checker struct {
 	m           *spec.Model
 	opts        Options
 	actions     []actionDef
-	actionIdx   map[string]int
-	varIdx      map[string]int
+	actionIdx   nameIndex
 	dispatchers []string
 	brokers     []string
 	versions    []spec.Version
 
 	cur, next []spec.State
+	arena     []check             // the observed values of the lines parsed (line.ck0, ck1)
 	seen      map[uint64]struct{} // fingerprints of next, once it is large
 	seed      maphash.Seed
 	maxCands  int
 	maxEpoch  int8
 	maxMsgs   int
 
-	lose        actionDef // the environment's loss of a message
-	loseReg     actionDef // the environment's loss of a REGISTER
-	unnamedSend bool      // a step sent a message its line does not name
+	lose        actionDef  // the environment's loss of a message
+	loseReg     actionDef  // the environment's loss of a REGISTER
+	unnamedSend bool       // a step sent a message its line does not name
+	scratch     spec.State // the state an environment step is taken from
 }
 
 // smallSet is the size up to which the candidate set is deduplicated by
@@ -56,11 +57,12 @@ func NewChecker(m *spec.Model, opts Options) (*Checker, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Checker{m: m, opts: opts, actions: acts, actionIdx: map[string]int{}, varIdx: map[string]int{},
+	c := &Checker{m: m, opts: opts, actions: acts,
 		dispatchers: m.Config().Dispatchers, brokers: m.Config().Brokers, seen: map[uint64]struct{}{}, seed: maphash.MakeSeed(),
 		maxEpoch: int8(m.Config().MaxEpoch), maxMsgs: m.Config().MaxMsgs}
+	names := make([]string, len(acts))
 	for i, a := range acts {
-		c.actionIdx[a.name] = i
+		names[i] = a.name
 		switch a.name {
 		case loseAction:
 			c.lose = a
@@ -68,6 +70,7 @@ func NewChecker(m *spec.Model, opts Options) (*Checker, error) {
 			c.loseReg = a
 		}
 	}
+	c.actionIdx = newNameIndex(names)
 	if c.lose.msg == nil || c.loseReg.pair == nil {
 		return nil, fmt.Errorf("tracecheck: spec has no action %s(m) or %s(d, b)", loseAction, loseRegAction)
 	}
@@ -75,9 +78,6 @@ func NewChecker(m *spec.Model, opts Options) (*Checker, error) {
 		if ver, ok := spec.ParseVersion(v); ok {
 			c.versions = append(c.versions, ver)
 		}
-	}
-	for i, v := range varTable {
-		c.varIdx[v.name] = i
 	}
 	s := m.InitState()
 	normalize(&s)
@@ -138,12 +138,12 @@ func (c *Checker) apply(s *spec.State, ln *line) bool {
 	found := false
 	c.successors(s, ln, func(t spec.State) {
 		normalize(&t)
-		if !agrees(&t, ln.checks) {
+		if !agrees(&t, c.checks(ln)) {
 			return
 		}
 		if ln.lose {
 			if ln.isSendReg {
-				t = c.loseRegister(t, ln.idx, ln.b)
+				t = c.loseRegister(t, int(ln.idx), int(ln.b))
 			} else {
 				t = c.loseMsg(t, ln.sentMsg())
 			}
@@ -157,8 +157,8 @@ func (c *Checker) apply(s *spec.State, ln *line) bool {
 // loseRegister is the environment's loss of REGISTER(d, b) (the model's
 // NetLoseRegister) from t.
 func (c *Checker) loseRegister(t spec.State, d, b int) spec.State {
-	u := t
-	if v, ok := c.loseReg.pair(&u, d, b); ok {
+	c.scratch = t // not a local: its address, passed to a func value, would escape
+	if v, ok := c.loseReg.pair(&c.scratch, d, b); ok {
 		return v
 	}
 	return t
@@ -168,8 +168,8 @@ func (c *Checker) loseRegister(t spec.State, d, b int) spec.State {
 func (c *Checker) loseMsg(t spec.State, msg spec.Msg) spec.State {
 	for i := 0; i < int(t.NetLen); i++ {
 		if c.m.Msg(t.Net[i]) == msg {
-			u := t
-			if v, ok := c.lose.msg(&u, t.Net[i]); ok {
+			c.scratch = t
+			if v, ok := c.lose.msg(&c.scratch, t.Net[i]); ok {
 				return v
 			}
 		}
@@ -192,7 +192,7 @@ func (c *Checker) successors(s *spec.State, ln *line, f func(t spec.State)) {
 			hi = len(c.brokers)
 		}
 		if ln.hasIdx {
-			lo, hi = ln.idx, ln.idx+1
+			lo, hi = int(ln.idx), int(ln.idx)+1
 		}
 		for d := lo; d < hi; d++ {
 			if t, ok := a.index(s, d); ok {
@@ -202,11 +202,11 @@ func (c *Checker) successors(s *spec.State, ln *line, f func(t spec.State)) {
 	case shapePair:
 		dlo, dhi := 0, len(c.dispatchers)
 		if ln.hasIdx {
-			dlo, dhi = ln.idx, ln.idx+1
+			dlo, dhi = int(ln.idx), int(ln.idx)+1
 		}
 		blo, bhi := 0, len(c.brokers)
 		if ln.hasB {
-			blo, bhi = ln.b, ln.b+1
+			blo, bhi = int(ln.b), int(ln.b)+1
 		}
 		for d := dlo; d < dhi; d++ {
 			for b := blo; b < bhi; b++ {

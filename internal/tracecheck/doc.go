@@ -19,6 +19,11 @@
 // (the trace leaves the model's bounds); a malformed trace is an
 // [*InputError] with the file and line.
 //
+// [CheckBytes] works in two passes: it compiles every line (a line equal
+// to an earlier one is compiled once: a small model's traces repeat
+// their lines) into pointer-free records, which the lookahead, run
+// backwards, completes; then the candidate search runs forwards.
+//
 // The package knows spec's shapes in one file (table.go): the observable
 // variables, the parameters of the actions, the environment's actions.
 // The actions themselves are bound by name from spec.ActionNames.

@@ -132,76 +132,14 @@ func Generate(m *spec.Model, seed uint64, steps int) ([]Line, error) {
 	s := m.InitState()
 	normalize(&s)
 	var out []Line
-	ds, bs := m.Config().Dispatchers, m.Config().Brokers
 	for len(out) < steps {
 		var all []succ
 		for ai := range acts {
 			a := &acts[ai]
-			add := func(t spec.State, params map[string]any) {
+			enabledSteps(m, a, &s, func(t spec.State, params map[string]any) {
 				normalize(&t)
 				all = append(all, succ{Line{Action: a.name, Params: params}, a.env, t})
-			}
-			switch a.shape {
-			case shapeNullary:
-				if t, ok := a.nullary(&s); ok {
-					var params map[string]any
-					if sent, ok := newMsg(m, &s, &t); ok {
-						params = map[string]any{"m": MsgParam(sent)}
-					}
-					add(t, params)
-				}
-			case shapeIndex:
-				keys := ds
-				if a.param == "b" {
-					keys = bs
-				}
-				for i := range keys {
-					if t, ok := a.index(&s, i); ok {
-						add(t, map[string]any{a.param: keys[i]})
-					}
-				}
-			case shapePair:
-				for d := range ds {
-					for b := range bs {
-						if t, ok := a.pair(&s, d, b); ok {
-							add(t, map[string]any{"d": ds[d], "b": bs[b]})
-						}
-					}
-				}
-			case shapeVersion:
-				for _, v := range m.Config().Versions {
-					ver, _ := spec.ParseVersion(v)
-					if t, ok := a.version(&s, ver); ok {
-						add(t, map[string]any{"v": v})
-					}
-				}
-			case shapeRecv, shapeMsg:
-				for i := 0; i < int(s.NetLen); i++ {
-					id := s.Net[i]
-					for _, keep := range [2]bool{false, true} {
-						var t spec.State
-						var ok bool
-						if a.shape == shapeMsg {
-							if keep {
-								break
-							}
-							t, ok = a.msg(&s, id)
-						} else {
-							t, ok = a.recv(&s, id, keep)
-						}
-						if !ok {
-							continue
-						}
-						params := map[string]any{"m": MsgParam(m.Msg(id))}
-						if a.shape == shapeRecv {
-							if r, ok := replyOf(m, a, &s, id); ok {
-								params["reply"] = MsgParam(r)
-							}
-						}
-						add(t, params)
-					}
-				}
-			}
+			})
 		}
 		if len(all) == 0 {
 			break
@@ -215,6 +153,79 @@ func Generate(m *spec.Model, seed uint64, steps int) ([]Line, error) {
 		out = append(out, pick.line)
 	}
 	return out, nil
+}
+
+// enabledSteps calls add for every step of action a from s, with the
+// parameters a trace line gives it.
+func enabledSteps(m *spec.Model, a *actionDef, s *spec.State, add func(t spec.State, params map[string]any)) {
+	ds, bs := m.Config().Dispatchers, m.Config().Brokers
+	switch a.shape {
+	case shapeNullary:
+		if t, ok := a.nullary(s); ok {
+			var params map[string]any
+			if sent, ok := newMsg(m, s, &t); ok {
+				params = map[string]any{"m": MsgParam(sent)}
+			}
+			add(t, params)
+		}
+	case shapeIndex:
+		keys := ds
+		if a.param == "b" {
+			keys = bs
+		}
+		for i := range keys {
+			if t, ok := a.index(s, i); ok {
+				add(t, map[string]any{a.param: keys[i]})
+			}
+		}
+	case shapePair:
+		for d := range ds {
+			for b := range bs {
+				if t, ok := a.pair(s, d, b); ok {
+					add(t, map[string]any{"d": ds[d], "b": bs[b]})
+				}
+			}
+		}
+	case shapeVersion:
+		for _, v := range m.Config().Versions {
+			ver, _ := spec.ParseVersion(v)
+			if t, ok := a.version(s, ver); ok {
+				add(t, map[string]any{"v": v})
+			}
+		}
+	case shapeRecv, shapeMsg:
+		msgSteps(m, a, s, add)
+	}
+}
+
+// msgSteps calls add for every step of the message action a from s: per
+// message in flight, and for a receive with and without keeping a copy.
+func msgSteps(m *spec.Model, a *actionDef, s *spec.State, add func(t spec.State, params map[string]any)) {
+	for i := 0; i < int(s.NetLen); i++ {
+		id := s.Net[i]
+		for _, keep := range [2]bool{false, true} {
+			var t spec.State
+			var ok bool
+			if a.shape == shapeMsg {
+				if keep {
+					break
+				}
+				t, ok = a.msg(s, id)
+			} else {
+				t, ok = a.recv(s, id, keep)
+			}
+			if !ok {
+				continue
+			}
+			params := map[string]any{"m": MsgParam(m.Msg(id))}
+			if a.shape == shapeRecv {
+				if r, ok := replyOf(m, a, s, id); ok {
+					params["reply"] = MsgParam(r)
+				}
+			}
+			add(t, params)
+		}
+	}
 }
 
 // replyOf returns the message a receive of id from s answers with, if

@@ -27,6 +27,9 @@ func (p *scanner) fail(format string, a ...any) bool {
 }
 
 func (p *scanner) ws() {
+	if p.i < len(p.b) && p.b[p.i] > ' ' {
+		return // the common case: no white space
+	}
 	for p.i < len(p.b) {
 		switch p.b[p.i] {
 		case ' ', '\t', '\r', '\n':
@@ -61,19 +64,21 @@ func (p *scanner) str() ([]byte, bool) {
 	if !p.expect('"') {
 		return nil, false
 	}
-	start := p.i
-	for p.i < len(p.b) {
-		switch c := p.b[p.i]; {
+	b, start := p.b, p.i
+	for i := start; i < len(b); i++ {
+		switch c := b[i]; {
 		case c == '"':
-			p.i++
-			return p.b[start : p.i-1], true
+			p.i = i + 1
+			return b[start:i], true
 		case c == '\\':
+			p.i = i
 			return p.escaped(start)
 		case c < 0x20:
+			p.i = i
 			return nil, p.fail("control character in a string")
 		}
-		p.i++
 	}
+	p.i = len(b)
 	return nil, p.fail("unterminated string")
 }
 
@@ -241,34 +246,35 @@ func (mp *msgPattern) matches(m spec.Msg) bool {
 // mFull is the mask of a message that gives every field.
 const mFull = mKind | mEpoch | mLiveness | mCount | mClosed
 
-// line is one compiled trace line.
+// line is one compiled trace line. It holds no pointer (its observed
+// values are a range of Checker.arena, its text an offset into the
+// trace), so that a trace's lines cost the garbage collector nothing.
 type line struct {
-	act    int // index into Checker.actions
-	hasIdx bool
-	idx    int // d (or b, for an action of one broker)
-	hasB   bool
-	b      int // b, for an action of a dispatcher and a broker
-	hasV   bool
-	v      spec.Version
+	// off is the offset of the line's text in the trace.
+	off int
+	// ck0, ck1: the line's observed values are Checker.arena[ck0:ck1].
+	ck0, ck1 int32
+	// peak: the messages in flight at the line's peak (lookahead).
+	peak int32
+	act  int16 // index into Checker.actions
+	idx  int8  // d (or b, for an action of one broker)
+	b    int8  // b, for an action of a dispatcher and a broker
+	v    spec.Version
+	// keep: whether the network keeps a copy of the message received (-1
+	// until the lookahead decides, unless the line says).
+	keep int8
 	// m: the message a receive takes or a send sends; reply: the message
 	// a receive answers with.
-	hasMsg, hasReply bool
-	msg, reply       msgPattern
-	// keep: whether the network keeps a copy of the message received (-1
-	// until the lookahead decides, unless the line says); lose: the
-	// message the line sent is lost at once (no later line receives it).
-	keep   int8
-	lose   bool
-	isRecv bool
-	// isSendReg, isRecvReg: the line sends or receives REGISTER(d, b).
-	isSendReg, isRecvReg bool
-	// pastEpochs: the line names an epoch past MaxEpoch, or an integer
-	// past the int8 range of the model's values.
-	pastEpochs bool
-	// peak: the messages in flight at the line's peak (lookahead).
-	peak   int32
-	checks []check
+	msg, reply           msgPattern
+	hasIdx, hasB, hasV   bool
+	hasMsg, hasReply     bool
+	lose, isRecv         bool // lose: the message the line sent is lost at once (no later line receives it)
+	isSendReg, isRecvReg bool // the line sends or receives REGISTER(d, b)
+	pastEpochs           bool // an epoch past MaxEpoch, or an integer past the int8 range of the model's values
 }
+
+// checks returns the observed values of ln.
+func (c *Checker) checks(ln *line) []check { return c.arena[ln.ck0:ln.ck1] }
 
 // sentMsg is the message the line sends, if it names one.
 func (ln *line) sentMsg() spec.Msg {
@@ -280,10 +286,10 @@ func (ln *line) sentMsg() spec.Msg {
 
 var errNoAction = errors.New(`no "action"`)
 
-// parseLine compiles text into ln (reusing ln.checks).
+// parseLine compiles text into ln, its observed values into c.arena.
 func (c *Checker) parseLine(text []byte, ln *line) error {
 	p := scanner{b: text}
-	ln.act, ln.hasIdx, ln.hasB, ln.hasV, ln.hasMsg, ln.hasReply, ln.keep, ln.lose, ln.isRecv, ln.pastEpochs, ln.checks = -1, false, false, false, false, false, -1, false, false, false, ln.checks[:0]
+	*ln = line{act: -1, keep: -1, ck0: int32(len(c.arena))}
 	ok := p.object(func(k []byte) bool {
 		switch string(k) {
 		case "action":
@@ -291,14 +297,14 @@ func (c *Checker) parseLine(text []byte, ln *line) error {
 			if !ok {
 				return false
 			}
-			a, found := c.actionIdx[string(s)]
-			if !found {
+			a := c.actionIdx.find(s)
+			if a < 0 {
 				return p.fail("unknown action %q", s)
 			}
 			if c.actions[a].env {
 				return p.fail("%s is an environment step: a trace does not name it", s)
 			}
-			ln.act = a
+			ln.act = int16(a)
 			return true
 		case "params":
 			return p.object(func(k []byte) bool { return c.parseParam(&p, k, ln) })
@@ -316,8 +322,9 @@ func (c *Checker) parseLine(text []byte, ln *line) error {
 	if ln.act < 0 {
 		return errNoAction
 	}
+	ln.ck1 = int32(len(c.arena))
 	ln.pastEpochs = p.outOfRange || ln.hasMsg && ln.msg.msg.Epoch > c.maxEpoch || ln.hasReply && ln.reply.msg.Epoch > c.maxEpoch
-	for _, ck := range ln.checks {
+	for _, ck := range c.checks(ln) {
 		ln.pastEpochs = ln.pastEpochs || isEpoch(ck) && ck.want > c.maxEpoch
 	}
 	return c.checkParams(ln)
@@ -362,11 +369,11 @@ func (c *Checker) parseParam(p *scanner, k []byte, ln *line) bool {
 	switch string(k) {
 	case "d":
 		v, ok := p.enum("dispatcher", c.dispatchers)
-		ln.hasIdx, ln.idx = true, int(v)
+		ln.hasIdx, ln.idx = true, v
 		return ok
 	case "b":
 		v, ok := p.enum("broker", c.brokers)
-		ln.hasB, ln.b = true, int(v)
+		ln.hasB, ln.b = true, v
 		return ok
 	case "v":
 		v, ok := p.enum("version", versionNames)
@@ -417,12 +424,12 @@ func (c *Checker) parseMsg(p *scanner, mp *msgPattern) bool {
 }
 
 func (c *Checker) parseVar(p *scanner, k []byte, ln *line) bool {
-	vi, found := c.varIdx[string(k)]
-	if !found {
+	vi := varIdx.find(k)
+	if vi < 0 {
 		return p.fail("unknown variable %q", k)
 	}
 	vd := &varTable[vi]
-	add := func(idx, want int8) { ln.checks = append(ln.checks, check{uint8(vi), idx, want}) }
+	add := func(idx, want int8) { c.arena = append(c.arena, check{uint8(vi), idx, want}) }
 	if vd.kind == kUnknown && vd.dom == domScalar {
 		return p.fail("variable %s is not observable in a trace", vd.name)
 	}
@@ -524,3 +531,50 @@ func index(keys []string, k []byte) int {
 	}
 	return -1
 }
+
+// nameIndex finds a name's position in a list without hashing: among the
+// names of the key's length, by comparing bytes (a trace's keys are
+// short, and few names share a length).
+type nameIndex [][]nameAt
+
+// nameAt is a name and its position in the list.
+type nameAt struct {
+	name string
+	i    int
+}
+
+// newNameIndex indexes names (the first of equal names wins).
+func newNameIndex(names []string) nameIndex {
+	var x nameIndex
+	for i, n := range names {
+		for len(x) <= len(n) {
+			x = append(x, nil)
+		}
+		if x.find([]byte(n)) < 0 {
+			x[len(n)] = append(x[len(n)], nameAt{n, i})
+		}
+	}
+	return x
+}
+
+// find returns the position of k, or -1.
+func (x nameIndex) find(k []byte) int {
+	if len(k) >= len(x) {
+		return -1
+	}
+	for _, e := range x[len(k)] {
+		if e.name == string(k) {
+			return e.i
+		}
+	}
+	return -1
+}
+
+// varIdx indexes varTable by name.
+var varIdx = func() nameIndex {
+	names := make([]string, len(varTable))
+	for i := range varTable {
+		names[i] = varTable[i].name
+	}
+	return newNameIndex(names)
+}()

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/drainproof/drainproof/spec"
@@ -182,66 +183,123 @@ func Check(r io.Reader, name string, model *spec.Model, opts Options) (Result, e
 func CheckBytes(data []byte, name string, model *spec.Model, opts Options) (Result, error) {
 	start := time.Now()
 	res := Result{File: name}
-	bad := func(n int, format string, a ...any) (Result, error) {
-		return res, &InputError{File: name, Line: n, Msg: fmt.Sprintf(format, a...)}
-	}
-	n := 1
-	text, data := nextLine(data)
-	if len(bytes.TrimSpace(text)) == 0 {
-		return bad(n, "empty trace: no header line")
-	}
-	var h Header
-	dec := json.NewDecoder(bytes.NewReader(text))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&h); err != nil {
-		return bad(n, "bad header: %v", err)
-	}
-	if h.Trace != SchemaVersion {
-		return bad(n, "trace schema version %d, this checker reads version %d", h.Trace, SchemaVersion)
-	}
-	if model == nil {
-		cfg, err := h.Config()
-		if err != nil {
-			return bad(n, "header: %v", err)
-		}
-		if model, err = spec.New(cfg); err != nil {
-			return bad(n, "header: %v", err)
-		}
+	text, rest := nextLine(data)
+	model, err := headerModel(text, model)
+	if err != nil {
+		return res, &InputError{File: name, Line: 1, Msg: err.Error()}
 	}
 	c, err := NewChecker(model, opts)
 	if err != nil {
 		return res, err
 	}
-	// First pass: compile every line.
-	est := bytes.Count(data, []byte{'\n'}) + 1
-	lines := make([]line, 0, est)
-	nums := make([]int32, 0, est)
-	texts := make([][]byte, 0, est)
-	arena := make([]check, 0, 8*est)
-	var scratch line
-	for len(data) > 0 {
-		text, data = nextLine(data)
-		n++
-		if len(bytes.TrimSpace(text)) == 0 {
-			continue
-		}
-		if err := c.parseLine(text, &scratch); err != nil {
-			return bad(n, "%v", err)
-		}
-		ln := scratch
-		arena = append(arena, scratch.checks...)
-		ln.checks = arena[len(arena)-len(scratch.checks) : len(arena) : len(arena)]
-		lines = append(lines, ln)
-		nums = append(nums, int32(n))
-		texts = append(texts, text)
+	buf := bufPool.Get().(*buffers)
+	defer bufPool.Put(buf)
+	lines, err := c.compile(data, len(data)-len(rest), name, buf)
+	if err != nil {
+		return res, err
 	}
 	lookahead(lines)
-	// Second pass: the candidate search.
-	finish := func() (Result, error) {
-		res.MaxCandidates = c.MaxCandidates()
-		res.Seconds = time.Since(start).Seconds()
-		return res, nil
+	if err := c.search(data, lines, &res); err != nil {
+		return res, err
 	}
+	res.MaxCandidates = c.MaxCandidates()
+	res.Seconds = time.Since(start).Seconds()
+	return res, nil
+}
+
+// headerModel reads the header line text and returns model, or the model
+// the header names when model is nil.
+func headerModel(text []byte, model *spec.Model) (*spec.Model, error) {
+	if len(bytes.TrimSpace(text)) == 0 {
+		return nil, errors.New("empty trace: no header line")
+	}
+	var h Header
+	dec := json.NewDecoder(bytes.NewReader(text))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&h); err != nil {
+		return nil, fmt.Errorf("bad header: %v", err)
+	}
+	if h.Trace != SchemaVersion {
+		return nil, fmt.Errorf("trace schema version %d, this checker reads version %d", h.Trace, SchemaVersion)
+	}
+	if model != nil {
+		return model, nil
+	}
+	cfg, err := h.Config()
+	if err != nil {
+		return nil, fmt.Errorf("header: %v", err)
+	}
+	if model, err = spec.New(cfg); err != nil {
+		return nil, fmt.Errorf("header: %v", err)
+	}
+	return model, nil
+}
+
+// buffers hold a trace's compiled lines and observed values, reused
+// from one CheckBytes to the next: a long trace's are megabytes, which a
+// new allocation takes from the operating system, page by page (a page
+// fault each), every time.
+type buffers struct {
+	lines []line
+	arena []check
+}
+
+var bufPool = sync.Pool{New: func() any { return new(buffers) }}
+
+// compile compiles every line of data from offset off on (the lines
+// after the header) into buf; a malformed line is an *InputError.
+func (c *Checker) compile(data []byte, off int, name string, buf *buffers) (lines []line, err error) {
+	est := bytes.Count(data[off:], []byte{'\n'}) + 1
+	if cap(buf.lines) < est {
+		buf.lines = make([]line, 0, est)
+	}
+	if cap(buf.arena) < 8*est {
+		buf.arena = make([]check, 0, 8*est)
+	}
+	lines, c.arena = buf.lines[:0], buf.arena[:0]
+	defer func() { buf.lines, buf.arena = lines[:0], c.arena[:0] }()
+	// The lines of a trace repeat (a small model has few distinct
+	// observations): a line equal to an earlier one is a copy of its
+	// compiled form (the observed values shared in the arena). The cache
+	// holds the first lineCacheSize distinct lines, and is dropped when
+	// most lines miss it.
+	cache := map[string]int32{}
+	hits := 0
+	n := 1
+	for off < len(data) {
+		text, rest := nextLine(data[off:])
+		n++
+		if j, ok := cache[string(text)]; ok {
+			lines = append(lines, lines[j])
+			lines[len(lines)-1].off = off
+			hits++
+		} else if len(bytes.TrimSpace(text)) > 0 {
+			lines = append(lines, line{})
+			ln := &lines[len(lines)-1]
+			if err := c.parseLine(text, ln); err != nil {
+				return nil, &InputError{File: name, Line: n, Msg: err.Error()}
+			}
+			ln.off = off
+			switch {
+			case cache == nil:
+			case len(cache) < lineCacheSize:
+				cache[string(text)] = int32(len(lines) - 1)
+			case hits < len(lines)/2:
+				cache = nil // most lines are new: the cache does not pay
+			}
+		}
+		off = len(data) - len(rest)
+	}
+	return lines, nil
+}
+
+// lineCacheSize bounds the distinct lines compile remembers (a variable
+// for the tests and benchmarks that turn the cache off).
+var lineCacheSize = 1024
+
+// search runs the candidate search over lines and sets res's verdict;
+// a line whose step sends a message it does not name is an *InputError.
+func (c *Checker) search(data []byte, lines []line, res *Result) error {
 	for i := range lines {
 		ln := &lines[i]
 		ok, err := c.step(ln)
@@ -249,23 +307,31 @@ func CheckBytes(data []byte, name string, model *spec.Model, opts Options) (Resu
 			res.Lines++
 			continue
 		}
-		res.Line, res.Text = int(nums[i]), string(texts[i])
+		res.Line, res.Text = lineAt(data, ln.off)
 		if c.unnamedSend {
-			return bad(res.Line, "%s sends a message the line does not name (params.m)", c.actions[ln.act].name)
+			return &InputError{File: res.File, Line: res.Line,
+				Msg: fmt.Sprintf("%s sends a message the line does not name (params.m)", c.actions[ln.act].name)}
 		}
 		var be *boundError
 		if errors.As(err, &be) {
 			res.Verdict, res.Reason = Incomplete, "outside the model's bounds: "+be.msg
-			return finish()
+			return nil
 		}
 		res.Verdict = Rejected
 		res.Reason = fmt.Sprintf("no step of %s from any of the %d candidate states agrees with the line",
 			c.actions[ln.act].name, len(c.cur))
 		res.Candidates = c.explain(ln)
-		return finish()
+		return nil
 	}
 	res.Verdict = OK
-	return finish()
+	return nil
+}
+
+// lineAt returns the number (from 1) and the text of the line of data
+// that starts at offset off.
+func lineAt(data []byte, off int) (int, string) {
+	text, _ := nextLine(data[off:])
+	return bytes.Count(data[:off], []byte{'\n'}) + 1, string(text)
 }
 
 // lookahead fills in the environment steps no line names, from the
@@ -283,15 +349,10 @@ func CheckBytes(data []byte, name string, model *spec.Model, opts Options) (Resu
 // line's peak (those awaiting a later receive, plus a sent message about
 // to be lost): more than MaxMsgs is past the model's bound.
 func lookahead(lines []line) {
-	// A message, or a REGISTER (reg = d*MaxBrokers + b + 1).
-	type key struct {
-		msg spec.Msg
-		reg int
-	}
-	recvNext := map[key]bool{} // the next event of a message is a receive
-	pending := 0               // messages whose next event is a receive
-	set := func(k key, v bool) {
-		if k.reg == 0 {
+	recvNext := map[msgKey]bool{} // the next event of a message is a receive
+	pending := 0                  // messages whose next event is a receive
+	set := func(k msgKey, v bool) {
+		if !k.isReg() {
 			switch old := recvNext[k]; {
 			case v && !old:
 				pending++
@@ -305,7 +366,7 @@ func lookahead(lines []line) {
 		ln := &lines[i]
 		ln.peak = int32(pending)
 		if ln.isSendReg || ln.isRecvReg {
-			k := key{reg: ln.idx*spec.MaxBrokers + ln.b + 1}
+			k := regKey(int(ln.idx), int(ln.b))
 			if ln.isSendReg {
 				ln.lose = !recvNext[k]
 			}
@@ -313,7 +374,7 @@ func lookahead(lines []line) {
 			continue
 		}
 		if ln.hasReply || (ln.hasMsg && !ln.isRecv) {
-			k := key{msg: ln.sentMsg()}
+			k := keyOf(ln.sentMsg())
 			ln.lose = !recvNext[k]
 			if ln.lose {
 				ln.peak++
@@ -321,7 +382,7 @@ func lookahead(lines []line) {
 			set(k, false)
 		}
 		if ln.isRecv {
-			k := key{msg: ln.msg.msg}
+			k := keyOf(ln.msg.msg)
 			if ln.keep < 0 {
 				ln.keep = b8(recvNext[k])
 			}
@@ -329,6 +390,23 @@ func lookahead(lines []line) {
 		}
 	}
 }
+
+// msgKey names a message, or a REGISTER, in lookahead: a message's
+// fields packed in the low 40 bits, or a REGISTER's d*MaxBrokers + b + 1
+// above them.
+type msgKey uint64
+
+// keyOf is the key of message m.
+func keyOf(m spec.Msg) msgKey {
+	return msgKey(uint8(m.Kind)) | msgKey(uint8(m.Epoch))<<8 | msgKey(uint8(m.Liveness))<<16 |
+		msgKey(uint8(m.Count))<<24 | msgKey(b8(m.Closed))<<32
+}
+
+// regKey is the key of REGISTER(d, b).
+func regKey(d, b int) msgKey { return msgKey(d*spec.MaxBrokers+b+1) << 40 }
+
+// isReg reports whether k names a REGISTER.
+func (k msgKey) isReg() bool { return k>>40 != 0 }
 
 // nextLine splits data at its first newline.
 func nextLine(data []byte) (text, rest []byte) {
@@ -351,7 +429,7 @@ func (c *Checker) explain(ln *line) []Candidate {
 		c.successors(s, ln, func(t spec.State) {
 			normalize(&t)
 			cand.Enabled = true
-			cand.Successors = append(cand.Successors, Successor{Disagree: c.disagreements(&t, ln.checks)})
+			cand.Successors = append(cand.Successors, Successor{Disagree: c.disagreements(&t, c.checks(ln))})
 		})
 		out = append(out, cand)
 	}
