@@ -272,12 +272,8 @@ func bugTraces(ctx context.Context, seeds int) (bool, string, error) {
 			if _, err := traceSim(ctx, cfg, &buf); err != nil {
 				return false, "", err
 			}
-			res, err := tracecheck.CheckBytes(buf.Bytes(), "sim", nil, tracecheck.Options{})
-			if err != nil {
-				return false, "", err
-			}
-			if res.Verdict == tracecheck.Rejected {
-				return true, fmt.Sprintf("%s seed %d line %d (%s)", tr, s, res.Line, actionOf(res.Text)), nil
+			if caught, how, err := rejected(buf.Bytes(), fmt.Sprintf("%s seed %d", tr, s)); caught || err != nil {
+				return caught, how, err
 			}
 		}
 	}
@@ -300,15 +296,21 @@ func bugLincheckTraces(ctx context.Context) (bool, string, error) {
 		if err = errors.Join(err, tw.Close()); err != nil {
 			return false, "", err
 		}
-		res, err := tracecheck.CheckBytes(buf.Bytes(), "lincheck", nil, tracecheck.Options{})
-		if err != nil {
-			return false, "", err
-		}
-		if res.Verdict == tracecheck.Rejected {
-			return true, fmt.Sprintf("lincheck seed %d line %d (%s)", seed, res.Line, actionOf(res.Text)), nil
+		if caught, how, err := rejected(buf.Bytes(), fmt.Sprintf("lincheck seed %d", seed)); caught || err != nil {
+			return caught, how, err
 		}
 	}
 	return false, "", nil
+}
+
+// rejected validates one trace (from names it): caught when it is
+// rejected, with the line and action where the code left the model.
+func rejected(data []byte, from string) (bool, string, error) {
+	res, err := tracecheck.CheckBytes(data, from, nil, tracecheck.Options{})
+	if err != nil || res.Verdict != tracecheck.Rejected {
+		return false, "", err
+	}
+	return true, fmt.Sprintf("%s line %d (%s)", from, res.Line, actionOf(res.Text)), nil
 }
 
 func actionOf(line string) string {
