@@ -398,15 +398,12 @@ func (c *Coordinator) evaluate(target node.ID, now int64, act bool) (Decision, e
 func (c *Coordinator) versionGate(target *nodeState, act bool) (Decision, bool) {
 	ids := slices.Sorted(maps.Keys(c.nodes))
 	for _, id := range ids {
-		if !c.nodes[id].versionKnown {
-			if bugs.LegacyOnUnknownOn() {
-				return c.legacyAnswer(target, act), true // the bug: unknown read as legacy
-			}
+		if !c.nodes[id].versionKnown && !bugs.LegacyOnUnknownOn() {
 			return Decision{Remaining: 1, Waiting: true}, true
 		}
 	}
 	for _, id := range ids {
-		if c.nodes[id].version < c.cfg.RequiredVersion {
+		if c.legacy(c.nodes[id]) {
 			return c.legacyAnswer(target, act), true
 		}
 	}
