@@ -93,6 +93,8 @@ type expansion[S any] struct {
 	// half the successors are met again soon (self-loops, and the
 	// diamonds of actions that commute), and a hit spares their probe.
 	recent *[recentSize][2]uint64
+	// sink keeps what touch loads, so the loads are not dropped.
+	sink uint64
 }
 
 // recentSize is the number of entries of a worker's cache of recent
@@ -167,6 +169,7 @@ func (x *expansion[S]) emit(action string, t S) {
 // flush inserts the batch, appending the new states to out.
 func (x *expansion[S]) flush() {
 	c := x.c
+	x.sink += touch(c.set, x.batch)
 	for k := range x.batch {
 		p := &x.batch[k]
 		if c.stop.Load() {
