@@ -1,0 +1,110 @@
+package modelcheck
+
+import (
+	"encoding/binary"
+	"math/bits"
+	"testing"
+)
+
+// TestFingerprintAvalanche flips each bit of inputs of every length from
+// 1 to 160 bytes (whole words, the 4-byte step, single bytes) and wants
+// about half of the fingerprint's bits to change, for each input bit and on
+// average, with both seeds (the two words of a 128-bit fingerprint).
+func TestFingerprintAvalanche(t *testing.T) {
+	rnd := uint64(7)
+	next := func() uint64 {
+		rnd += 0x9E3779B97F4A7C15
+		return mix(rnd)
+	}
+	for n := 1; n <= 160; n++ {
+		b := make([]byte, n)
+		total, flips := 0, 0
+		for trial := 0; trial < 8; trial++ {
+			for i := range b {
+				b[i] = byte(next())
+			}
+			for _, seed := range []uint64{prime5, prime5 ^ 0x5851F42D4C957F2D} {
+				h0 := fingerprintSeed(b, seed)
+				for bit := 0; bit < 8*n; bit++ {
+					b[bit/8] ^= 1 << (bit % 8)
+					d := bits.OnesCount64(h0 ^ fingerprintSeed(b, seed))
+					b[bit/8] ^= 1 << (bit % 8)
+					if d < 6 || d > 58 {
+						t.Fatalf("length %d, bit %d: %d fingerprint bits changed", n, bit, d)
+					}
+					total += d
+					flips++
+				}
+			}
+		}
+		if avg := float64(total) / float64(flips); avg < 31 || avg > 33 {
+			t.Errorf("length %d: %.2f fingerprint bits change per input bit, want about 32", n, avg)
+		}
+	}
+}
+
+// TestFingerprintStructured fingerprints 2^21 state-like inputs of 68
+// bytes (small values in a few fields, zeros elsewhere, as a model's states
+// are) and wants no two equal, nor equal in their low 32 bits more often
+// than chance allows.
+func TestFingerprintStructured(t *testing.T) {
+	seen := make(map[uint64]bool, 1<<21)
+	low := make(map[uint32]int, 1<<21)
+	b := make([]byte, 68)
+	for i := uint64(0); i < 1<<21; i++ {
+		clear(b)
+		// three bits of i in each of seven fields spread over the state
+		for f := 0; f < 7; f++ {
+			b[f*10] = byte(i >> (3 * f) & 7)
+		}
+		binary.LittleEndian.PutUint32(b[64:], uint32(i>>21))
+		h := fingerprint(b)
+		if seen[h] {
+			t.Fatalf("input %d: fingerprint %#x met before", i, h)
+		}
+		seen[h] = true
+		low[uint32(h)]++
+	}
+	// 2^21 values in 2^32 buckets: about 512 pairs expected.
+	pairs := 0
+	for _, k := range low {
+		pairs += k * (k - 1) / 2
+	}
+	if pairs > 700 {
+		t.Errorf("%d pairs share their low 32 bits, about 512 expected", pairs)
+	}
+}
+
+// TestFingerprintBlockOrder wants the order of an input's 16-byte blocks
+// to count: the 24 arrangements of four distinct blocks (in a 68-byte
+// input, a plain state's size) have 24 fingerprints.
+func TestFingerprintBlockOrder(t *testing.T) {
+	var blocks [4][16]byte
+	for i := range blocks {
+		binary.LittleEndian.PutUint64(blocks[i][:], mix(uint64(i)))
+		binary.LittleEndian.PutUint64(blocks[i][8:], mix(uint64(i+100)))
+	}
+	seen := map[uint64][]int{}
+	var permute func(p []int, k int)
+	permute = func(p []int, k int) {
+		if k == len(p) {
+			b := make([]byte, 0, 68)
+			for _, i := range p {
+				b = append(b, blocks[i][:]...)
+			}
+			b = append(b, 1, 2, 3, 4)
+			h := fingerprint(b)
+			if q, ok := seen[h]; ok {
+				t.Fatalf("blocks in order %v and %v: same fingerprint", q, p)
+			}
+			seen[h] = append([]int(nil), p...)
+			return
+		}
+		for i := k; i < len(p); i++ {
+			p[k], p[i] = p[i], p[k]
+			permute(p, k+1)
+			p[k], p[i] = p[i], p[k]
+		}
+	}
+	permute([]int{0, 1, 2, 3}, 0)
+}
