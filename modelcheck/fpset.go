@@ -317,7 +317,7 @@ func touch[S any](s *fpSet, batch []pending[S]) uint64 {
 	for k := range batch {
 		fp := batch[k].fp
 		if t := s.tabs[fp&(numShards-1)].Load(); t != nil {
-			sum += t.slots[(fp>>shardBits)&uint64(len(t.slots)-1)]
+			sum += atomic.LoadUint64(&t.slots[(fp>>shardBits)&uint64(len(t.slots)-1)])
 		}
 	}
 	return sum
