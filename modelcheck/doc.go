@@ -62,17 +62,37 @@
 //     spares it about half its probes: 1.70 s -> 1.34 s;
 //   - [PointerChecked] checks take pointers, not copies: 7-8% of the CPU
 //     time on the large model (quiet machine, 1 worker, 3 runs each
-//     alternated: 7.31-7.39 s with them, 7.93-7.95 s without).
+//     alternated: 7.31-7.39 s with them, 7.93-7.95 s without);
+//   - a worker loads the first slot of every probe of a batch before it
+//     inserts the batch, in a loop that does not branch on what it loads,
+//     so the batch's cache misses overlap (fpSet's touch): large model, 1
+//     worker, 3 runs each alternated, 6.50-6.73 s of user CPU with it,
+//     7.24-7.90 s without;
+//   - the shards' tables are kept apart from their locks, so an insert
+//     does not take from the other workers' caches the line they read at
+//     every probe: large model, 2 workers, 7.41-7.42 s, 7.70-7.94 s before;
+//   - spec's Next calls each action directly (no closure over a method
+//     value): 5.99-6.12 s, 6.22-6.31 s before.
 //
-// The large protocol model (4,476,318 states) took 21.7 s of CPU with one
-// worker and 21.5 s with two before these changes, 9.3 s and 10.5 s after
-// (482,000 distinct states per CPU second with one worker). Two workers
-// spend about as much CPU as one, so on an idle machine they take about
-// half the wall time; the level barrier costs little (58 levels). Where
-// the time goes now (default model, pprof): the seen-set's probes 33%
-// (cache misses), successor generation in spec 30%, the checker's
-// bookkeeping 13%, the frontier 9%, fingerprints 7%, invariants and action
-// properties 5%, garbage collection under 1%.
+// Tried and dropped, no gain beyond the run-to-run noise (about 5%):
+// reusing the blocks of expanded levels, reading the frontier's next lines
+// ahead of the writes, an XXH3-style fingerprint for short inputs, batches
+// of 512, a recent-fingerprint cache of 512 or 8,192 entries, padding the
+// workers' output headers apart; a table load of at most 0.6 instead of
+// 0.8 gained about 2% for a fifth more memory.
+//
+// The large protocol model (4,476,318 states, 39,194,117 generated) took
+// 21.7 s of CPU with one worker before any of these changes, 6-6.5 s now
+// (about 700,000 distinct states per second with one worker). Where the
+// time goes now (large model, 1 worker, pprof): successor generation in
+// spec 34%, the seen-set 24% (probes, touch, growth), the checker's
+// bookkeeping per successor 15% (the recent cache, the batch, the step's
+// action properties' calls), fingerprints 10%, invariants and action
+// properties 8%, writing the frontier 8%. Two workers spend 15-20% more CPU
+// than one (the set's inserts and their locks, and the frontier's writes,
+// grow most: cache lines that move between the cores, and the memory
+// system shared by both); they wait at the level barriers about 2% of the
+// time.
 //
 //	go test -run '^$' -bench Drain -benchtime 1x ./modelcheck
 package modelcheck
