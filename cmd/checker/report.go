@@ -86,6 +86,12 @@ type modelRow struct {
 	Seconds     float64 `json:"seconds"`
 	AsRecorded  bool    `json:"as_recorded"`
 	Problems    string  `json:"problems,omitempty"`
+	// OursSeconds, Workers and Speedup are `checker tlc --versus`'s: our
+	// checker's time on the model with TLC's worker count, and TLC's
+	// seconds over ours.
+	OursSeconds float64 `json:"ours_seconds,omitempty"`
+	Workers     int     `json:"workers,omitempty"`
+	Speedup     float64 `json:"speedup,omitempty"`
 }
 
 // properties is what a check run checks.

@@ -6,10 +6,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/drainproof/drainproof/internal/drainmodel"
 	"github.com/stretchr/testify/require"
 )
 
@@ -48,17 +50,27 @@ func decodeReport(t *testing.T, out, command string) report {
 // without TLC.
 func fakeJava(t *testing.T, sleep ...string) string {
 	t.Helper()
-	dir := t.TempDir()
 	pause := ""
 	if len(sleep) > 0 {
-		pause = "sleep " + sleep[0] + "\n"
+		pause = sleep[0]
+	}
+	return fakeJavaFigures(t, pause, "6,767,729", "834,474", 52)
+}
+
+// fakeJavaFigures is fakeJava printing the given figures of a model that
+// holds, after sleeping pause (a sleep(1) argument) if it is not empty.
+func fakeJavaFigures(t *testing.T, pause, generated, distinct string, depth int) string {
+	t.Helper()
+	dir := t.TempDir()
+	if pause != "" {
+		pause = "sleep " + pause + "\n"
 	}
 	script := `#!/bin/sh
 ` + pause + `echo "TLC2 Version 2026.11.29.194305 (rev: cc6b616cf)"
 echo "Progress(10) at 2026-11-29 20:00:00: 50,000 states generated, 8,000 distinct states found, 900 states left on queue."
 echo "Model checking completed. No error has been found."
-echo "6,767,729 states generated, 834,474 distinct states found, 0 states left on queue."
-echo "The depth of the complete state graph search is 52."
+echo "` + generated + ` states generated, ` + distinct + ` distinct states found, 0 states left on queue."
+echo "The depth of the complete state graph search is ` + strconv.Itoa(depth) + `."
 echo "Finished in 04s at (2026-11-29 20:00:04)"
 `
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "java"), []byte(script), 0o755))
@@ -66,6 +78,40 @@ echo "Finished in 04s at (2026-11-29 20:00:04)"
 	jar := filepath.Join(dir, "tla2tools.jar")
 	require.NoError(t, os.WriteFile(jar, nil, 0o644))
 	return jar
+}
+
+// checker tlc --versus runs our checker after TLC on a model that holds,
+// with TLC's worker count, and reports both times and TLC's over ours; a
+// model our checker does not find as recorded counts as unexpected.
+func TestTLCVersus(t *testing.T) {
+	var man drainmodel.Manifest
+	b, err := os.ReadFile("../../tla/models.json")
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &man))
+	i := slices.IndexFunc(man.Models, func(e drainmodel.Entry) bool { return e.Config == smallModel })
+	require.GreaterOrEqual(t, i, 0)
+	f := man.Models[i].TLC
+	jar := fakeJavaFigures(t, "", strconv.FormatInt(f.Generated, 10), strconv.FormatInt(f.Distinct, 10), f.Depth)
+	models := oneModelManifest(t, 0, smallModel)
+
+	code, out, errOut := runCLI(t, "tlc", "--models", models, "--jar", jar, "--workers", "2", "--versus")
+	require.Equal(t, exitOK, code, errOut)
+	require.Contains(t, errOut, "running our checker with 2 worker(s)")
+	require.Regexp(t, `ours [0-9.]+s with 2 worker\(s\), TLC 4s: [0-9.]+x`, out)
+
+	code, out, errOut = runCLI(t, "tlc", "--models", models, "--jar", jar, "--workers", "1", "--versus", "--json")
+	require.Equal(t, exitOK, code, errOut)
+	r := decodeReport(t, out, "tlc")
+	row := r.Models[0]
+	require.True(t, row.AsRecorded)
+	require.Equal(t, 1, row.Workers)
+	require.Positive(t, row.OursSeconds)
+	require.InDelta(t, 4/row.OursSeconds, row.Speedup, 1e-9)
+
+	// Without --versus, no time of ours.
+	code, out, errOut = runCLI(t, "tlc", "--models", models, "--jar", jar, "--json")
+	require.Equal(t, exitOK, code, errOut)
+	require.Zero(t, decodeReport(t, out, "tlc").Models[0].OursSeconds)
 }
 
 // Every subcommand's --json output decodes with the one schema, and its

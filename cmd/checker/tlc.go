@@ -91,9 +91,9 @@ func parseTLC(out string, temporal string) (tlcRun, error) {
 
 // tlcFlags are the flags of `checker tlc`.
 type tlcFlags struct {
-	path, jar, only            string
-	all, record, whole, asJSON bool
-	workers                    int
+	path, jar, only                    string
+	all, record, whole, asJSON, versus bool
+	workers                            int
 }
 
 // tlcSession is one `checker tlc` run: the flags, the manifest, the
@@ -159,6 +159,12 @@ func runTLC(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		sum.Models++
 		row := t.row(mm, res, &sum)
+		if t.f.versus && mm.Expected == "ok" && res.r.Outcome == "ok" {
+			if err := t.versus(ctx, mm, res, &row, &sum); err != nil {
+				fmt.Fprintf(stderr, "checker tlc: %s: our checker: %v\n", mm.Config, err)
+				return exitUsage
+			}
+		}
 		rows = append(rows, row)
 	}
 	if t.f.record {
@@ -187,7 +193,8 @@ func (t *tlcSession) parse(args []string) (code int, ok bool) {
 	fs.BoolVar(&f.record, "record", false, "write TLC's figures into the manifest instead of comparing")
 	fs.BoolVar(&f.whole, "continue", true, "for a safety violation, also run TLC -continue for the whole space's distinct count (false: the trace only; a recorded count is then kept)")
 	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object (see the README's \"JSON output\")")
-	fs.Usage = usageFunc(fs, "checker tlc [--models FILE] [--jar tla2tools.jar] [--all | --only CFG] [--workers N] [--record] [--json]",
+	fs.BoolVar(&f.versus, "versus", false, "after TLC, run our checker on each model expected ok with the same workers and print both times and their ratio")
+	fs.Usage = usageFunc(fs, "checker tlc [--models FILE] [--jar tla2tools.jar] [--all | --only CFG] [--workers N] [--record] [--json] [--versus]",
 		"Run TLC itself on the models of the manifest and compare its verdicts and counts with the recorded ones\n(or, with --record, record them). TLC's progress lines are shown on stderr.")
 	if code, ok := parseFlags(fs, args, t.stdout, t.stderr); !ok {
 		return code, false
@@ -333,6 +340,36 @@ func (t *tlcSession) row(mm *drainmodel.Entry, res tlcResult, sum *summary) mode
 		fmt.Fprintf(t.stdout, "%-50s %-9s %-24s %10d distinct %6.0fs  %s\n", mm.Config, r.Outcome, r.Violated, r.Distinct, r.Seconds, say)
 	}
 	return row
+}
+
+// versus runs our checker on mm (a model that holds) with the workers
+// TLC's run had, right after it, and adds its time and the ratio to row:
+// the speed comparison, side by side in one run. Our run must find what
+// the manifest records; if not, the model counts as unexpected.
+func (t *tlcSession) versus(ctx context.Context, mm *drainmodel.Entry, res tlcResult, row *modelRow, sum *summary) error {
+	fmt.Fprintf(t.stderr, "%s: running our checker with %d worker(s)\n", mm.Config, res.firstWorkers)
+	ours, err := drainmodel.Verify(ctx, configPath(t.dir, mm.Config), *mm, res.firstWorkers)
+	if err != nil {
+		return err
+	}
+	row.OursSeconds, row.Workers = ours.Seconds, res.firstWorkers
+	if ours.Seconds > 0 {
+		row.Speedup = res.r.Seconds / ours.Seconds
+	}
+	say := fmt.Sprintf("ours %.2fs with %d worker(s), TLC %.0fs: %.1fx", ours.Seconds, res.firstWorkers, res.r.Seconds, row.Speedup)
+	if !ours.OK {
+		if row.AsRecorded {
+			row.AsRecorded = false
+			sum.AsRecorded--
+			sum.Unexpected++
+		}
+		row.Problems = strings.TrimPrefix(row.Problems+"; ours: "+ours.Problems, "; ")
+		say += "  UNEXPECTED (ours): " + ours.Problems
+	}
+	if !t.f.asJSON {
+		fmt.Fprintf(t.stdout, "%-50s %s\n", "", say)
+	}
+	return nil
 }
 
 // record writes TLC's verdict and figures of mm into the manifest.
