@@ -72,9 +72,14 @@
 //     does not take from the other workers' caches the line they read at
 //     every probe: large model, 2 workers, 7.41-7.42 s, 7.70-7.94 s before;
 //   - spec's Next calls each action directly (no closure over a method
-//     value): 5.99-6.12 s, 6.22-6.31 s before.
+//     value): 5.99-6.12 s, 6.22-6.31 s before;
+//   - the larger seen-set tables are carved from slabs mapped with
+//     huge-page advice (fewer TLB misses): 5.76-5.93 s, 6.07-6.31 s
+//     before (4 runs each alternated), for about 40 MiB more peak RSS.
 //
 // Tried and dropped, no gain beyond the run-to-run noise (about 5%):
+// handing the checker's emit to spec's successor generation without the
+// closure that takes the step, tuning the collector (GOGC 25 to 400),
 // reusing the blocks of expanded levels, reading the frontier's next lines
 // ahead of the writes, an XXH3-style fingerprint for short inputs, batches
 // of 512, a recent-fingerprint cache of 512 or 8,192 entries, padding the
@@ -82,8 +87,8 @@
 // 0.8 gained about 2% for a fifth more memory.
 //
 // The large protocol model (4,476,318 states, 39,194,117 generated) took
-// 21.7 s of CPU with one worker before any of these changes, 6-6.5 s now
-// (about 700,000 distinct states per second with one worker). Where the
+// 21.7 s of CPU with one worker before any of these changes, 5.8-6.3 s now
+// (about 720,000 distinct states per second with one worker). Where the
 // time goes now (large model, 1 worker, pprof): successor generation in
 // spec 34%, the seen-set 24% (probes, touch, growth), the checker's
 // bookkeeping per successor 15% (the recent cache, the batch, the step's

@@ -36,13 +36,13 @@ var errSetFull = errors.New("modelcheck: fingerprint set full (more than 2^32 st
 // caches): a worker loads the slots of a whole batch first (touch), then
 // inserts. The first probe of insert reads without the lock; a table
 // replaced by growth is kept until reclaim, which runs between levels when
-// no worker is active. The set once prefetched each successor's slot when
-// the successor was made (an assembly PREFETCHT0, a call per successor)
-// and mapped large tables with huge-page advice; measured side by side
-// (BenchmarkDrain, large model, one worker, best of 3 CPU seconds) the
-// prefetch cost 4% (10.29 s with, 9.92 s without), and the advice never
-// applied: its tables reach 2 MiB per shard only from about 3*10^7
-// states. Both were removed.
+// no worker is active. Tables of 32 KiB or more are carved from slabs of
+// 64 MiB mapped with huge-page advice (see slab). The set once prefetched each successor's slot when the successor
+// was made (an assembly PREFETCHT0, a call per successor): measured side by
+// side (BenchmarkDrain, large model, one worker, best of 3 CPU seconds) the
+// prefetch cost 4% (10.29 s with, 9.92 s without), and was removed; its
+// huge-page advice was given to each shard's table, which reaches a huge
+// page's 2 MiB only from about 3*10^7 states, so it never applied.
 type fpSet struct {
 	// tabs[i] is shard i's table. It is apart from the shards' locks:
 	// a lookup reads it without the lock, and an insert into a shard
@@ -60,7 +60,8 @@ type fpSet struct {
 	wbits uint // the low bits of a ref that name the worker
 	// wide sets 128-bit fingerprints: each slot has a second word, in
 	// table.hi, and so does each log entry.
-	wide bool
+	wide  bool
+	alloc slabs // where tables of slabMin bytes or more come from
 	// mem is the memory held by tables (retired ones too, until reclaim)
 	// and logs, kept as they grow, for the memory budget.
 	mem atomic.Int64
@@ -84,6 +85,9 @@ func newFPSet(workers int, wide bool) *fpSet {
 
 type table struct {
 	slots []uint64 // written with atomic stores so lock-free lookups may read them
+	// slab and hiSlab are where slots and hi were carved from (nil: the
+	// Go heap).
+	slab, hiSlab *slab
 	// hi holds the high words of 128-bit fingerprints (nil for 64-bit):
 	// hi[i] is written before slots[i], so a reader that sees slots[i]
 	// sees hi[i].
@@ -132,7 +136,7 @@ func (s *fpSet) insert(fp, hi uint64, parent ref, w int) (ref, bool, error) {
 	sh.mu.Lock()
 	t := tab.Load()
 	if t == nil {
-		t = newTable(minSlots, s.wide)
+		t = s.newTable(minSlots)
 		s.mem.Add(t.bytes())
 		tab.Store(t)
 	}
@@ -186,18 +190,27 @@ func (s *fpSet) insert(fp, hi uint64, parent ref, w int) (ref, bool, error) {
 	return ref(local)<<s.wbits | ref(w), true, nil
 }
 
-func newTable(n int, wide bool) *table {
-	t := &table{slots: make([]uint64, n)}
-	if wide {
-		t.hi = make([]uint64, n)
+// newTable returns an empty table of n slots.
+func (s *fpSet) newTable(n int) *table {
+	t := &table{}
+	t.slots, t.slab = s.alloc.alloc(n)
+	if s.wide {
+		t.hi, t.hiSlab = s.alloc.alloc(n)
 	}
 	return t
+}
+
+// freeTable gives t's memory back. It must run while no goroutine reads t.
+func (s *fpSet) freeTable(t *table) {
+	s.mem.Add(-t.bytes())
+	s.alloc.free(t.slab, len(t.slots))
+	s.alloc.free(t.hiSlab, len(t.hi))
 }
 
 // grow doubles a shard's table (tab, under the shard's lock); the old one
 // is retired until reclaim.
 func (s *fpSet) grow(tab *atomic.Pointer[table], old *table) {
-	t := newTable(2*len(old.slots), old.hi != nil)
+	t := s.newTable(2 * len(old.slots))
 	mask := uint64(len(t.slots) - 1)
 	for j, v := range old.slots {
 		if v == 0 {
@@ -226,7 +239,7 @@ func (t *table) bytes() int64 { return int64(len(t.slots)+len(t.hi)) * 8 }
 func (s *fpSet) reclaim() {
 	s.retMu.Lock()
 	for _, t := range s.retired {
-		s.mem.Add(-t.bytes())
+		s.freeTable(t)
 	}
 	s.retired = nil
 	s.retMu.Unlock()
@@ -297,10 +310,11 @@ func (s *fpSet) release() {
 		sh := &s.shards[i]
 		sh.mu.Lock()
 		if t := s.tabs[i].Swap(nil); t != nil {
-			s.mem.Add(-t.bytes())
+			s.freeTable(t)
 		}
 		sh.mu.Unlock()
 	}
+	s.alloc.drop()
 }
 
 // touch loads the slot where each fingerprint of the batch begins its

@@ -1,6 +1,9 @@
 package modelcheck
 
-import "testing"
+import (
+	"runtime"
+	"testing"
+)
 
 // Two fingerprints that share their low word are one state to a 64-bit
 // set and two to a 128-bit one, across table growth, and both are found
@@ -35,5 +38,98 @@ func TestWideSetTellsLowWordCollisionsApart(t *testing.T) {
 			t.Fatalf("the log keeps high word %x, want %x", hi, uint64(1+1<<40))
 		}
 		s.release()
+	}
+}
+
+// The set's larger tables are carved from slabs; a slab is unmapped once
+// every table carved from it is freed, the last one when the set is
+// released, and the set's memory count comes back to its logs alone.
+func TestSlabsFreedWithTheirTables(t *testing.T) {
+	for _, wide := range []bool{false, true} {
+		s := newFPSet(2, wide)
+		var slabs []*slab
+		seen := map[*slab]bool{}
+		for i := uint64(1); i <= 400_000; i++ {
+			fp := mix(i)
+			if _, isNew, err := s.insert(fp, fp^0x5851F42D4C957F2D|1, noParent, int(i%2)); err != nil || !isNew {
+				t.Fatalf("wide=%v: insert %d: new=%v, %v", wide, i, isNew, err)
+			}
+			if i%50_000 == 0 {
+				for k := range s.tabs {
+					if tb := s.tabs[k].Load(); tb != nil && tb.slab != nil && !seen[tb.slab] {
+						seen[tb.slab] = true
+						slabs = append(slabs, tb.slab)
+					}
+				}
+				s.reclaim() // as between levels
+			}
+		}
+		if len(slabs) == 0 {
+			t.Fatalf("wide=%v: no table of 400,000 states came from a slab", wide)
+		}
+		for i := uint64(1); i <= 400_000; i += 997 {
+			fp := mix(i)
+			if !s.contains(fp, fp^0x5851F42D4C957F2D|1) {
+				t.Fatalf("wide=%v: fingerprint %d lost", wide, i)
+			}
+		}
+		s.release()
+		for _, sl := range slabs {
+			if sl.mem != nil || sl.live != 0 {
+				t.Fatalf("wide=%v: a slab still mapped (%d bytes live) after release", wide, sl.live)
+			}
+		}
+		// The logs are counted as insert counts them: 16 entries for a
+		// worker's first chunk, chunkSize for each other one.
+		perEntry := int64(12)
+		if wide {
+			perEntry = 20
+		}
+		var logs int64
+		for _, lg := range s.logs {
+			if k := int64(len(lg.fps)); k > 0 {
+				logs += perEntry * (16 + (k-1)*chunkSize)
+			}
+		}
+		if got := s.mem.Load(); got != logs {
+			t.Fatalf("wide=%v: memory count %d after release, want the logs' %d", wide, got, logs)
+		}
+	}
+}
+
+// A slab is unmapped when the last table carved from it is freed, unless
+// tables are still being carved from it (then drop unmaps it); small
+// tables come from the Go heap.
+func TestSlabUnmappedWithItsLastTable(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("slabs are mapped on Linux only")
+	}
+	var a slabs
+	if _, sl := a.alloc(slabMin/8 - 1); sl != nil {
+		t.Fatal("a table under slabMin bytes came from a slab")
+	}
+	half := slabBytes / 16 // words: half a slab
+	w1, s1 := a.alloc(half)
+	w2, s2 := a.alloc(half)
+	w3, s3 := a.alloc(half)
+	if s1 == nil || s1 != s2 || s3 == s1 {
+		t.Fatalf("three half-slab tables: slabs %p %p %p, want the first two shared", s1, s2, s3)
+	}
+	w1[0], w2[half-1], w3[0] = 1, 2, 3 // the memory is there
+	a.free(s1, half)
+	if s1.mem == nil {
+		t.Fatal("the first slab unmapped with a table still carved from it")
+	}
+	a.free(s2, half)
+	if s1.mem != nil {
+		t.Fatal("the first slab still mapped after its last table was freed")
+	}
+	a.free(s3, half)
+	if s3.mem == nil {
+		t.Fatal("the current slab unmapped while tables may still be carved from it")
+	}
+	a.drop()
+	if s3.mem != nil {
+		t.Fatal("drop left the current slab mapped")
 	}
 }
