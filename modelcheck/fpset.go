@@ -37,9 +37,10 @@ var errSetFull = errors.New("modelcheck: fingerprint set full (more than 2^32 st
 // inserts. The first probe of insert reads without the lock; a table
 // replaced by growth is kept until reclaim, which runs between levels when
 // no worker is active. Tables of 32 KiB or more are carved from slabs of
-// 64 MiB mapped with huge-page advice (see slab). The set once prefetched each successor's slot when the successor
-// was made (an assembly PREFETCHT0, a call per successor): measured side by
-// side (BenchmarkDrain, large model, one worker, best of 3 CPU seconds) the
+// 64 MiB mapped with huge-page advice (see slab). The set once prefetched
+// each successor's slot when the successor was made (an assembly
+// PREFETCHT0, a call per successor): measured side by side
+// (BenchmarkDrain, large model, one worker, best of 3 CPU seconds) the
 // prefetch cost 4% (10.29 s with, 9.92 s without), and was removed; its
 // huge-page advice was given to each shard's table, which reaches a huge
 // page's 2 MiB only from about 3*10^7 states, so it never applied.
@@ -287,7 +288,7 @@ func (s *fpSet) bytes() int64 {
 		sh := &s.shards[i]
 		sh.mu.Lock()
 		if t := s.tabs[i].Load(); t != nil {
-			b += int64(len(t.slots)+len(t.hi)) * 8
+			b += t.bytes()
 		}
 		sh.mu.Unlock()
 	}

@@ -55,6 +55,7 @@ func TestNumericFlagsBounded(t *testing.T) {
 		{[]string{"check", "--model", "twophase", "--rms", "99"}, "--rms"},
 		{[]string{"verify", "--workers", "5000"}, "--workers"},
 		{[]string{"tlc", "--workers", "0"}, "--workers"},
+		{[]string{"tlc", "--versus", "--record"}, "--versus"},
 		{[]string{"simulate", "--seeds", "0"}, "--seeds"},
 		{[]string{"simulate", "--seeds", "100000000"}, "--seeds"},
 		{[]string{"simulate", "--steps", "-1"}, "--steps"},

@@ -112,6 +112,16 @@ func TestTLCVersus(t *testing.T) {
 	code, out, errOut = runCLI(t, "tlc", "--models", models, "--jar", jar, "--json")
 	require.Equal(t, exitOK, code, errOut)
 	require.Zero(t, decodeReport(t, out, "tlc").Models[0].OursSeconds)
+
+	// A manifest whose distinct count TLC prints (the fake) but ours
+	// does not find: TLC's figures are as recorded, the model is not.
+	jar = fakeJavaFigures(t, "", strconv.FormatInt(f.Generated, 10), strconv.FormatInt(f.Distinct+1, 10), f.Depth)
+	code, out, errOut = runCLI(t, "tlc", "--models", oneModelManifest(t, 1, smallModel), "--jar", jar, "--versus", "--json")
+	require.Equal(t, exitViolation, code, errOut)
+	r = decodeReport(t, out, "tlc")
+	require.Equal(t, summary{Models: 1, Unexpected: 1}, *r.Summary)
+	require.Contains(t, r.Models[0].Problems, "ours: distinct")
+	require.NotContains(t, r.Models[0].Problems, "TLC counts")
 }
 
 // Every subcommand's --json output decodes with the one schema, and its
