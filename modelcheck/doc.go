@@ -75,7 +75,15 @@
 //     value): 5.99-6.12 s, 6.22-6.31 s before;
 //   - the larger seen-set tables are carved from slabs mapped with
 //     huge-page advice (fewer TLB misses): 5.76-5.93 s, 6.07-6.31 s
-//     before (4 runs each alternated), for about 40 MiB more peak RSS.
+//     before (4 runs each alternated), for about 40 MiB more peak RSS;
+//   - a full batch is not inserted at once: its slots are prefetched
+//     (PREFETCHT0, one assembly call per batch) and it is inserted when
+//     the next batch is full, so its misses are served while successors
+//     are generated; and a self-loop (a successor equal to its parent, 14%
+//     of the default model's successors) is counted and nothing more: it
+//     is stored, and [P]_vars holds on it. Together, large model, 4 runs
+//     each alternated: 1 worker 5.79-6.00 s wall, 6.15-6.46 s before; 2
+//     workers 3.58-3.63 s, 3.71-3.83 s before.
 //
 // Tried and dropped, no gain beyond the run-to-run noise (about 5%):
 // handing the checker's emit to spec's successor generation without the
@@ -83,8 +91,15 @@
 // reusing the blocks of expanded levels, reading the frontier's next lines
 // ahead of the writes, an XXH3-style fingerprint for short inputs, batches
 // of 512, a recent-fingerprint cache of 512 or 8,192 entries, padding the
-// workers' output headers apart; a table load of at most 0.6 instead of
-// 0.8 gained about 2% for a fifth more memory.
+// workers' output headers apart, a fingerprint that mixes each 8-byte word
+// on its own and sums them (0-1.5%), a build with profile-guided
+// optimisation (1-2%), and the blocks of expanded levels reused for the
+// next levels (tried twice); a table load of at most 0.6 instead of
+// 0.8 gained about 2% for a fifth more memory. Sending each successor to
+// the worker that owns its shard, so a shard's lines stay in one core's
+// cache, made two workers slower (3.44-3.59 s against 3.14-3.34 s,
+// alternated 4 times): the copies into and out of the mailboxes cost more
+// than the lines that move between the cores.
 //
 // The large protocol model (4,476,318 states, 39,194,117 generated) took
 // 21.7 s of CPU with one worker before any of these changes, 5.8-6.3 s now

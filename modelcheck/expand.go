@@ -1,6 +1,7 @@
 package modelcheck
 
 import (
+	"bytes"
 	"fmt"
 	"sort"
 	"sync"
@@ -78,11 +79,16 @@ const batchSize = 128
 
 // expansion is one worker's state while it expands its share of a level.
 type expansion[S any] struct {
-	c         *checker[S]
-	w, level  int
-	out       *blocks[S]
-	buf       []byte
-	batch     []pending[S]
+	c        *checker[S]
+	w, level int
+	out      *blocks[S]
+	buf      []byte
+	batch    []pending[S]
+	// ready is the batch before batch: its slots are being fetched
+	// (prefetch) while batch fills, and it is inserted when batch is full
+	// (see cycle).
+	ready     []pending[S]
+	addrs     []uintptr // the slot addresses cycle prefetches
 	from      entry[S]
 	to        S // the successor whose step the action properties check
 	succ      int
@@ -125,6 +131,12 @@ func (x *expansion[S]) emit(action string, t S) {
 	if c.ordered {
 		gen = c.generated.Load() + x.generated
 	}
+	if c.plain && c.acons == nil && bytes.Equal(stateBytes(&t), stateBytes(&x.from.s)) {
+		// A self-loop: t is its parent, which is stored, so it is not
+		// new; and an action property [P]_vars holds on a step that
+		// changes no variable. Nothing else is left to do.
+		return
+	}
 	if (c.cons == nil && c.acons == nil) || c.inModel(action, x.from.s, t) {
 		var fp, hi uint64
 		x.buf, fp, hi = c.key(x.buf, t)
@@ -166,12 +178,44 @@ func (x *expansion[S]) emit(action string, t S) {
 	}
 }
 
-// flush inserts the batch, appending the new states to out.
+// flush inserts the batch ahead (ready) and the batch, in the order they
+// were generated, appending the new states to out.
 func (x *expansion[S]) flush() {
+	x.insert(x.ready)
+	x.ready = x.ready[:0]
+	x.sink += touch(x.c.set, x.batch)
+	x.insert(x.batch)
+	x.batch = x.batch[:0]
+}
+
+// cycle starts fetching the slots of the full batch, inserts the batch
+// ahead of it, whose slots were fetched while this one filled, and makes
+// the batch the one ahead.
+func (x *expansion[S]) cycle() {
+	x.prefetch(x.batch)
+	x.insert(x.ready)
+	x.ready, x.batch = x.batch, x.ready[:0]
+}
+
+// prefetch asks the processor to fetch the slot where each fingerprint of
+// batch begins its probe, without waiting for them.
+func (x *expansion[S]) prefetch(batch []pending[S]) {
+	set := x.c.set
+	x.addrs = x.addrs[:0]
+	for k := range batch {
+		fp := batch[k].fp
+		if t := set.tabs[fp&(numShards-1)].Load(); t != nil {
+			x.addrs = append(x.addrs, uintptr(unsafe.Pointer(&t.slots[(fp>>shardBits)&uint64(len(t.slots)-1)])))
+		}
+	}
+	prefetchLines(x.addrs)
+}
+
+// insert inserts batch, appending the new states to out.
+func (x *expansion[S]) insert(batch []pending[S]) {
 	c := x.c
-	x.sink += touch(c.set, x.batch)
-	for k := range x.batch {
-		p := &x.batch[k]
+	for k := range batch {
+		p := &batch[k]
 		if c.stop.Load() {
 			break
 		}
@@ -198,7 +242,6 @@ func (x *expansion[S]) flush() {
 			x.out.add(entry[S]{p.s, r})
 		}
 	}
-	x.batch = x.batch[:0]
 }
 
 // publish adds the worker's counts to the shared ones.
@@ -240,10 +283,9 @@ func (c *checker[S]) worker(w int, cur *blocks[S], starts []int, pos *atomic.Int
 				}
 			}
 			if len(x.batch) >= batchSize {
-				x.flush()
+				x.cycle()
 			}
 		}
-		x.flush()
 		d := x.distinct
 		x.publish()
 		total := c.distinct.Load()
@@ -259,5 +301,6 @@ func (c *checker[S]) worker(w int, cur *blocks[S], starts []int, pos *atomic.Int
 			}
 		}
 	}
+	x.flush()
 	x.publish()
 }

@@ -33,8 +33,9 @@ var errSetFull = errors.New("modelcheck: fingerprint set full (more than 2^32 st
 // fingerprints 16 bytes per slot and 20 of log, between 40 and 60.
 //
 // Lookups are latency-bound (a probe into a large table misses the
-// caches): a worker loads the slots of a whole batch first (touch), then
-// inserts. The first probe of insert reads without the lock; a table
+// caches): a worker prefetches the slots of a whole batch and inserts it
+// one batch later (expansion.cycle), or, when it must insert at once,
+// loads them first (touch), then inserts. The first probe of insert reads without the lock; a table
 // replaced by growth is kept until reclaim, which runs between levels when
 // no worker is active. Tables of 32 KiB or more are carved from slabs of
 // 64 MiB mapped with huge-page advice (see slab). The set once prefetched

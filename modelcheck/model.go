@@ -37,6 +37,10 @@ type Model[S any] interface {
 // ActionPropertied is implemented by models that define action properties
 // ([][P]_vars in TLA+): predicates on a transition, checked on every
 // transition the search takes, including those to states already seen.
+// As [P]_vars does, a property holds on a step that changes no variable
+// (to equal to from): ActionHolds must report true there, and the checker
+// does not ask it for a [Plain] model, whose self-loops it recognises by
+// their bytes.
 type ActionPropertied[S any] interface {
 	// ActionProperties lists the names of the action properties.
 	ActionProperties() []string

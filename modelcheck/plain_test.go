@@ -2,6 +2,7 @@ package modelcheck_test
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -87,4 +88,41 @@ func TestPointerCheckedModelsAreCheckedThroughPointers(t *testing.T) {
 	require.Equal(t, want.Distinct, got.Distinct)
 	require.Equal(t, want.Generated, got.Generated)
 	require.Len(t, got.Trace, len(want.Trace))
+}
+
+// stutter counts x from 0 to 9; every state also has a self-loop (Stay),
+// and the action property Moves is "the step is an Inc", as the body P
+// of [][P]_x, which a step that leaves x alone satisfies.
+type stutter struct{ asked atomic.Int64 }
+
+func (*stutter) Init(emit func(int64)) { emit(0) }
+func (*stutter) Next(x int64, emit func(string, int64)) {
+	emit("Stay", x)
+	if x < 9 {
+		emit("Inc", x+1)
+	}
+}
+func (*stutter) Encode(dst []byte, x int64) []byte { return append(dst, byte(x)) }
+func (*stutter) Invariants() []string              { return nil }
+func (*stutter) Holds(int, int64) bool             { return true }
+func (*stutter) ActionProperties() []string        { return []string{"Moves"} }
+func (*stutter) PlainState()                       {}
+func (m *stutter) ActionHolds(_ int, a string, from, to int64) bool {
+	m.asked.Add(1)
+	return a == "Inc" && to == from+1
+}
+
+// A plain model's self-loops are generated (counted, and enabled, so no
+// deadlock) but not asked about its action properties: [P]_vars holds on
+// a step that changes nothing.
+func TestPlainSelfLoopsSatisfyActionProperties(t *testing.T) {
+	for _, workers := range []int{1, 2} {
+		m := &stutter{}
+		res, err := modelcheck.Check[int64](context.Background(), m, modelcheck.Options{Workers: workers, CheckDeadlock: true})
+		require.NoError(t, err)
+		require.Equal(t, modelcheck.OK, res.Outcome, res.Violated)
+		require.EqualValues(t, 10, res.Distinct)
+		require.EqualValues(t, 1+10+9, res.Generated)
+		require.EqualValues(t, 9, m.asked.Load())
+	}
 }
