@@ -285,6 +285,9 @@ func (c *checker[S]) loadFrontier(r io.Reader, dec *gob.Decoder, h *checkpointHe
 // load adds a state read from a checkpoint: to the table if new, and to
 // worker w's log in any case (the checkpoint holds each state once).
 func (s *fpSet) load(fp, hi uint64, parent ref, w int) error {
+	if fp < minFP {
+		return fmt.Errorf("%w: fingerprint %d is reserved", ErrCheckpoint, fp)
+	}
 	if _, isNew, err := s.insert(fp, hi, parent, w); err != nil {
 		return err
 	} else if !isNew {

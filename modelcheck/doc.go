@@ -83,7 +83,13 @@
 //     of the default model's successors) is counted and nothing more: it
 //     is stored, and [P]_vars holds on it. Together, large model, 4 runs
 //     each alternated: 1 worker 5.79-6.00 s wall, 6.15-6.46 s before; 2
-//     workers 3.58-3.63 s, 3.71-3.83 s before.
+//     workers 3.58-3.63 s, 3.71-3.83 s before;
+//   - a 64-bit set inserts without a lock (a compare-and-swap into the
+//     slot; growth closes the empty slots it has copied): the shard locks'
+//     lines, taken by both workers for every new state, were 7% of the
+//     CPU time of two workers. Large model, 2 workers, 4 runs alternated:
+//     3.42-3.89 s wall, 3.66-4.09 s before (each run 0.16-0.24 s faster
+//     than the one before it); 1 worker unchanged.
 //
 // Tried and dropped, no gain beyond the run-to-run noise (about 5%):
 // handing the checker's emit to spec's successor generation without the
@@ -93,26 +99,32 @@
 // of 512, a recent-fingerprint cache of 512 or 8,192 entries, padding the
 // workers' output headers apart, a fingerprint that mixes each 8-byte word
 // on its own and sums them (0-1.5%), a build with profile-guided
-// optimisation (1-2%), and the blocks of expanded levels reused for the
-// next levels (tried twice); a table load of at most 0.6 instead of
-// 0.8 gained about 2% for a fifth more memory. Sending each successor to
-// the worker that owns its shard, so a shard's lines stay in one core's
-// cache, made two workers slower (3.44-3.59 s against 3.14-3.34 s,
-// alternated 4 times): the copies into and out of the mailboxes cost more
-// than the lines that move between the cores.
+// optimisation (1-2%), the blocks of expanded levels reused for the
+// next levels (tried twice), batches of 64 or 256 with the prefetch, a
+// probe that starts at the fingerprint's top bits so growth copies a table
+// in order (growth fell from 5% to 3-4% of the profile, the run did not
+// shorten), comparing a successor with its parent a word at a time
+// instead of bytes.Equal (4% of the profile, 1% of the run), the shared
+// counts on cache lines apart from the fields read for every successor;
+// a table load of at most 0.6 instead of 0.8 gained about 2% for a fifth
+// more memory. Sending each successor to the worker that owns its shard,
+// so a shard's lines stay in one core's cache, made two workers slower
+// (3.44-3.59 s against 3.14-3.34 s, alternated 4 times): every successor
+// sent takes its state's two cache lines to the other core, more lines
+// than the shared set moves.
 //
 // The large protocol model (4,476,318 states, 39,194,117 generated) took
-// 21.7 s of CPU with one worker before any of these changes, 5.8-6.3 s now
-// (about 720,000 distinct states per second with one worker). Where the
+// 21.7 s of CPU with one worker before any of these changes, 5.6-6.0 s now
+// (about 750,000 distinct states per second with one worker). Where the
 // time goes now (large model, 1 worker, pprof): successor generation in
-// spec 34%, the seen-set 24% (probes, touch, growth), the checker's
-// bookkeeping per successor 15% (the recent cache, the batch, the step's
-// action properties' calls), fingerprints 10%, invariants and action
-// properties 8%, writing the frontier 8%. Two workers spend 15-20% more CPU
-// than one (the set's inserts and their locks, and the frontier's writes,
-// grow most: cache lines that move between the cores, and the memory
-// system shared by both); they wait at the level barriers about 2% of the
-// time.
+// spec 31%, the seen-set 25% (probes, prefetch, growth, the log), writing
+// the frontier 10%, the checker's bookkeeping per successor 15% (the
+// recent cache, the self-loop test, the batch, the calls), invariants and
+// action properties 8%, fingerprints 7%. Two workers spend 12-20% more
+// CPU than one (the set's probes and growth, on lines the other core has
+// written; and the second processor of this machine runs slower at times:
+// the same run took 3.4 s to 3.9 s within minutes); they wait at the
+// level barriers about 2% of the time.
 //
 //	go test -run '^$' -bench Drain -benchtime 1x ./modelcheck
 package modelcheck

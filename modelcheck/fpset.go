@@ -2,17 +2,25 @@ package modelcheck
 
 import (
 	"errors"
+	"fmt"
 	"math/bits"
+	"runtime"
 	"sync"
 	"sync/atomic"
 )
 
 const (
-	shardBits  = 8
-	numShards  = 1 << shardBits
-	chunkBits  = 12
-	chunkSize  = 1 << chunkBits
-	noParent   = ^uint32(0)
+	shardBits = 8
+	numShards = 1 << shardBits
+	chunkBits = 12
+	chunkSize = 1 << chunkBits
+	noParent  = ^uint32(0)
+	// closed marks an empty slot of a table being grown (see grow64): an
+	// insert that meets it waits for the new table.
+	closed = 1
+	// minFP is the least fingerprint: 0 marks an empty slot, closed a
+	// closed one.
+	minFP      = 2
 	minSlots   = 1 << 4
 	loadFactor = 0.8
 )
@@ -32,19 +40,25 @@ var errSetFull = errors.New("modelcheck: fingerprint set full (more than 2^32 st
 // log per state: between 22 and 32 bytes per distinct state; with 128-bit
 // fingerprints 16 bytes per slot and 20 of log, between 40 and 60.
 //
+// A 64-bit set takes no lock to insert (insert64: a compare-and-swap into
+// the slot; growth closes the old table's empty slots as it copies them);
+// a 128-bit one writes two words per slot and takes its shard's lock to
+// add a state.
+//
 // Lookups are latency-bound (a probe into a large table misses the
 // caches): a worker prefetches the slots of a whole batch and inserts it
 // one batch later (expansion.cycle), or, when it must insert at once,
-// loads them first (touch), then inserts. The first probe of insert reads without the lock; a table
+// loads them first (touch), then inserts. A lookup takes no lock; a table
 // replaced by growth is kept until reclaim, which runs between levels when
 // no worker is active. Tables of 32 KiB or more are carved from slabs of
 // 64 MiB mapped with huge-page advice (see slab). The set once prefetched
 // each successor's slot when the successor was made (an assembly
 // PREFETCHT0, a call per successor): measured side by side
 // (BenchmarkDrain, large model, one worker, best of 3 CPU seconds) the
-// prefetch cost 4% (10.29 s with, 9.92 s without), and was removed; its
-// huge-page advice was given to each shard's table, which reaches a huge
-// page's 2 MiB only from about 3*10^7 states, so it never applied.
+// prefetch cost 4% (10.29 s with, 9.92 s without), and was removed (the
+// batch's prefetch is one call per 128 successors); its huge-page advice
+// was given to each shard's table, which reaches a huge page's 2 MiB only
+// from about 3*10^7 states, so it never applied.
 type fpSet struct {
 	// tabs[i] is shard i's table. It is apart from the shards' locks:
 	// a lookup reads it without the lock, and an insert into a shard
@@ -62,8 +76,11 @@ type fpSet struct {
 	wbits uint // the low bits of a ref that name the worker
 	// wide sets 128-bit fingerprints: each slot has a second word, in
 	// table.hi, and so does each log entry.
-	wide  bool
-	alloc slabs // where tables of slabMin bytes or more come from
+	wide bool
+	// counts[w] is worker w's count of its states in each shard (64-bit
+	// sets, whose inserts take no lock).
+	counts []shardCounts
+	alloc  slabs // where tables of slabMin bytes or more come from
 	// mem is the memory held by tables (retired ones too, until reclaim)
 	// and logs, kept as they grow, for the memory budget.
 	mem atomic.Int64
@@ -82,7 +99,8 @@ type stateLog struct {
 // newFPSet returns a set for a search with the given number of workers,
 // of 128-bit fingerprints if wide, else of 64-bit ones.
 func newFPSet(workers int, wide bool) *fpSet {
-	return &fpSet{logs: make([]stateLog, max(workers, 1)), wbits: uint(bits.Len(uint(max(workers, 1) - 1))), wide: wide}
+	n := max(workers, 1)
+	return &fpSet{logs: make([]stateLog, n), counts: make([]shardCounts, n), wbits: uint(bits.Len(uint(n - 1))), wide: wide}
 }
 
 type table struct {
@@ -98,8 +116,16 @@ type table struct {
 
 type fpShard struct {
 	mu sync.Mutex
-	n  int
+	n  int      // the shard's states (128-bit sets; see counts for 64-bit ones)
 	_  [48]byte // keep neighbouring shards' locks off one cache line
+}
+
+// shardCounts is one worker's count of the states it added to each shard
+// of a 64-bit set. Only its worker writes it; a worker that may have
+// filled a shard reads them all (see insert64).
+type shardCounts struct {
+	n [numShards]atomic.Int32
+	_ [64]byte
 }
 
 // ref names a state in the logs: the worker in the low bits, the position
@@ -111,6 +137,12 @@ type ref = uint32
 // already present. hi is the high word of a 128-bit fingerprint (ignored
 // in a 64-bit set).
 func (s *fpSet) insert(fp, hi uint64, parent ref, w int) (ref, bool, error) {
+	if fp < minFP {
+		return 0, false, fmt.Errorf("modelcheck: fingerprint %d is reserved", fp)
+	}
+	if !s.wide {
+		return s.insert64(fp, parent, w)
+	}
 	k := fp & (numShards - 1)
 	sh, tab := &s.shards[k], &s.tabs[k]
 	// Most successors were seen before. Look without the lock first: a
@@ -165,6 +197,11 @@ func (s *fpSet) insert(fp, hi uint64, parent ref, w int) (ref, bool, error) {
 		s.grow(tab, t)
 	}
 	sh.mu.Unlock()
+	return s.record(lg, fp, hi, parent, w), true, nil
+}
+
+// record appends a new state to worker w's log lg and returns its ref.
+func (s *fpSet) record(lg *stateLog, fp, hi uint64, parent ref, w int) ref {
 	local := lg.n
 	lg.n++
 	c := local >> chunkBits
@@ -189,7 +226,119 @@ func (s *fpSet) insert(fp, hi uint64, parent ref, w int) (ref, bool, error) {
 	if s.wide {
 		lg.his[c] = append(lg.his[c], hi)
 	}
-	return ref(local)<<s.wbits | ref(w), true, nil
+	return ref(local)<<s.wbits | ref(w)
+}
+
+// insert64 is insert in a 64-bit set, without a lock: a new fingerprint
+// is written with a compare-and-swap into the first empty slot of its
+// probe. Two workers adding the same fingerprint follow the same probe
+// through slots that are never emptied, so the one whose swap fails finds
+// the other's fingerprint there. Growth (grow64, under the shard's lock)
+// closes every empty slot of the old table as it copies it, so an insert
+// meets a closed slot, or fails its swap, and waits for the new table
+// rather than write where the copy has passed. The shard's lock line,
+// taken by every new state, moved between the cores: with two workers it
+// was 7% of the CPU time (large model, pprof), one worker 1%.
+func (s *fpSet) insert64(fp uint64, parent ref, w int) (ref, bool, error) {
+	k := fp & (numShards - 1)
+	tab := &s.tabs[k]
+	lg := &s.logs[w]
+	for {
+		t := tab.Load()
+		if t == nil {
+			sh := &s.shards[k]
+			sh.mu.Lock()
+			if tab.Load() == nil {
+				t := s.newTable(minSlots)
+				s.mem.Add(t.bytes())
+				tab.Store(t)
+			}
+			sh.mu.Unlock()
+			continue
+		}
+		mask := uint64(len(t.slots) - 1)
+		i := (fp >> shardBits) & mask
+		for {
+			v := atomic.LoadUint64(&t.slots[i])
+			if v == fp {
+				return 0, false, nil
+			}
+			if v == 0 {
+				if lg.n >= 1<<(32-s.wbits)-2 {
+					return 0, false, errSetFull
+				}
+				if atomic.CompareAndSwapUint64(&t.slots[i], 0, fp) {
+					s.added(t, k, w)
+					return s.record(lg, fp, 0, parent, w), true, nil
+				}
+				continue // taken meanwhile: look at it again
+			}
+			if v == closed {
+				break
+			}
+			i = (i + 1) & mask
+		}
+		for tab.Load() == t { // growing: wait for the new table
+			runtime.Gosched()
+		}
+	}
+}
+
+// added counts a state worker w added to shard k's table t, and grows the
+// table when the shard is full. Each worker counts its own states; a
+// worker adds up all the counts of the shard only when its own has grown
+// by a step small enough that the others' uncounted states cannot take
+// the load much past loadFactor (by at most 1/64).
+func (s *fpSet) added(t *table, k uint64, w int) {
+	n := s.counts[w].n[k].Add(1)
+	step := int32(len(t.slots) / (64 * len(s.counts)))
+	if step > 1 && n%step != 0 {
+		return
+	}
+	var total int32
+	for i := range s.counts {
+		total += s.counts[i].n[k].Load()
+	}
+	if float64(total) <= loadFactor*float64(len(t.slots)) {
+		return
+	}
+	sh, tab := &s.shards[k], &s.tabs[k]
+	sh.mu.Lock()
+	if tab.Load() == t {
+		s.grow64(tab, t)
+	}
+	sh.mu.Unlock()
+}
+
+// grow64 doubles a 64-bit shard's table (tab, under the shard's lock)
+// while inserts go on: it closes each empty slot of the old table with a
+// compare-and-swap before it moves on, so every fingerprint written into
+// the old table is copied.
+func (s *fpSet) grow64(tab *atomic.Pointer[table], old *table) {
+	t := s.newTable(2 * len(old.slots))
+	mask := uint64(len(t.slots) - 1)
+	for j := range old.slots {
+		v := atomic.LoadUint64(&old.slots[j])
+		for v == 0 {
+			if atomic.CompareAndSwapUint64(&old.slots[j], 0, closed) {
+				break
+			}
+			v = atomic.LoadUint64(&old.slots[j])
+		}
+		if v == 0 {
+			continue // closed
+		}
+		i := (v >> shardBits) & mask
+		for t.slots[i] != 0 {
+			i = (i + 1) & mask
+		}
+		t.slots[i] = v
+	}
+	tab.Store(t)
+	s.mem.Add(t.bytes())
+	s.retMu.Lock()
+	s.retired = append(s.retired, old)
+	s.retMu.Unlock()
 }
 
 // newTable returns an empty table of n slots.
@@ -259,7 +408,9 @@ func (s *fpSet) contains(fp, hi uint64) bool {
 	}
 	mask := uint64(len(t.slots) - 1)
 	for i := (fp >> shardBits) & mask; ; i = (i + 1) & mask {
-		switch t.slots[i] {
+		// The lock keeps growth away (no slot is closed), not the
+		// inserts of a 64-bit set.
+		switch atomic.LoadUint64(&t.slots[i]) {
 		case fp:
 			if t.hi == nil || t.hi[i] == hi {
 				return true

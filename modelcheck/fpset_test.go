@@ -1,7 +1,9 @@
 package modelcheck
 
 import (
+	"errors"
 	"runtime"
+	"sync"
 	"testing"
 )
 
@@ -131,5 +133,70 @@ func TestSlabUnmappedWithItsLastTable(t *testing.T) {
 	a.drop()
 	if s3.mem != nil {
 		t.Fatal("drop left the current slab mapped")
+	}
+}
+
+// Workers that insert the same fingerprints at once, into one shard whose
+// table grows all the while, count each fingerprint new exactly once, and
+// the set holds every one of them afterwards: an insert that lands in a
+// table being copied is not lost, and none is added twice.
+func TestConcurrentInsertsDuringGrowth(t *testing.T) {
+	const workers, keys = 4, 20_000
+	for round := 0; round < 5; round++ {
+		s := newFPSet(workers, false)
+		key := func(i int) uint64 { return mix(uint64(i+round*keys))&^(numShards-1) | 5 }
+		var news [workers]int
+		var wg sync.WaitGroup
+		for w := 0; w < workers; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for j := 0; j < keys; j++ {
+					i := j
+					if w%2 == 1 {
+						i = keys - 1 - j
+					}
+					_, isNew, err := s.insert(key(i), 0, noParent, w)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					if isNew {
+						news[w]++
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		total := 0
+		for _, n := range news {
+			total += n
+		}
+		if total != keys {
+			t.Fatalf("round %d: %d fingerprints counted new, want %d", round, total, keys)
+		}
+		for i := 0; i < keys; i++ {
+			if !s.contains(key(i), 0) {
+				t.Fatalf("round %d: fingerprint %d lost", round, i)
+			}
+		}
+		s.release()
+	}
+}
+
+// The two values that mark empty and closed slots are refused as
+// fingerprints, by insert and by a checkpoint's load.
+func TestReservedFingerprintsRefused(t *testing.T) {
+	for _, wide := range []bool{false, true} {
+		s := newFPSet(1, wide)
+		for fp := uint64(0); fp < minFP; fp++ {
+			if _, _, err := s.insert(fp, 0, noParent, 0); err == nil {
+				t.Fatalf("wide=%v: fingerprint %d inserted", wide, fp)
+			}
+			if err := s.load(fp, 0, noParent, 0); !errors.Is(err, ErrCheckpoint) {
+				t.Fatalf("wide=%v: checkpoint fingerprint %d: %v", wide, fp, err)
+			}
+		}
+		s.release()
 	}
 }

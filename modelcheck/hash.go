@@ -21,8 +21,9 @@ const (
 // fingerprint hashes a state encoding to 64 bits. It is the xxHash64
 // construction for inputs shorter than 32 bytes, applied to any length
 // (the 32-byte stripes of xxHash64 buy nothing for state-sized inputs), so
-// it mixes every byte with a full avalanche. Zero is never returned: the
-// fingerprint set uses it to mark an empty slot.
+// it mixes every byte with a full avalanche. Zero and one are never
+// returned: the fingerprint set uses them to mark empty and closed slots
+// (see minFP).
 func fingerprint(b []byte) uint64 { return fingerprintSeed(b, prime5) }
 
 // fingerprintHi is the high word of a 128-bit fingerprint: the same
@@ -90,8 +91,8 @@ func fingerprintSeed(b []byte, seed uint64) uint64 {
 	h ^= h >> 29
 	h *= prime3
 	h ^= h >> 32
-	if h == 0 {
-		h = 1
+	if h < minFP {
+		h += minFP // 0 marks an empty slot, 1 a slot closed by growth
 	}
 	return h
 }
