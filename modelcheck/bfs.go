@@ -62,6 +62,7 @@ type checker[S any] struct {
 	// kept from level to level, since every fingerprint it holds is in
 	// the set once the level that met it is complete.
 	recent    []*[recentSize][2]uint64
+	pool      blockPool[S] // blocks of expanded levels, for the next ones
 	distinct  atomic.Int64
 	generated atomic.Int64
 	queue     atomic.Int64
@@ -324,6 +325,7 @@ func (c *checker[S]) search(cur *blocks[S], level int) {
 		c.curLen, c.levelStart = int64(cur.len()), c.distinct.Load()
 		next := c.expandLevel(cur, level)
 		c.set.reclaim()
+		c.pool.recycle(cur)
 		if c.noInsert.Load() {
 			if c.found == nil && c.sawNew.Load() {
 				c.halt(fmt.Sprintf("depth limit %d reached", c.opts.MaxDepth), nil)

@@ -89,7 +89,12 @@
 //     lines, taken by both workers for every new state, were 7% of the
 //     CPU time of two workers. Large model, 2 workers, 4 runs alternated:
 //     3.42-3.89 s wall, 3.66-4.09 s before (each run 0.16-0.24 s faster
-//     than the one before it); 1 worker unchanged.
+//     than the one before it); 1 worker unchanged;
+//   - the blocks of the level last expanded hold the states of the next
+//     ones (blockPool): fresh blocks had their pages faulted in by the
+//     first writes. 1 worker 5.73-5.96 s, 5.93-6.03 s before; 2 workers
+//     3.31-3.37 s, 3.38-3.49 s; peak RSS 236 MiB, 260 before. (Tried
+//     twice before without a measurable gain, when other costs hid it.)
 //
 // Tried and dropped, no gain beyond the run-to-run noise (about 5%):
 // handing the checker's emit to spec's successor generation without the
@@ -99,8 +104,7 @@
 // of 512, a recent-fingerprint cache of 512 or 8,192 entries, padding the
 // workers' output headers apart, a fingerprint that mixes each 8-byte word
 // on its own and sums them (0-1.5%), a build with profile-guided
-// optimisation (1-2%), the blocks of expanded levels reused for the
-// next levels (tried twice), batches of 64 or 256 with the prefetch, a
+// optimisation (1-2%), batches of 64 or 256 with the prefetch, a
 // probe that starts at the fingerprint's top bits so growth copies a table
 // in order (growth fell from 5% to 3-4% of the profile, the run did not
 // shorten), comparing a successor with its parent a word at a time

@@ -20,11 +20,61 @@ const blockSize = 4096
 type blocks[S any] struct {
 	list [][]entry[S]
 	n    int
+	// pool, if set, gives the blocks of a level expanded before, whose
+	// memory is mapped and in use already.
+	pool *blockPool[S]
+}
+
+// blockPool keeps the blocks of the level last expanded for the next
+// levels: a block fresh from the Go heap is mostly memory the process
+// has not touched yet, and its first writes fault each page in. Large
+// model, 4 runs alternated: 1 worker 5.73-5.96 s wall, 5.93-6.03 s with
+// fresh blocks; 2 workers 3.31-3.37 s, 3.38-3.49 s; 24,700 page faults
+// instead of 32,000, and peak RSS 236 MiB instead of 260 (the collector
+// needs no room for the dropped blocks).
+type blockPool[S any] struct {
+	mu   sync.Mutex
+	free [][]entry[S]
+	n    atomic.Int64 // len(free), for the memory budget
+}
+
+// get returns an empty block.
+func (p *blockPool[S]) get() []entry[S] {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if k := len(p.free); k > 0 {
+		b := p.free[k-1]
+		p.free[k-1] = nil
+		p.free = p.free[:k-1]
+		p.n.Store(int64(k - 1))
+		return b[:0]
+	}
+	return make([]entry[S], 0, blockSize)
+}
+
+// recycle takes the blocks of b, which is no longer read, in place of
+// those left unused, so the pool holds at most one level.
+func (p *blockPool[S]) recycle(b *blocks[S]) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	clear(p.free)
+	p.free = p.free[:0]
+	for _, blk := range b.list {
+		if cap(blk) == blockSize {
+			p.free = append(p.free, blk)
+		}
+	}
+	p.n.Store(int64(len(p.free)))
+	b.list, b.n = nil, 0
 }
 
 func (b *blocks[S]) add(e entry[S]) {
 	if k := len(b.list); k == 0 || len(b.list[k-1]) == blockSize {
-		b.list = append(b.list, make([]entry[S], 0, blockSize))
+		if b.pool != nil {
+			b.list = append(b.list, b.pool.get())
+		} else {
+			b.list = append(b.list, make([]entry[S], 0, blockSize))
+		}
 	}
 	k := len(b.list) - 1
 	b.list[k] = append(b.list[k], e)
@@ -45,6 +95,9 @@ func (c *checker[S]) expandLevel(cur *blocks[S], level int) *blocks[S] {
 	workers := min(c.opts.Workers, items)
 	var pos atomic.Int64
 	outs := make([]blocks[S], workers)
+	for w := range outs {
+		outs[w].pool = &c.pool
+	}
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
@@ -295,7 +348,7 @@ func (c *checker[S]) worker(w int, cur *blocks[S], starts []int, pos *atomic.Int
 		}
 		if b := c.opts.MemoryBudget; b > 0 {
 			set := c.set.mem.Load()
-			queue := (c.curLen + total - c.levelStart) * int64(unsafe.Sizeof(entry[S]{}))
+			queue := (c.curLen + total - c.levelStart + c.pool.n.Load()*blockSize) * int64(unsafe.Sizeof(entry[S]{}))
 			if set+queue > b {
 				c.halt(fmt.Sprintf("memory budget of %s reached (seen-set %s, queue %s)", sizeText(b), sizeText(set), sizeText(queue)), nil)
 			}
