@@ -61,8 +61,11 @@ type checker[S any] struct {
 	// recent[w] is worker w's cache of recent fingerprints (expansion):
 	// kept from level to level, since every fingerprint it holds is in
 	// the set once the level that met it is complete.
-	recent    []*[recentSize][2]uint64
-	pool      blockPool[S] // blocks of expanded levels, for the next ones
+	recent []*[recentSize][2]uint64
+	pool   blockPool[S] // blocks of expanded levels, for the next ones
+	// arena holds the seen-set's log and, for plain states, the queues'
+	// blocks, until the run ends (dropArena).
+	arena     *arena
 	distinct  atomic.Int64
 	generated atomic.Int64
 	queue     atomic.Int64
@@ -139,6 +142,11 @@ func newChecker[S any](m Model[S], opts Options) (*checker[S], error) {
 			return nil, fmt.Errorf("modelcheck: the model declares its states plain, but %w", err)
 		}
 		c.plain = true
+	}
+	c.arena = &arena{}
+	c.set.arena = c.arena
+	if c.plain {
+		c.pool.arena = c.arena
 	}
 	if (c.view != nil || c.sym != nil) && c.live != nil && len(c.lives) > 0 {
 		return nil, fmt.Errorf("modelcheck: liveness is not checked under a SYMMETRY or VIEW (it could miss violations); select no liveness property")
@@ -241,6 +249,7 @@ func (c *checker[S]) deepen(depth int) {
 
 func (c *checker[S]) run(ctx context.Context) (*Result[S], error) {
 	start := time.Now()
+	defer c.dropArena()
 	if c.opts.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, c.opts.Timeout)
@@ -374,6 +383,18 @@ func (c *checker[S]) result(start time.Time) *Result[S] {
 		res.Outcome, res.Reason = Incomplete, c.reason
 	}
 	return res
+}
+
+// dropArena unmaps the arena once the run is over: the seen-set's log
+// and the blocks in the pool are not read again.
+func (c *checker[S]) dropArena() {
+	c.pool.mu.Lock()
+	clear(c.pool.free)
+	c.pool.free = nil
+	c.pool.n.Store(0)
+	c.pool.mu.Unlock()
+	c.set.logs = nil
+	c.arena.drop()
 }
 
 // initial inserts and checks the initial states: level 1.

@@ -95,6 +95,10 @@
 //     first writes. 1 worker 5.73-5.96 s, 5.93-6.03 s before; 2 workers
 //     3.31-3.37 s, 3.38-3.49 s; peak RSS 236 MiB, 260 before. (Tried
 //     twice before without a measurable gain, when other costs hid it.)
+//   - the seen-set's log and a plain model's blocks come from an arena of
+//     huge-page slabs, unmapped when the run ends: 3,200 page faults
+//     instead of 24,700; 1 worker 5.56-5.80 s, 5.91-6.12 s before; 2
+//     workers 3.26-3.34 s, 3.42-3.49 s.
 //
 // Tried and dropped, no gain beyond the run-to-run noise (about 5%):
 // handing the checker's emit to spec's successor generation without the
@@ -118,8 +122,8 @@
 // than the shared set moves.
 //
 // The large protocol model (4,476,318 states, 39,194,117 generated) took
-// 21.7 s of CPU with one worker before any of these changes, 5.6-6.0 s now
-// (about 750,000 distinct states per second with one worker). Where the
+// 21.7 s of CPU with one worker before any of these changes, 5.3-5.8 s now
+// (about 800,000 distinct states per second with one worker). Where the
 // time goes now (large model, 1 worker, pprof): successor generation in
 // spec 31%, the seen-set 25% (probes, prefetch, growth, the log), writing
 // the frontier 10%, the checker's bookkeeping per successor 15% (the

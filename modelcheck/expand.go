@@ -36,6 +36,9 @@ type blockPool[S any] struct {
 	mu   sync.Mutex
 	free [][]entry[S]
 	n    atomic.Int64 // len(free), for the memory budget
+	// arena, if set, is where new blocks come from (plain states only:
+	// the collector does not look into an arena for pointers).
+	arena *arena
 }
 
 // get returns an empty block.
@@ -48,6 +51,9 @@ func (p *blockPool[S]) get() []entry[S] {
 		p.free = p.free[:k-1]
 		p.n.Store(int64(k - 1))
 		return b[:0]
+	}
+	if ptr := p.arena.alloc(blockSize * int(unsafe.Sizeof(entry[S]{}))); ptr != nil {
+		return unsafe.Slice((*entry[S])(ptr), blockSize)[:0]
 	}
 	return make([]entry[S], 0, blockSize)
 }

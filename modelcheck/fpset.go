@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 )
 
 const (
@@ -81,6 +82,8 @@ type fpSet struct {
 	// sets, whose inserts take no lock).
 	counts []shardCounts
 	alloc  slabs // where tables of slabMin bytes or more come from
+	// arena, if set, holds the log's chunks until the search ends.
+	arena *arena
 	// mem is the memory held by tables (retired ones too, until reclaim)
 	// and logs, kept as they grow, for the memory budget.
 	mem atomic.Int64
@@ -212,11 +215,11 @@ func (s *fpSet) record(lg *stateLog, fp, hi uint64, parent ref, w int) ref {
 		if c == 0 {
 			capacity = 16
 		}
-		lg.fps = append(lg.fps, make([]uint64, 0, capacity))
-		lg.parents = append(lg.parents, make([]uint32, 0, capacity))
+		lg.fps = append(lg.fps, s.logWords(capacity))
+		lg.parents = append(lg.parents, s.logRefs(capacity))
 		logBytes := 12 * capacity
 		if s.wide {
-			lg.his = append(lg.his, make([]uint64, 0, capacity))
+			lg.his = append(lg.his, s.logWords(capacity))
 			logBytes += 8 * capacity
 		}
 		s.mem.Add(int64(logBytes))
@@ -227,6 +230,28 @@ func (s *fpSet) record(lg *stateLog, fp, hi uint64, parent ref, w int) ref {
 		lg.his[c] = append(lg.his[c], hi)
 	}
 	return ref(local)<<s.wbits | ref(w)
+}
+
+// logWords returns an empty log chunk of n words: from the arena for a
+// whole chunk (never appended past its capacity), else from the Go heap
+// (the first chunk grows by appending).
+func (s *fpSet) logWords(n int) []uint64 {
+	if n == chunkSize {
+		if p := s.arena.alloc(8 * n); p != nil {
+			return unsafe.Slice((*uint64)(p), n)[:0]
+		}
+	}
+	return make([]uint64, 0, n)
+}
+
+// logRefs is logWords for the parents' refs.
+func (s *fpSet) logRefs(n int) []uint32 {
+	if n == chunkSize {
+		if p := s.arena.alloc(4 * n); p != nil {
+			return unsafe.Slice((*uint32)(p), n)[:0]
+		}
+	}
+	return make([]uint32, 0, n)
 }
 
 // insert64 is insert in a 64-bit set, without a lock: a new fingerprint
@@ -334,11 +359,7 @@ func (s *fpSet) grow64(tab *atomic.Pointer[table], old *table) {
 		}
 		t.slots[i] = v
 	}
-	tab.Store(t)
-	s.mem.Add(t.bytes())
-	s.retMu.Lock()
-	s.retired = append(s.retired, old)
-	s.retMu.Unlock()
+	s.replace(tab, old, t)
 }
 
 // newTable returns an empty table of n slots.
@@ -376,6 +397,12 @@ func (s *fpSet) grow(tab *atomic.Pointer[table], old *table) {
 		}
 		t.slots[i] = v
 	}
+	s.replace(tab, old, t)
+}
+
+// replace makes t, a grown copy of old, shard tab's table, and retires
+// old until reclaim.
+func (s *fpSet) replace(tab *atomic.Pointer[table], old, t *table) {
 	tab.Store(t)
 	s.mem.Add(t.bytes())
 	s.retMu.Lock()

@@ -1,6 +1,8 @@
 package modelcheck
 
 import (
+	"context"
+	"encoding/binary"
 	"errors"
 	"runtime"
 	"sync"
@@ -198,5 +200,54 @@ func TestReservedFingerprintsRefused(t *testing.T) {
 			}
 		}
 		s.release()
+	}
+}
+
+// counter is a plain model for the package's own tests: x counts up to
+// n-1, or jumps by 7.
+type counter struct{ n int64 }
+
+func (m counter) Init(emit func(int64)) { emit(0) }
+func (m counter) Next(x int64, emit func(string, int64)) {
+	if x+1 < m.n {
+		emit("Inc", x+1)
+	}
+	if x+7 < m.n {
+		emit("Jump", x+7)
+	}
+}
+func (counter) Encode(dst []byte, x int64) []byte {
+	return binary.LittleEndian.AppendUint64(dst, uint64(x))
+}
+func (counter) Invariants() []string  { return nil }
+func (counter) Holds(int, int64) bool { return true }
+func (counter) PlainState()           {}
+
+// The arena holds the log and the blocks of a plain model's search, and
+// a run unmaps it when it ends.
+func TestArenaUsedAndDroppedByTheRun(t *testing.T) {
+	if mem := mapSlab(1); mem == nil {
+		t.Skip("no slabs on this system")
+	} else {
+		unmapSlab(mem)
+	}
+	for _, workers := range []int{1, 2} {
+		c, err := newChecker[int64](counter{n: 50_000}, Options{Workers: workers})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.search(c.initial(), 1)
+		if c.distinct.Load() != 50_000 || len(c.arena.slabs) == 0 {
+			t.Fatalf("workers %d: %d distinct, %d slabs", workers, c.distinct.Load(), len(c.arena.slabs))
+		}
+		c.dropArena()
+		c, _ = newChecker[int64](counter{n: 50_000}, Options{Workers: workers})
+		res, err := c.run(context.Background())
+		if err != nil || res.Distinct != 50_000 {
+			t.Fatalf("workers %d: %v, %+v", workers, err, res)
+		}
+		if len(c.arena.slabs) != 0 || c.arena.rest != nil {
+			t.Fatalf("workers %d: %d slabs still mapped after the run", workers, len(c.arena.slabs))
+		}
 	}
 }

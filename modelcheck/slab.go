@@ -90,3 +90,54 @@ func (a *slabs) drop() {
 		a.cur.mem, a.cur = nil, nil
 	}
 }
+
+// arena hands out memory that lives until drop, carved piece after piece
+// from slabs mapped with huge-page advice: the seen-set's log chunks and,
+// for plain states, the level queues' blocks, both written once from
+// start to end. From the Go heap their pages were faulted in 4 KiB at a
+// time, and a page fault is dear on a virtual machine: with the log and
+// the blocks on the heap they took three quarters of the large model's
+// 24,700 page faults (perf record -e page-faults). Large model, 4 runs
+// alternated: 1 worker 5.56-5.80 s wall, 5.91-6.12 s from the heap; 2
+// workers 3.26-3.34 s, 3.42-3.49 s; 3,200-4,300 page faults; peak RSS
+// 241-243 MiB instead of 229-236.
+type arena struct {
+	mu    sync.Mutex
+	slabs [][]byte
+	rest  []byte // what is left of the last slab
+}
+
+// alloc returns n zeroed bytes aligned to 64, or nil where no slab can be
+// mapped (the caller then uses the Go heap). a may be nil.
+func (a *arena) alloc(n int) unsafe.Pointer {
+	if a == nil {
+		return nil
+	}
+	n = (n + 63) &^ 63
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(a.rest) < n {
+		mem := mapSlab(max(slabBytes, n))
+		if mem == nil {
+			return nil
+		}
+		a.slabs = append(a.slabs, mem)
+		a.rest = mem
+	}
+	p := unsafe.Pointer(&a.rest[0])
+	a.rest = a.rest[n:]
+	return p
+}
+
+// drop unmaps every slab. Nothing carved from them may be used after.
+func (a *arena) drop() {
+	if a == nil {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, mem := range a.slabs {
+		unmapSlab(mem)
+	}
+	a.slabs, a.rest = nil, nil
+}
