@@ -98,12 +98,15 @@
 //   - the seen-set's log and a plain model's blocks come from an arena of
 //     huge-page slabs, unmapped when the run ends: 3,200 page faults
 //     instead of 24,700; 1 worker 5.56-5.80 s, 5.91-6.12 s before; 2
-//     workers 3.26-3.34 s, 3.42-3.49 s.
+//     workers 3.26-3.34 s, 3.42-3.49 s;
+//   - the self-loop test compares a word at a time (samePlain) instead of
+//     calling bytes.Equal (5% of the profile): 1 worker 5.47-5.61 s,
+//     5.59-5.74 s before; 2 workers about the same.
 //
 // Tried and dropped, no gain beyond the run-to-run noise (about 5%):
 // handing the checker's emit to spec's successor generation without the
 // closure that takes the step, tuning the collector (GOGC 25 to 400),
-// reusing the blocks of expanded levels, reading the frontier's next lines
+// reading the frontier's next lines
 // ahead of the writes, an XXH3-style fingerprint for short inputs, batches
 // of 512, a recent-fingerprint cache of 512 or 8,192 entries, padding the
 // workers' output headers apart, a fingerprint that mixes each 8-byte word
@@ -111,9 +114,8 @@
 // optimisation (1-2%), batches of 64 or 256 with the prefetch, a
 // probe that starts at the fingerprint's top bits so growth copies a table
 // in order (growth fell from 5% to 3-4% of the profile, the run did not
-// shorten), comparing a successor with its parent a word at a time
-// instead of bytes.Equal (4% of the profile, 1% of the run), the shared
-// counts on cache lines apart from the fields read for every successor;
+// shorten), the shared counts on cache lines apart from the fields read
+// for every successor;
 // a table load of at most 0.6 instead of 0.8 gained about 2% for a fifth
 // more memory. Sending each successor to the worker that owns its shard,
 // so a shard's lines stay in one core's cache, made two workers slower
@@ -122,13 +124,13 @@
 // than the shared set moves.
 //
 // The large protocol model (4,476,318 states, 39,194,117 generated) took
-// 21.7 s of CPU with one worker before any of these changes, 5.3-5.8 s now
+// 21.7 s of CPU with one worker before any of these changes, 5.2-5.4 s now
 // (about 800,000 distinct states per second with one worker). Where the
 // time goes now (large model, 1 worker, pprof): successor generation in
-// spec 31%, the seen-set 25% (probes, prefetch, growth, the log), writing
-// the frontier 10%, the checker's bookkeeping per successor 15% (the
-// recent cache, the self-loop test, the batch, the calls), invariants and
-// action properties 8%, fingerprints 7%. Two workers spend 12-20% more
+// spec 35%, the seen-set 24% (probes, prefetch, growth, the log), the
+// checker's bookkeeping per successor 22% (the recent cache, the self-loop
+// test, the batch, the calls), invariants and action properties 9%,
+// fingerprints 7%, writing the queues 1%. Two workers spend 12-20% more
 // CPU than one (the set's probes and growth, on lines the other core has
 // written; and the second processor of this machine runs slower at times:
 // the same run took 3.4 s to 3.9 s within minutes); they wait at the

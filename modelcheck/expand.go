@@ -1,7 +1,6 @@
 package modelcheck
 
 import (
-	"bytes"
 	"fmt"
 	"sort"
 	"sync"
@@ -190,7 +189,7 @@ func (x *expansion[S]) emit(action string, t S) {
 	if c.ordered {
 		gen = c.generated.Load() + x.generated
 	}
-	if c.plain && c.acons == nil && bytes.Equal(stateBytes(&t), stateBytes(&x.from.s)) {
+	if c.plain && c.acons == nil && samePlain(&t, &x.from.s) {
 		// A self-loop: t is its parent, which is stored, so it is not
 		// new; and an action property [P]_vars holds on a step that
 		// changes no variable. Nothing else is left to do.

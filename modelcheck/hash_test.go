@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math/bits"
 	"testing"
+	"unsafe"
 )
 
 // TestFingerprintAvalanche flips each bit of inputs of every length from
@@ -107,4 +108,27 @@ func TestFingerprintBlockOrder(t *testing.T) {
 		}
 	}
 	permute([]int{0, 1, 2, 3}, 0)
+}
+
+// samePlain finds a difference in any byte of a state, in its words and
+// in its tail (13 bytes: one word and five bytes).
+func TestSamePlainSeesEveryByte(t *testing.T) {
+	type odd struct {
+		A [8]byte
+		B [5]byte
+	}
+	if unsafe.Sizeof(odd{}) != 13 {
+		t.Fatalf("odd has %d bytes", unsafe.Sizeof(odd{}))
+	}
+	var a odd
+	for i := 0; i < 13; i++ {
+		b := a
+		stateBytes(&b)[i] = 1
+		if samePlain(&a, &b) {
+			t.Fatalf("byte %d differs, samePlain says equal", i)
+		}
+		if !samePlain(&b, &b) {
+			t.Fatalf("a state differs from itself")
+		}
+	}
 }
