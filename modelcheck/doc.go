@@ -65,7 +65,7 @@
 //     alternated: 7.31-7.39 s with them, 7.93-7.95 s without);
 //   - a worker loads the first slot of every probe of a batch before it
 //     inserts the batch, in a loop that does not branch on what it loads,
-//     so the batch's cache misses overlap (fpSet's touch): large model, 1
+//     so the batch's cache misses overlap (now prefetch): large model, 1
 //     worker, 3 runs each alternated, 6.50-6.73 s of user CPU with it,
 //     7.24-7.90 s without;
 //   - the shards' tables are kept apart from their locks, so an insert

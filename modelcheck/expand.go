@@ -146,7 +146,7 @@ type expansion[S any] struct {
 	// (prefetch) while batch fills, and it is inserted when batch is full
 	// (see cycle).
 	ready     []pending[S]
-	addrs     []uintptr // the slot addresses cycle prefetches
+	addrs     []*uint64 // the slots prefetch fetches
 	from      entry[S]
 	to        S // the successor whose step the action properties check
 	succ      int
@@ -157,8 +157,6 @@ type expansion[S any] struct {
 	// half the successors are met again soon (self-loops, and the
 	// diamonds of actions that commute), and a hit spares their probe.
 	recent *[recentSize][2]uint64
-	// sink keeps what touch loads, so the loads are not dropped.
-	sink uint64
 }
 
 // recentSize is the number of entries of a worker's cache of recent
@@ -241,7 +239,7 @@ func (x *expansion[S]) emit(action string, t S) {
 func (x *expansion[S]) flush() {
 	x.insert(x.ready)
 	x.ready = x.ready[:0]
-	x.sink += touch(x.c.set, x.batch)
+	x.addrs = prefetch(x.c.set, x.batch, x.addrs)
 	x.insert(x.batch)
 	x.batch = x.batch[:0]
 }
@@ -250,23 +248,9 @@ func (x *expansion[S]) flush() {
 // ahead of it, whose slots were fetched while this one filled, and makes
 // the batch the one ahead.
 func (x *expansion[S]) cycle() {
-	x.prefetch(x.batch)
+	x.addrs = prefetch(x.c.set, x.batch, x.addrs)
 	x.insert(x.ready)
 	x.ready, x.batch = x.batch, x.ready[:0]
-}
-
-// prefetch asks the processor to fetch the slot where each fingerprint of
-// batch begins its probe, without waiting for them.
-func (x *expansion[S]) prefetch(batch []pending[S]) {
-	set := x.c.set
-	x.addrs = x.addrs[:0]
-	for k := range batch {
-		fp := batch[k].fp
-		if t := set.tabs[fp&(numShards-1)].Load(); t != nil {
-			x.addrs = append(x.addrs, uintptr(unsafe.Pointer(&t.slots[(fp>>shardBits)&uint64(len(t.slots)-1)])))
-		}
-	}
-	prefetchLines(x.addrs)
 }
 
 // insert inserts batch, appending the new states to out.

@@ -2,7 +2,6 @@ package modelcheck
 
 import (
 	"errors"
-	"fmt"
 	"math/bits"
 	"runtime"
 	"sync"
@@ -47,9 +46,9 @@ var errSetFull = errors.New("modelcheck: fingerprint set full (more than 2^32 st
 // add a state.
 //
 // Lookups are latency-bound (a probe into a large table misses the
-// caches): a worker prefetches the slots of a whole batch and inserts it
-// one batch later (expansion.cycle), or, when it must insert at once,
-// loads them first (touch), then inserts. A lookup takes no lock; a table
+// caches): a worker prefetches the slots of a whole batch (prefetch) and
+// inserts it one batch later (expansion.cycle), or at once when it must
+// (expansion.flush). A lookup takes no lock; a table
 // replaced by growth is kept until reclaim, which runs between levels when
 // no worker is active. Tables of 32 KiB or more are carved from slabs of
 // 64 MiB mapped with huge-page advice (see slab). The set once prefetched
@@ -138,11 +137,8 @@ type ref = uint32
 // insert adds fingerprint (fp, hi) with the given parent on behalf of
 // worker w, returning the new state's ref and true, or false if it was
 // already present. hi is the high word of a 128-bit fingerprint (ignored
-// in a 64-bit set).
+// in a 64-bit set). fp is at least minFP, as fingerprint gives them.
 func (s *fpSet) insert(fp, hi uint64, parent ref, w int) (ref, bool, error) {
-	if fp < minFP {
-		return 0, false, fmt.Errorf("modelcheck: fingerprint %d is reserved", fp)
-	}
 	if !s.wide {
 		return s.insert64(fp, parent, w)
 	}
@@ -156,9 +152,9 @@ func (s *fpSet) insert(fp, hi uint64, parent ref, w int) (ref, bool, error) {
 	// needs the lock.
 	if t := tab.Load(); t != nil {
 		mask := uint64(len(t.slots) - 1)
-		for i := (fp >> shardBits) & mask; ; i = (i + 1) & mask {
+		for i := t.home(fp); ; i = (i + 1) & mask {
 			v := atomic.LoadUint64(&t.slots[i])
-			if v == fp && (t.hi == nil || t.hi[i] == hi) {
+			if v == fp && t.hi[i] == hi {
 				return 0, false, nil
 			}
 			if v == 0 {
@@ -179,10 +175,10 @@ func (s *fpSet) insert(fp, hi uint64, parent ref, w int) (ref, bool, error) {
 	}
 	slots := t.slots
 	mask := uint64(len(slots) - 1)
-	i := (fp >> shardBits) & mask
+	i := t.home(fp)
 	for {
 		v := slots[i]
-		if v == fp && (t.hi == nil || t.hi[i] == hi) {
+		if v == fp && t.hi[i] == hi {
 			sh.mu.Unlock()
 			return 0, false, nil
 		}
@@ -191,9 +187,7 @@ func (s *fpSet) insert(fp, hi uint64, parent ref, w int) (ref, bool, error) {
 		}
 		i = (i + 1) & mask
 	}
-	if t.hi != nil {
-		t.hi[i] = hi
-	}
+	t.hi[i] = hi
 	atomic.StoreUint64(&slots[i], fp)
 	sh.n++
 	if float64(sh.n) > loadFactor*float64(len(slots)) {
@@ -282,7 +276,7 @@ func (s *fpSet) insert64(fp uint64, parent ref, w int) (ref, bool, error) {
 			continue
 		}
 		mask := uint64(len(t.slots) - 1)
-		i := (fp >> shardBits) & mask
+		i := t.home(fp)
 		for {
 			v := atomic.LoadUint64(&t.slots[i])
 			if v == fp {
@@ -341,7 +335,6 @@ func (s *fpSet) added(t *table, k uint64, w int) {
 // the old table is copied.
 func (s *fpSet) grow64(tab *atomic.Pointer[table], old *table) {
 	t := s.newTable(2 * len(old.slots))
-	mask := uint64(len(t.slots) - 1)
 	for j := range old.slots {
 		v := atomic.LoadUint64(&old.slots[j])
 		for v == 0 {
@@ -350,14 +343,9 @@ func (s *fpSet) grow64(tab *atomic.Pointer[table], old *table) {
 			}
 			v = atomic.LoadUint64(&old.slots[j])
 		}
-		if v == 0 {
-			continue // closed
+		if v != 0 { // else closed
+			t.slots[t.free(v)] = v
 		}
-		i := (v >> shardBits) & mask
-		for t.slots[i] != 0 {
-			i = (i + 1) & mask
-		}
-		t.slots[i] = v
 	}
 	s.replace(tab, old, t)
 }
@@ -372,6 +360,21 @@ func (s *fpSet) newTable(n int) *table {
 	return t
 }
 
+// home is the slot where the probe for fp begins (the bits above the
+// shard's).
+func (t *table) home(fp uint64) uint64 { return (fp >> shardBits) & uint64(len(t.slots)-1) }
+
+// free returns the first empty slot of fp's probe in t, a table no other
+// goroutine sees yet (growth fills it before it is published).
+func (t *table) free(fp uint64) uint64 {
+	mask := uint64(len(t.slots) - 1)
+	i := t.home(fp)
+	for t.slots[i] != 0 {
+		i = (i + 1) & mask
+	}
+	return i
+}
+
 // freeTable gives t's memory back. It must run while no goroutine reads t.
 func (s *fpSet) freeTable(t *table) {
 	s.mem.Add(-t.bytes())
@@ -379,23 +382,16 @@ func (s *fpSet) freeTable(t *table) {
 	s.alloc.free(t.hiSlab, len(t.hi))
 }
 
-// grow doubles a shard's table (tab, under the shard's lock); the old one
-// is retired until reclaim.
+// grow doubles a 128-bit shard's table (tab, under the shard's lock); the
+// old one is retired until reclaim.
 func (s *fpSet) grow(tab *atomic.Pointer[table], old *table) {
 	t := s.newTable(2 * len(old.slots))
-	mask := uint64(len(t.slots) - 1)
 	for j, v := range old.slots {
-		if v == 0 {
-			continue
-		}
-		i := (v >> shardBits) & mask
-		for t.slots[i] != 0 {
-			i = (i + 1) & mask
-		}
-		if t.hi != nil {
+		if v != 0 {
+			i := t.free(v)
 			t.hi[i] = old.hi[j]
+			t.slots[i] = v
 		}
-		t.slots[i] = v
 	}
 	s.replace(tab, old, t)
 }
@@ -434,7 +430,7 @@ func (s *fpSet) contains(fp, hi uint64) bool {
 		return false
 	}
 	mask := uint64(len(t.slots) - 1)
-	for i := (fp >> shardBits) & mask; ; i = (i + 1) & mask {
+	for i := t.home(fp); ; i = (i + 1) & mask {
 		// The lock keeps growth away (no slot is closed), not the
 		// inserts of a 64-bit set.
 		switch atomic.LoadUint64(&t.slots[i]) {
@@ -497,22 +493,23 @@ func (s *fpSet) release() {
 	s.alloc.drop()
 }
 
-// touch loads the slot where each fingerprint of the batch begins its
-// probe and returns their sum (for the caller to keep, so the loads stay).
-// The loop does not branch on what it loads: the processor has the cache
-// misses of the whole batch under way at once, and the inserts that follow
-// find their lines in cache. An insert branches on its slot (seen or new),
-// so inserts in a row overlap their misses only as far as the branches
-// are predicted. Measured (large model, one worker, the two binaries
-// alternated three times): 6.50-6.73 s of user CPU with touch, 7.24-7.90 s
-// without.
-func touch[S any](s *fpSet, batch []pending[S]) uint64 {
-	var sum uint64
+// prefetch starts bringing in the slot where each fingerprint of batch
+// begins its probe, and returns at once (addrs is a buffer for their
+// addresses; it returns it, grown as needed). The processor then has the
+// misses of the whole batch under way together; inserted one after the
+// other, each insert branches on its slot (seen or new) and the misses
+// overlap only as far as the branches are predicted. Measured with the
+// loads that came before the prefetch instruction (large model, one
+// worker, alternated three times): 6.50-6.73 s of user CPU with them,
+// 7.24-7.90 s without.
+func prefetch[S any](s *fpSet, batch []pending[S], addrs []*uint64) []*uint64 {
+	addrs = addrs[:0]
 	for k := range batch {
 		fp := batch[k].fp
 		if t := s.tabs[fp&(numShards-1)].Load(); t != nil {
-			sum += atomic.LoadUint64(&t.slots[(fp>>shardBits)&uint64(len(t.slots)-1)])
+			addrs = append(addrs, &t.slots[t.home(fp)])
 		}
 	}
-	return sum
+	prefetchLines(addrs)
+	return addrs
 }

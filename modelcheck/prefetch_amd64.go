@@ -1,8 +1,8 @@
 package modelcheck
 
-// prefetchLines asks the processor to bring the cache line at each
-// address into its caches and returns at once (PREFETCHT0, which never
-// faults, so an address may be stale).
+// prefetchLines asks the processor to bring the cache line of each slot
+// into its caches and returns at once (PREFETCHT0, one call for a whole
+// batch: a call per successor cost more than the prefetch gained).
 //
 //go:noescape
-func prefetchLines(addrs []uintptr)
+func prefetchLines(slots []*uint64)

@@ -1,9 +1,9 @@
 #include "textflag.h"
 
-// func prefetchLines(addrs []uintptr)
+// func prefetchLines(slots []*uint64)
 TEXT ·prefetchLines(SB), NOSPLIT, $0-24
-	MOVQ addrs_base+0(FP), SI
-	MOVQ addrs_len+8(FP), CX
+	MOVQ slots_base+0(FP), SI
+	MOVQ slots_len+8(FP), CX
 	TESTQ CX, CX
 	JEQ done
 loop:
