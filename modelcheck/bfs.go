@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 )
 
 // sizeText formats a byte count in MiB or GiB.
@@ -52,8 +53,13 @@ type checker[S any] struct {
 	sym   Symmetric[S]
 	live  Live[S]
 	lives []int
-	// plain: the model is Plain, so a state's fingerprint is its bytes'.
+	// plain: the model is Plain, so a state's fingerprint is its bytes'
+	// (words).
 	plain bool
+	words *wordHash
+	// stepped: plain, and without a view or a symmetry, so a successor's
+	// fingerprint is computed from its parent's (parentHash.step).
+	stepped bool
 	// ptr is the model's PointerChecked methods, if it has them.
 	ptr PointerChecked[S]
 
@@ -142,6 +148,8 @@ func newChecker[S any](m Model[S], opts Options) (*checker[S], error) {
 			return nil, fmt.Errorf("modelcheck: the model declares its states plain, but %w", err)
 		}
 		c.plain = true
+		c.words = newWordHash(unsafe.Sizeof(*new(S)))
+		c.stepped = c.view == nil && c.sym == nil
 	}
 	c.arena = &arena{}
 	c.set.arena = c.arena
@@ -169,7 +177,11 @@ func (c *checker[S]) key(buf []byte, s S) (out []byte, fp, hi uint64) {
 		buf = c.view.View(buf[:0], s)
 		b = buf
 	case c.plain:
-		b = stateBytes(&s)
+		lo, up := c.words.sums(unsafe.Pointer(&s), c.set.wide)
+		if c.set.wide {
+			hi = finish(up)
+		}
+		return buf, finish(lo), hi
 	default:
 		buf = c.m.Encode(buf[:0], s)
 		b = buf

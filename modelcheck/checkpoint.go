@@ -29,7 +29,7 @@ import (
 const checkpointFile = "checkpoint.bin"
 
 // checkpointMagic starts every checkpoint file (the format's version).
-const checkpointMagic = "drainproof-checkpoint-1\n"
+const checkpointMagic = "drainproof-checkpoint-2\n"
 
 // ErrCheckpoint is wrapped by the errors of reading a checkpoint that
 // does not belong to this run (another model or other options) or is

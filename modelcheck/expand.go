@@ -157,6 +157,9 @@ type expansion[S any] struct {
 	// half the successors are met again soon (self-loops, and the
 	// diamonds of actions that commute), and a hit spares their probe.
 	recent *[recentSize][2]uint64
+	// parent is x.from's words and their mixes, from which its
+	// successors' fingerprints are computed (checker.stepped).
+	parent *parentHash
 }
 
 // recentSize is the number of entries of a worker's cache of recent
@@ -187,15 +190,25 @@ func (x *expansion[S]) emit(action string, t S) {
 	if c.ordered {
 		gen = c.generated.Load() + x.generated
 	}
-	if c.plain && c.acons == nil && samePlain(&t, &x.from.s) {
-		// A self-loop: t is its parent, which is stored, so it is not
-		// new; and an action property [P]_vars holds on a step that
-		// changes no variable. Nothing else is left to do.
+	// A self-loop (t is its parent, which is stored) is not new, and an
+	// action property [P]_vars holds on a step that changes no variable:
+	// nothing is left to do for it.
+	var fp, hi uint64
+	keyed := false
+	if c.stepped {
+		var same bool
+		fp, hi, same = x.parent.step(unsafe.Pointer(&t))
+		if same && c.acons == nil {
+			return
+		}
+		keyed = true
+	} else if c.plain && c.acons == nil && samePlain(&t, &x.from.s) {
 		return
 	}
 	if (c.cons == nil && c.acons == nil) || c.inModel(action, x.from.s, t) {
-		var fp, hi uint64
-		x.buf, fp, hi = c.key(x.buf, t)
+		if !keyed {
+			x.buf, fp, hi = c.key(x.buf, t)
+		}
 		// A fingerprint this worker met lately is stored already, or is
 		// in the batch ahead of this one and will be: this successor
 		// cannot be new, so it needs no probe of the set.
@@ -298,6 +311,9 @@ func (c *checker[S]) worker(w int, cur *blocks[S], starts []int, pos *atomic.Int
 		c.recent[w] = new([recentSize][2]uint64)
 	}
 	x := &expansion[S]{c: c, w: w, level: level, out: out, recent: c.recent[w]}
+	if c.stepped {
+		x.parent = newParentHash(c.words, c.set.wide)
+	}
 	emit := x.emit
 	maxStates := c.opts.MaxStates
 	for !c.stop.Load() {
@@ -314,6 +330,9 @@ func (c *checker[S]) worker(w int, cur *blocks[S], starts []int, pos *atomic.Int
 				break
 			}
 			x.from, x.succ = e, 0
+			if c.stepped {
+				x.parent.reset(unsafe.Pointer(&x.from.s))
+			}
 			c.m.Next(e.s, emit)
 			if x.succ == 0 && c.opts.CheckDeadlock {
 				// TLC finds a deadlock when it has expanded the state:

@@ -156,8 +156,10 @@ type Live[S any] interface {
 // and no pointers, and two states are the same state exactly when their
 // bytes are equal. The checker then fingerprints a state's bytes in memory
 // instead of its Encode encoding (a VIEW still goes through View), which
-// spares an encoding per successor; it refuses a Plain model whose S is
-// not plain. Encode must still give the canonical encoding.
+// spares an encoding per successor, and computes a successor's fingerprint
+// from its parent's and the bytes the step changed; it refuses a Plain
+// model whose S is not plain. Encode must still give the canonical
+// encoding.
 type Plain interface {
 	// PlainState marks the model; it is never called.
 	PlainState()

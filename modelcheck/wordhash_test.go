@@ -1,0 +1,161 @@
+package modelcheck
+
+import (
+	"math/bits"
+	"testing"
+	"unsafe"
+)
+
+// plainFP is the fingerprint of the plain state b (64 and 128 bits).
+func plainFP(h *wordHash, b []byte) (lo, hi uint64) {
+	l, u := h.sums(unsafe.Pointer(&b[0]), true)
+	return finish(l), finish(u)
+}
+
+// TestWordHashAvalanche flips each bit of states of every size from 1 to
+// 96 bytes and wants about half of each fingerprint word's bits to change,
+// for each bit and on average.
+func TestWordHashAvalanche(t *testing.T) {
+	rnd := uint64(11)
+	for n := 1; n <= 96; n++ {
+		h := newWordHash(uintptr(n))
+		b := make([]byte, n)
+		total, flips := 0, 0
+		for trial := 0; trial < 8; trial++ {
+			for i := range b {
+				rnd += 0x9E3779B97F4A7C15
+				b[i] = byte(mix(rnd))
+			}
+			lo0, hi0 := plainFP(h, b)
+			for bit := 0; bit < 8*n; bit++ {
+				b[bit/8] ^= 1 << (bit % 8)
+				lo, hi := plainFP(h, b)
+				b[bit/8] ^= 1 << (bit % 8)
+				for _, d := range []int{bits.OnesCount64(lo0 ^ lo), bits.OnesCount64(hi0 ^ hi)} {
+					if d < 6 || d > 58 {
+						t.Fatalf("size %d, bit %d: %d fingerprint bits changed", n, bit, d)
+					}
+					total += d
+					flips++
+				}
+			}
+		}
+		if avg := float64(total) / float64(flips); avg < 31 || avg > 33 {
+			t.Errorf("size %d: %.2f fingerprint bits change per input bit, want about 32", n, avg)
+		}
+	}
+}
+
+// TestWordHashStructured fingerprints the 2^21 state-like inputs of
+// TestFingerprintStructured (68 bytes, small values in seven fields) and
+// wants no two equal, nor equal in their low 32 bits more often than
+// chance allows; and the same of the high words.
+func TestWordHashStructured(t *testing.T) {
+	h := newWordHash(68)
+	seen := make(map[[2]uint64]bool, 1<<21)
+	low := [2]map[uint32]int{make(map[uint32]int, 1<<21), make(map[uint32]int, 1<<21)}
+	b := make([]byte, 68)
+	for i := uint64(0); i < 1<<21; i++ {
+		clear(b)
+		for f := 0; f < 6; f++ {
+			b[f*10] = byte(i >> (3 * f) & 7)
+		}
+		b[65] = byte(i >> 18 & 7)
+		lo, hi := plainFP(h, b)
+		if seen[[2]uint64{lo, 0}] || seen[[2]uint64{0, hi}] {
+			t.Fatalf("input %d: fingerprint %#x/%#x met before", i, lo, hi)
+		}
+		seen[[2]uint64{lo, 0}], seen[[2]uint64{0, hi}] = true, true
+		low[0][uint32(lo)]++
+		low[1][uint32(hi)]++
+	}
+	for k, m := range low {
+		pairs := 0
+		for _, n := range m {
+			pairs += n * (n - 1) / 2
+		}
+		if pairs > 700 { // about 512 expected
+			t.Errorf("word %d: %d pairs share their low 32 bits, about 512 expected", k, pairs)
+		}
+	}
+}
+
+// TestWordHashWordOrder wants the position of a word to count: the 120
+// arrangements of five distinct words in a 40-byte state have 120
+// fingerprints, and so have their low words.
+func TestWordHashWordOrder(t *testing.T) {
+	h := newWordHash(40)
+	seen := map[uint64][]int{}
+	var permute func(p []int, k int)
+	permute = func(p []int, k int) {
+		if k == len(p) {
+			b := make([]byte, 40)
+			for slot, w := range p {
+				b[slot*8] = byte(w + 1)
+			}
+			lo, _ := plainFP(h, b)
+			if q, ok := seen[lo]; ok {
+				t.Fatalf("words in order %v and %v: same fingerprint", q, p)
+			}
+			seen[lo] = append([]int(nil), p...)
+			return
+		}
+		for i := k; i < len(p); i++ {
+			p[k], p[i] = p[i], p[k]
+			permute(p, k+1)
+			p[k], p[i] = p[i], p[k]
+		}
+	}
+	permute([]int{0, 1, 2, 3, 4}, 0)
+}
+
+// TestStepMatchesWholeHash: a successor's fingerprint computed from its
+// parent's (parentHash.step) is the one its own words give, at every size
+// (whole words, a tail of 1 to 7 bytes, states shorter than a word) and
+// for changes in any byte, the tail's included; and step finds the
+// self-loops, and only them.
+func TestStepMatchesWholeHash(t *testing.T) {
+	rnd := uint64(3)
+	next := func() uint64 {
+		rnd += 0x9E3779B97F4A7C15
+		return mix(rnd)
+	}
+	for n := 1; n <= 80; n++ {
+		h := newWordHash(uintptr(n))
+		for _, wide := range []bool{false, true} {
+			ph := newParentHash(h, wide)
+			parent, succ := make([]byte, n), make([]byte, n)
+			for trial := 0; trial < 200; trial++ {
+				for i := range parent {
+					parent[i] = byte(next() % 4) // small values, as states hold
+				}
+				ph.reset(unsafe.Pointer(&parent[0]))
+				for k := 0; k < 4; k++ {
+					copy(succ, parent)
+					changes := int(next() % 4) // 0 to 3 bytes changed
+					if k == 0 {
+						changes = 1
+					}
+					for c := 0; c < changes; c++ {
+						i := int(next() % uint64(n))
+						if k == 0 {
+							i = n - 1 - trial%min(n, 8) // the last bytes: the tail
+						}
+						succ[i] = byte(next() % 4)
+					}
+					fp, hi, same := ph.step(unsafe.Pointer(&succ[0]))
+					lo, up := plainFP(h, succ)
+					if !wide {
+						up = 0
+					}
+					if fp != lo || hi != up {
+						t.Fatalf("size %d, wide %v: step gives %#x/%#x, the whole state %#x/%#x", n, wide, fp, hi, lo, up)
+					}
+					if eq := string(succ) == string(parent); same != eq {
+						t.Fatalf("size %d, wide %v: step says same=%v, bytes equal %v", n, wide, same, eq)
+					}
+				}
+			}
+		}
+	}
+}
