@@ -110,7 +110,10 @@
 //     three word mixes instead of a hash of 68 bytes (which was 11% of the
 //     profile) and a comparison. 1 worker 4.96-5.02 s, 5.45-5.74 s before
 //     (3 runs each alternated); 2 workers 2.97-3.35 s, 3.15-3.21 s (noise);
-//     --fp 128 5.80 s of CPU, 6.56 s before.
+//     --fp 128 5.80 s of CPU, 6.56 s before;
+//   - an [InPlace] model writes each successor where the checker reads it,
+//     instead of passing it by value through two calls: 1 worker
+//     4.71-4.93 s, 4.97-5.32 s before; 2 workers 2.82-3.29 s, 2.96-3.38 s.
 //
 // Tried and dropped, no gain beyond the run-to-run noise (about 5%):
 // handing the checker's emit to spec's successor generation without the

@@ -148,7 +148,10 @@ type expansion[S any] struct {
 	ready     []pending[S]
 	addrs     []*uint64 // the slots prefetch fetches
 	from      entry[S]
-	to        S // the successor whose step the action properties check
+	// next is the successor being handled: Next's, copied there by emit,
+	// or written there by an InPlace model. As a field of x, &x.next
+	// costs no allocation.
+	next      S
 	succ      int
 	generated int64 // successors generated since the last publication
 	distinct  int64 // new states since the last publication
@@ -180,7 +183,14 @@ func (x *expansion[S]) counts() (distinct, generated int64) {
 // action property first flushes the batch, so the successor is stored
 // (and earlier successors checked) before the property is reported.
 func (x *expansion[S]) emit(action string, t S) {
+	x.next = t
+	x.step(action)
+}
+
+// step is emit for the successor in x.next.
+func (x *expansion[S]) step(action string) {
 	c := x.c
+	t := &x.next
 	if c.stop.Load() {
 		return
 	}
@@ -197,24 +207,24 @@ func (x *expansion[S]) emit(action string, t S) {
 	keyed := false
 	if c.stepped {
 		var same bool
-		fp, hi, same = x.parent.step(unsafe.Pointer(&t))
+		fp, hi, same = x.parent.step(unsafe.Pointer(t))
 		if same && c.acons == nil {
 			return
 		}
 		keyed = true
-	} else if c.plain && c.acons == nil && samePlain(&t, &x.from.s) {
+	} else if c.plain && c.acons == nil && samePlain(t, &x.from.s) {
 		return
 	}
-	if (c.cons == nil && c.acons == nil) || c.inModel(action, x.from.s, t) {
+	if (c.cons == nil && c.acons == nil) || c.inModel(action, x.from.s, *t) {
 		if !keyed {
-			x.buf, fp, hi = c.key(x.buf, t)
+			x.buf, fp, hi = c.key(x.buf, *t)
 		}
 		// A fingerprint this worker met lately is stored already, or is
 		// in the batch ahead of this one and will be: this successor
 		// cannot be new, so it needs no probe of the set.
 		if r := &x.recent[fp&(recentSize-1)]; r[0] != fp || r[1] != hi {
 			*r = [2]uint64{fp, hi}
-			x.batch = append(x.batch, pending[S]{t, fp, hi, x.from.r, gen})
+			x.batch = append(x.batch, pending[S]{*t, fp, hi, x.from.r, gen})
 		}
 	} else {
 		// TLC checks the invariants of a state outside the constraint
@@ -223,25 +233,22 @@ func (x *expansion[S]) emit(action string, t S) {
 			x.flush()
 		}
 		distinct, _ := x.counts()
-		if !c.checkState(t, finding[S]{length: x.level + 1, at: x.from.r, action: action, to: t, step: true, distinct: distinct, generated: gen}) && !c.opts.Continue {
+		if !c.checkState(*t, finding[S]{length: x.level + 1, at: x.from.r, action: action, to: *t, step: true, distinct: distinct, generated: gen}) && !c.opts.Continue {
 			return
 		}
 	}
 	if c.act == nil {
 		return
 	}
-	if c.ptr != nil {
-		x.to = t // a field of x, so &x.to costs no allocation
-	}
 	for _, i := range c.acts {
-		if c.ptr != nil && !c.ptr.ActionHoldsPtr(i, action, &x.from.s, &x.to) || c.ptr == nil && !c.act.ActionHolds(i, action, x.from.s, t) {
+		if c.ptr != nil && !c.ptr.ActionHoldsPtr(i, action, &x.from.s, t) || c.ptr == nil && !c.act.ActionHolds(i, action, x.from.s, *t) {
 			x.flush()
 			if c.stop.Load() {
 				return // an earlier successor broke an invariant
 			}
 			distinct, _ := x.counts()
 			c.report(&finding[S]{kind: "action", name: c.act.ActionProperties()[i], length: x.level + 1, at: x.from.r,
-				action: action, to: t, step: true, distinct: distinct, generated: gen})
+				action: action, to: *t, step: true, distinct: distinct, generated: gen})
 			return
 		}
 	}
@@ -314,7 +321,8 @@ func (c *checker[S]) worker(w int, cur *blocks[S], starts []int, pos *atomic.Int
 	if c.stepped {
 		x.parent = newParentHash(c.words, c.set.wide)
 	}
-	emit := x.emit
+	emit, step := x.emit, x.step
+	inPlace, _ := c.m.(InPlace[S])
 	maxStates := c.opts.MaxStates
 	for !c.stop.Load() {
 		k := int(pos.Add(1)) - 1
@@ -333,7 +341,11 @@ func (c *checker[S]) worker(w int, cur *blocks[S], starts []int, pos *atomic.Int
 			if c.stepped {
 				x.parent.reset(unsafe.Pointer(&x.from.s))
 			}
-			c.m.Next(e.s, emit)
+			if inPlace != nil {
+				inPlace.NextInto(&x.from.s, &x.next, step)
+			} else {
+				c.m.Next(e.s, emit)
+			}
 			if x.succ == 0 && c.opts.CheckDeadlock {
 				// TLC finds a deadlock when it has expanded the state:
 				// after every earlier successor.

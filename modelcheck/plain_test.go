@@ -126,3 +126,37 @@ func TestPlainSelfLoopsSatisfyActionProperties(t *testing.T) {
 		require.EqualValues(t, 9, m.asked.Load())
 	}
 }
+
+// inPlaceGrid is plainGrid with NextInto: the search writes successors
+// into the checker's memory and counts the calls.
+type inPlaceGrid struct {
+	plainGrid
+	calls atomic.Int64
+}
+
+func (g *inPlaceGrid) NextInto(s, next *point, emit func(string)) {
+	g.calls.Add(1)
+	g.Next(*s, func(a string, t point) {
+		*next = t
+		emit(a)
+	})
+}
+
+// A model with NextInto is searched through it, with the figures, the
+// counterexamples and the self-loops of the same model through Next.
+func TestInPlaceModelSearchedThroughNextInto(t *testing.T) {
+	for _, workers := range []int{1, 2} {
+		g := &inPlaceGrid{plainGrid: plainGrid{grid{size: 64, selfLoop: true}}}
+		res := check(t, g, modelcheck.Options{Workers: workers, CheckDeadlock: true})
+		require.Equal(t, modelcheck.OK, res.Outcome)
+		require.EqualValues(t, 64*64, res.Distinct)
+		require.EqualValues(t, 1+2*64*63+64*64, res.Generated)
+		require.EqualValues(t, 64*64, g.calls.Load(), "every state expanded through NextInto")
+	}
+	bad := func(x, y int) bool { return x+y == 10 && x >= 3 }
+	want := check(t, &plainGrid{grid{size: 64, bad: bad}}, modelcheck.Options{Workers: 1})
+	got := check(t, &inPlaceGrid{plainGrid: plainGrid{grid{size: 64, bad: bad}}}, modelcheck.Options{Workers: 1})
+	require.Equal(t, modelcheck.Violated, got.Outcome)
+	require.Equal(t, want.Trace, got.Trace)
+	require.Equal(t, want.Generated, got.Generated)
+}

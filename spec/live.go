@@ -102,7 +102,8 @@ func (m *Model) DrainReported(s *State) bool { return s.DrainedEpoch != None || 
 // ENABLED <<A>>_vars, is enabled in s (it has a successor other than s).
 func (m *Model) FairEnabled(s State, emit func(key string, strong bool)) {
 	var seen uint64
-	m.succ(&s, func(st step, t State) {
+	var t State
+	m.succ(&s, &t, func(st step) {
 		if t != s {
 			seen |= m.fairOf(st)
 		}
@@ -122,7 +123,8 @@ func (m *Model) FairTaken(_ string, from, to State, emit func(key string)) {
 		return
 	}
 	var seen uint64
-	m.succ(&from, func(st step, t State) {
+	var t State
+	m.succ(&from, &t, func(st step) {
 		if t == to {
 			seen |= m.fairOf(st)
 		}

@@ -115,10 +115,11 @@ type step struct {
 // The calls are direct, not through a table of functions: through a table
 // the compiler cannot see that the actions do not keep s, and every Next
 // then allocated its state on the heap.
-func (m *Model) brokerSteps(s *State, d int, f func(st step, t State)) {
+func (m *Model) brokerSteps(s *State, d int, next *State, f func(st step)) {
 	emit := func(a action, t State, ok bool) {
 		if ok {
-			f(step{act: a, d: int8(d)}, t)
+			*next = t
+			f(step{act: a, d: int8(d)})
 		}
 	}
 	t, ok := m.BrokerAdmit(s, d)
@@ -151,19 +152,20 @@ func (m *Model) brokerSteps(s *State, d int, f func(st step, t State)) {
 // single actions cost an indirect call per state (large model, one worker:
 // 6.22-6.31 s of user CPU then, 5.99-6.12 s now, alternated three
 // times).
-func (m *Model) succ(s *State, f func(st step, t State)) {
-	m.succCollectorsBrokers(s, f)
-	m.succServiceNode(s, f)
-	m.succCoord(s, f)
+func (m *Model) succ(s *State, next *State, f func(st step)) {
+	m.succCollectorsBrokers(s, next, f)
+	m.succServiceNode(s, next, f)
+	m.succCoord(s, next, f)
 }
 
 // succCollectorsBrokers emits the successors of Next's disjuncts from
 // CollectorSendRegister to BrokerInactivityCleanup.
-func (m *Model) succCollectorsBrokers(s *State, f func(st step, t State)) {
+func (m *Model) succCollectorsBrokers(s *State, next *State, f func(st step)) {
 	for d := 0; d < m.nd; d++ {
 		for b := 0; b < m.nb; b++ {
 			if t, ok := m.CollectorSendRegister(s, d, b); ok {
-				f(step{act: actCollectorSendRegister, d: int8(d), b: int8(b)}, t)
+				*next = t
+				f(step{act: actCollectorSendRegister, d: int8(d), b: int8(b)})
 			}
 		}
 	}
@@ -171,33 +173,37 @@ func (m *Model) succCollectorsBrokers(s *State, f func(st step, t State)) {
 		for d := 0; d < m.nd; d++ {
 			for b := 0; b < m.nb; b++ {
 				if t, ok := m.ServiceRecvRegister(s, d, b); ok {
-					f(step{act: actServiceRecvRegister, d: int8(d), b: int8(b)}, t)
+					*next = t
+					f(step{act: actServiceRecvRegister, d: int8(d), b: int8(b)})
 				}
 			}
 		}
 		for d := 0; d < m.nd; d++ {
 			for b := 0; b < m.nb; b++ {
 				if t, ok := m.NetLoseRegister(s, d, b); ok {
-					f(step{act: actNetLoseRegister, d: int8(d), b: int8(b)}, t)
+					*next = t
+					f(step{act: actNetLoseRegister, d: int8(d), b: int8(b)})
 				}
 			}
 		}
 	}
 	for d := 0; d < m.nd; d++ {
 		if t, ok := m.CollectorRemove(s, d); ok {
-			f(step{act: actCollectorRemove, d: int8(d)}, t)
+			*next = t
+			f(step{act: actCollectorRemove, d: int8(d)})
 		}
 	}
 	for d := 0; d < m.nd; d++ { // BrokerStepsAny
 		if s.Pc[d] == PcIdle || s.Pc[d] == PcRegistered {
 			continue // no broker step is enabled for d
 		}
-		m.brokerSteps(s, d, f)
+		m.brokerSteps(s, d, next, f)
 	}
 	if m.has(DoubleDecrement) {
 		for d := 0; d < m.nd; d++ {
 			if t, ok := m.BrokerInactivityCleanup(s, d); ok {
-				f(step{act: actBrokerInactivityCleanup, d: int8(d)}, t)
+				*next = t
+				f(step{act: actBrokerInactivityCleanup, d: int8(d)})
 			}
 		}
 	}
@@ -205,94 +211,114 @@ func (m *Model) succCollectorsBrokers(s *State, f func(st step, t State)) {
 
 // succServiceNode emits the successors of Next's disjuncts from
 // ServiceStartClose to UpgradeRestart.
-func (m *Model) succServiceNode(s *State, f func(st step, t State)) {
+func (m *Model) succServiceNode(s *State, next *State, f func(st step)) {
 	if t, ok := m.ServiceStartClose(s); ok {
-		f(step{act: actServiceStartClose}, t)
+		*next = t
+		f(step{act: actServiceStartClose})
 	}
 	for b := 0; b < m.nb; b++ {
 		if t, ok := m.ServiceCloseBroker(s, b); ok {
-			f(step{act: actServiceCloseBroker, b: int8(b)}, t)
+			*next = t
+			f(step{act: actServiceCloseBroker, b: int8(b)})
 		}
 	}
 	if t, ok := m.ServiceFinishClose(s); ok {
-		f(step{act: actServiceFinishClose}, t)
+		*next = t
+		f(step{act: actServiceFinishClose})
 	}
 	if t, ok := m.NodeStartHeartbeat(s); ok {
-		f(step{act: actNodeStartHeartbeat}, t)
+		*next = t
+		f(step{act: actNodeStartHeartbeat})
 	}
 	if t, ok := m.ServiceStartReport(s); ok {
-		f(step{act: actServiceStartReport}, t)
+		*next = t
+		f(step{act: actServiceStartReport})
 	}
 	for b := 0; b < m.nb; b++ {
 		if t, ok := m.ServiceReadBroker(s, b); ok {
-			f(step{act: actServiceReadBroker, b: int8(b)}, t)
+			*next = t
+			f(step{act: actServiceReadBroker, b: int8(b)})
 		}
 	}
 	if t, ok := m.NodeSendHeartbeat(s); ok {
-		f(step{act: actNodeSendHeartbeat}, t)
+		*next = t
+		f(step{act: actNodeSendHeartbeat})
 	}
 	if t, ok := m.ServiceSendReport(s); ok {
-		f(step{act: actServiceSendReport}, t)
+		*next = t
+		f(step{act: actServiceSendReport})
 	}
-	m.recvAll(s, KindCmd, f)
+	m.recvAll(s, KindCmd, next, f)
 	for _, v := range m.versions {
 		if t, ok := m.NodeCrashRestart(s, v); ok {
-			f(step{act: actNodeCrashRestart, v: v}, t)
+			*next = t
+			f(step{act: actNodeCrashRestart, v: v})
 		}
 	}
 	for _, v := range m.versions {
 		if t, ok := m.UpgradeRestart(s, v); ok {
-			f(step{act: actUpgradeRestart, v: v}, t)
+			*next = t
+			f(step{act: actUpgradeRestart, v: v})
 		}
 	}
 }
 
 // succCoord emits the successors of Next's disjuncts from
 // CoordLearnVersion to the end (NetLoses).
-func (m *Model) succCoord(s *State, f func(st step, t State)) {
+func (m *Model) succCoord(s *State, next *State, f func(st step)) {
 	if t, ok := m.CoordLearnVersion(s); ok {
-		f(step{act: actCoordLearnVersion}, t)
+		*next = t
+		f(step{act: actCoordLearnVersion})
 	}
 	if t, ok := m.CoordSendDraining(s); ok {
-		f(step{act: actCoordSendDraining}, t)
+		*next = t
+		f(step{act: actCoordSendDraining})
 	}
 	if t, ok := m.CoordSendStopping(s); ok {
-		f(step{act: actCoordSendStopping}, t)
+		*next = t
+		f(step{act: actCoordSendStopping})
 	}
 	if t, ok := m.CoordLegacyRestart(s); ok {
-		f(step{act: actCoordLegacyRestart}, t)
+		*next = t
+		f(step{act: actCoordLegacyRestart})
 	}
 	if t, ok := m.MaintainerReportProgress(s); ok {
-		f(step{act: actMaintainerReportProgress}, t)
+		*next = t
+		f(step{act: actMaintainerReportProgress})
 	}
-	m.recvAll(s, KindHb, f)
-	m.recvAll(s, KindResp, f)
-	m.recvAll(s, KindAns, f)
+	m.recvAll(s, KindHb, next, f)
+	m.recvAll(s, KindResp, next, f)
+	m.recvAll(s, KindAns, next, f)
 	if t, ok := m.CoordCompleteDrain(s); ok {
-		f(step{act: actCoordCompleteDrain}, t)
+		*next = t
+		f(step{act: actCoordCompleteDrain})
 	}
-	m.recvAll(s, KindReport, f)
+	m.recvAll(s, KindReport, next, f)
 	if t, ok := m.LogCoordAnswer(s); ok {
-		f(step{act: actLogCoordAnswer}, t)
+		*next = t
+		f(step{act: actLogCoordAnswer})
 	}
 	if t, ok := m.LogCoordAnswerUnknown(s); ok {
-		f(step{act: actLogCoordAnswerUnknown}, t)
+		*next = t
+		f(step{act: actLogCoordAnswerUnknown})
 	}
 	if t, ok := m.LogCoordExpire(s); ok {
-		f(step{act: actLogCoordExpire}, t)
+		*next = t
+		f(step{act: actLogCoordExpire})
 	}
 	for i := 0; i < int(s.NetLen); i++ { // NetLoses
 		if t, ok := m.NetLose(s, s.Net[i]); ok {
-			f(step{act: actNetLose, msg: s.Net[i]}, t)
+			*next = t
+			f(step{act: actNetLose, msg: s.Net[i]})
 		}
 	}
 }
 
 // recvAll emits the receive action of every message of kind k in flight.
-func (m *Model) recvAll(s *State, k Kind, f func(st step, t State)) {
+func (m *Model) recvAll(s *State, k Kind, next *State, f func(st step)) {
 	for i := 0; i < int(s.NetLen); i++ {
 		if id := s.Net[i]; m.msgs[id].Kind == k {
-			m.recv(s, id, f)
+			m.recv(s, id, next, f)
 		}
 	}
 }
@@ -308,7 +334,7 @@ var recvAction = [numKinds]action{
 
 // recv emits the receive action of message id (in flight), taking it off
 // the network (keep = FALSE) and keeping it (keep = TRUE).
-func (m *Model) recv(s *State, id msgID, f func(st step, t State)) {
+func (m *Model) recv(s *State, id msgID, next *State, f func(st step)) {
 	a := recvAction[m.msgs[id].Kind]
 	for _, keep := range [2]bool{false, true} {
 		var t State
@@ -326,14 +352,24 @@ func (m *Model) recv(s *State, id msgID, f func(st step, t State)) {
 			t, ok = m.LogCoordRecvReport(s, id, keep)
 		}
 		if ok {
-			f(step{act: a, msg: id, keep: keep}, t)
+			*next = t
+			f(step{act: a, msg: id, keep: keep})
 		}
 	}
 }
 
 // Next emits every successor of s with the TLA+ action's name (TLA+ Next).
 func (m *Model) Next(s State, emit func(action string, next State)) {
-	m.succ(&s, func(st step, t State) { emit(actionNames[st.act], t) })
+	var t State
+	m.succ(&s, &t, func(st step) { emit(actionNames[st.act], t) })
+}
+
+// NextInto is Next for the model checker's search: it writes each
+// successor of *s into *next and then calls emit with the action's name,
+// so a successor is not copied through the calls (see modelcheck's
+// InPlace). It keeps neither pointer.
+func (m *Model) NextInto(s, next *State, emit func(action string)) {
+	m.succ(s, next, func(st step) { emit(actionNames[st.act]) })
 }
 
 // Describe labels the step from -> to that action produced as a protocol
@@ -342,7 +378,8 @@ func (m *Model) Next(s State, emit func(action string, next State)) {
 func (m *Model) Describe(actionName string, from, to State) string {
 	label := actionName
 	found := false
-	m.succ(&from, func(st step, t State) {
+	var t State
+	m.succ(&from, &t, func(st step) {
 		if found || actionNames[st.act] != actionName || t != to {
 			return
 		}

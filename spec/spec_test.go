@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -485,5 +486,46 @@ func TestEncodeAndDescribe(t *testing.T) {
 	vars := m.Vars(st)
 	if vars[0][0] != "epoch" || vars[len(vars)-1][0] != "net" {
 		t.Errorf("Vars = %v", vars)
+	}
+}
+
+// NextInto gives Next's successors, with their actions, in Next's order,
+// on the first 20,000 states of the default model, of one with the bug
+// that adds an action, and of the LogCoordinator transport with both
+// versions; and leaves *s as it was.
+func TestNextIntoIsNext(t *testing.T) {
+	for _, mod := range []func(*Config){nil, func(c *Config) { c.Bugs = DoubleDecrement | NoAdmissionGate }, func(c *Config) {
+		c.Transport = TransportLogCoord
+		c.Versions = []string{"new", "legacy"}
+	}} {
+		m := mustModel(t, mod)
+		seen := map[State]bool{}
+		queue := []State{m.InitState()}
+		for n := 0; n < len(queue) && n < 20000; n++ {
+			s := queue[n]
+			type succ struct {
+				a string
+				t State
+			}
+			var want, got []succ
+			m.Next(s, func(a string, t State) {
+				want = append(want, succ{a, t})
+				if !seen[t] {
+					seen[t] = true
+					queue = append(queue, t)
+				}
+			})
+			in, next := s, State{}
+			m.NextInto(&in, &next, func(a string) {
+				got = append(got, succ{a, next})
+				next = State{Epoch: 99} // emit may change *next
+			})
+			if in != s {
+				t.Fatalf("NextInto changed its state")
+			}
+			if !slices.Equal(want, got) {
+				t.Fatalf("state %d: NextInto gives %d successors, Next %d, or others", n, len(got), len(want))
+			}
+		}
 	}
 }
