@@ -145,9 +145,9 @@ type expansion[S any] struct {
 	// ready is the batch before batch: its slots are being fetched
 	// (prefetch) while batch fills, and it is inserted when batch is full
 	// (see cycle).
-	ready     []pending[S]
-	addrs     []*uint64 // the slots prefetch fetches
-	from      entry[S]
+	ready []pending[S]
+	addrs []*uint64 // the slots prefetch fetches
+	from  entry[S]
 	// next is the successor being handled: Next's, copied there by emit,
 	// or written there by an InPlace model. As a field of x, &x.next
 	// costs no allocation.
