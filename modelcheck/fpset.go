@@ -378,8 +378,8 @@ func (t *table) free(fp uint64) uint64 {
 // freeTable gives t's memory back. It must run while no goroutine reads t.
 func (s *fpSet) freeTable(t *table) {
 	s.mem.Add(-t.bytes())
-	s.alloc.free(t.slab, len(t.slots))
-	s.alloc.free(t.hiSlab, len(t.hi))
+	s.alloc.free(t.slab, t.slots)
+	s.alloc.free(t.hiSlab, t.hi)
 }
 
 // grow doubles a 128-bit shard's table (tab, under the shard's lock); the

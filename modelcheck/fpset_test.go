@@ -120,15 +120,15 @@ func TestSlabUnmappedWithItsLastTable(t *testing.T) {
 		t.Fatalf("three half-slab tables: slabs %p %p %p, want the first two shared", s1, s2, s3)
 	}
 	w1[0], w2[half-1], w3[0] = 1, 2, 3 // the memory is there
-	a.free(s1, half)
+	a.free(s1, w1)
 	if s1.mem == nil {
 		t.Fatal("the first slab unmapped with a table still carved from it")
 	}
-	a.free(s2, half)
+	a.free(s2, w2)
 	if s1.mem != nil {
 		t.Fatal("the first slab still mapped after its last table was freed")
 	}
-	a.free(s3, half)
+	a.free(s3, w3)
 	if s3.mem == nil {
 		t.Fatal("the current slab unmapped while tables may still be carved from it")
 	}
@@ -136,6 +136,44 @@ func TestSlabUnmappedWithItsLastTable(t *testing.T) {
 	if s3.mem != nil {
 		t.Fatal("drop left the current slab mapped")
 	}
+}
+
+// A freed table's memory is carved again, cleared, before fresh memory:
+// holes next to each other join, and a hole at the end of what was carved
+// gives its bytes back.
+func TestSlabReusesFreedTables(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("slabs are mapped on Linux only")
+	}
+	var a slabs
+	q := slabBytes / 8 / 8 // words: an eighth of a slab
+	w1, s1 := a.alloc(q)
+	w2, _ := a.alloc(q)
+	w3, _ := a.alloc(q)
+	w4, _ := a.alloc(q)
+	for _, w := range [][]uint64{w1, w2, w3, w4} {
+		w[0], w[len(w)-1] = 7, 7
+	}
+	a.free(s1, w2)
+	a.free(s1, w3) // joins w2's hole
+	big, sb := a.alloc(2 * q)
+	if sb != s1 || &big[0] != &w2[0] {
+		t.Fatalf("a table of two freed neighbours' size was not carved where they were")
+	}
+	if big[0] != 0 || big[q-1] != 0 || big[2*q-1] != 0 {
+		t.Fatal("a reused extent was not cleared")
+	}
+	used := s1.used
+	a.free(s1, w4) // the last carved: gives its bytes back
+	if s1.used != used-8*q || len(s1.holes) != 0 {
+		t.Fatalf("freeing the last table: used %d (want %d), holes %v", s1.used, used-8*q, s1.holes)
+	}
+	a.free(s1, w1)
+	a.free(s1, big)
+	if s1.live != 0 || s1.used != 0 || len(s1.holes) != 0 {
+		t.Fatalf("all freed: live %d, used %d, holes %v", s1.live, s1.used, s1.holes)
+	}
+	a.drop()
 }
 
 // Workers that insert the same fingerprints at once, into one shard whose
