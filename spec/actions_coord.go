@@ -9,110 +9,182 @@ package spec
 // CoordLearnVersion is TLA+ CoordLearnVersion: the coordinator reads the
 // version of the process it tracks from the membership.
 func (m *Model) CoordLearnVersion(s *State) (State, bool) {
-	if s.CoordVersion != VersionUnknown || s.CoordEpoch != s.Epoch {
+	var t State
+	if !m.coordLearnVersion(s, &t) {
 		return State{}, false
 	}
-	t := *s
-	t.CoordVersion = s.Version
 	return t, true
+}
+
+// coordLearnVersion is CoordLearnVersion in place (see actions.go).
+func (m *Model) coordLearnVersion(s, t *State) bool {
+	if s.CoordVersion != VersionUnknown || s.CoordEpoch != s.Epoch {
+		return false
+	}
+	*t = *s
+	t.CoordVersion = s.Version
+	return true
 }
 
 // CoordSendDraining is TLA+ CoordSendDraining: the coordinator asks a
 // new-version T to go DRAINING at the epoch it tracks.
 func (m *Model) CoordSendDraining(s *State) (State, bool) {
-	if s.DrainedEpoch != None || s.LegacyEpoch != None || s.CoordVersion != VersionNew || s.CoordLiveness != Alive {
-		return State{}, false
-	}
-	t := *s
-	if !m.send(&t, Cmd(s.CoordEpoch, Draining)) {
+	var t State
+	if !m.coordSendDraining(s, &t) {
 		return State{}, false
 	}
 	return t, true
+}
+
+// coordSendDraining is CoordSendDraining in place (see actions.go).
+func (m *Model) coordSendDraining(s, t *State) bool {
+	if s.DrainedEpoch != None || s.LegacyEpoch != None || s.CoordVersion != VersionNew || s.CoordLiveness != Alive {
+		return false
+	}
+	*t = *s
+	if !m.send(t, Cmd(s.CoordEpoch, Draining)) {
+		return false
+	}
+	return true
 }
 
 // CoordSendStopping is TLA+ CoordSendStopping: the coordinator asks T to
 // go STOPPING once DRAINING is observed and no maintainer work is left
 // (under SkipDraining, at any time before STOPPING is observed).
 func (m *Model) CoordSendStopping(s *State) (State, bool) {
-	if s.DrainedEpoch != None || s.LegacyEpoch != None || s.CoordVersion != VersionNew {
-		return State{}, false
-	}
-	if m.has(SkipDraining) {
-		if s.CoordLiveness == Stopping {
-			return State{}, false
-		}
-	} else if s.CoordLiveness != Draining || s.Work != 0 {
-		return State{}, false
-	}
-	t := *s
-	if !m.send(&t, Cmd(s.CoordEpoch, Stopping)) {
+	var t State
+	if !m.coordSendStopping(s, &t) {
 		return State{}, false
 	}
 	return t, true
+}
+
+// coordSendStopping is CoordSendStopping in place (see actions.go).
+func (m *Model) coordSendStopping(s, t *State) bool {
+	if s.DrainedEpoch != None || s.LegacyEpoch != None || s.CoordVersion != VersionNew {
+		return false
+	}
+	if m.has(SkipDraining) {
+		if s.CoordLiveness == Stopping {
+			return false
+		}
+	} else if s.CoordLiveness != Draining || s.Work != 0 {
+		return false
+	}
+	*t = *s
+	if !m.send(t, Cmd(s.CoordEpoch, Stopping)) {
+		return false
+	}
+	return true
 }
 
 // CoordLegacyRestart is TLA+ CoordLegacyRestart: the legacy hard-restart
 // answer for a legacy process (under LegacyOnUnknown, also for one of
 // unknown version).
 func (m *Model) CoordLegacyRestart(s *State) (State, bool) {
-	if s.DrainedEpoch != None || s.LegacyEpoch != None {
+	var t State
+	if !m.coordLegacyRestart(s, &t) {
 		return State{}, false
+	}
+	return t, true
+}
+
+// coordLegacyRestart is CoordLegacyRestart in place (see actions.go).
+func (m *Model) coordLegacyRestart(s, t *State) bool {
+	if s.DrainedEpoch != None || s.LegacyEpoch != None {
+		return false
 	}
 	if s.CoordVersion != VersionLegacy && !(m.has(LegacyOnUnknown) && s.CoordVersion == VersionUnknown) {
-		return State{}, false
+		return false
 	}
-	t := *s
+	*t = *s
 	t.LegacyEpoch = s.CoordEpoch
-	return t, true
+	return true
 }
 
 // MaintainerReportProgress is TLA+ MaintainerReportProgress: the
 // maintainers move their work off T.
 func (m *Model) MaintainerReportProgress(s *State) (State, bool) {
-	if s.Work <= 0 || s.CoordLiveness != Draining {
+	var t State
+	if !m.maintainerReportProgress(s, &t) {
 		return State{}, false
 	}
-	t := *s
-	t.Work--
 	return t, true
+}
+
+// maintainerReportProgress is MaintainerReportProgress in place (see actions.go).
+func (m *Model) maintainerReportProgress(s, t *State) bool {
+	if s.Work <= 0 || s.CoordLiveness != Draining {
+		return false
+	}
+	*t = *s
+	t.Work--
+	return true
 }
 
 // CoordRecvHeartbeat is TLA+ CoordRecvHeartbeat(m, keep): the coordinator
 // observes T's heartbeat.
 func (m *Model) CoordRecvHeartbeat(s *State, id msgID, keep bool) (State, bool) {
-	msg := m.msgs[id]
-	if msg.Kind != KindHb {
+	var t State
+	if !m.coordRecvHeartbeat(s, &t, id, keep) {
 		return State{}, false
 	}
-	t := *s
-	consume(&t, id, keep)
-	m.observe(&t, s, msg)
 	return t, true
+}
+
+// coordRecvHeartbeat is CoordRecvHeartbeat in place (see actions.go).
+func (m *Model) coordRecvHeartbeat(s, t *State, id msgID, keep bool) bool {
+	msg := m.msgs[id]
+	if msg.Kind != KindHb {
+		return false
+	}
+	*t = *s
+	consume(t, id, keep)
+	m.observe(t, s, msg)
+	return true
 }
 
 // CoordRecvResponse is TLA+ CoordRecvResponse(m, keep): the coordinator
 // observes T's SetNodeLivenessResponse (liveness only).
 func (m *Model) CoordRecvResponse(s *State, id msgID, keep bool) (State, bool) {
-	msg := m.msgs[id]
-	if msg.Kind != KindResp {
+	var t State
+	if !m.coordRecvResponse(s, &t, id, keep) {
 		return State{}, false
 	}
-	t := *s
-	consume(&t, id, keep)
-	m.observe(&t, s, msg)
 	return t, true
+}
+
+// coordRecvResponse is CoordRecvResponse in place (see actions.go).
+func (m *Model) coordRecvResponse(s, t *State, id msgID, keep bool) bool {
+	msg := m.msgs[id]
+	if msg.Kind != KindResp {
+		return false
+	}
+	*t = *s
+	consume(t, id, keep)
+	m.observe(t, s, msg)
+	return true
 }
 
 // CoordRecvAnswer is TLA+ CoordRecvAnswer(m, keep): the coordinator takes
 // the LogCoordinator's answer; it accepts a known, closed report of the
 // epoch it tracks, after STOPPING, if it lowers the accepted count.
 func (m *Model) CoordRecvAnswer(s *State, id msgID, keep bool) (State, bool) {
-	msg := m.msgs[id]
-	if msg.Kind != KindAns {
+	var t State
+	if !m.coordRecvAnswer(s, &t, id, keep) {
 		return State{}, false
 	}
-	t := *s
-	consume(&t, id, keep)
+	return t, true
+}
+
+// coordRecvAnswer is CoordRecvAnswer in place (see actions.go).
+func (m *Model) coordRecvAnswer(s, t *State, id msgID, keep bool) bool {
+	msg := m.msgs[id]
+	if msg.Kind != KindAns {
+		return false
+	}
+	*t = *s
+	consume(t, id, keep)
 	switch {
 	case msg.Epoch != None && msg.Closed && s.CoordLiveness == Stopping &&
 		(msg.Epoch == s.CoordEpoch || (m.has(AcceptStaleEpoch) && msg.Epoch < s.CoordEpoch)) &&
@@ -121,20 +193,29 @@ func (m *Model) CoordRecvAnswer(s *State, id msgID, keep bool) (State, bool) {
 	case m.has(UnknownErasesCount) && msg.Epoch == None && s.CoordLiveness == Stopping:
 		t.CoordCount = 0
 	}
-	return t, true
+	return true
 }
 
 // CoordCompleteDrain is TLA+ CoordCompleteDrain: DrainNode returns 0.
 func (m *Model) CoordCompleteDrain(s *State) (State, bool) {
-	if s.DrainedEpoch != None || s.LegacyEpoch != None || s.CoordLiveness != Stopping || s.Work != 0 {
+	var t State
+	if !m.coordCompleteDrain(s, &t) {
 		return State{}, false
+	}
+	return t, true
+}
+
+// coordCompleteDrain is CoordCompleteDrain in place (see actions.go).
+func (m *Model) coordCompleteDrain(s, t *State) bool {
+	if s.DrainedEpoch != None || s.LegacyEpoch != None || s.CoordLiveness != Stopping || s.Work != 0 {
+		return false
 	}
 	if !(s.CoordCount == 0 || m.has(IgnoreBrokerCount) || (m.has(TrustLivenessResponse) && s.CoordCount == None)) {
-		return State{}, false
+		return false
 	}
-	t := *s
+	*t = *s
 	t.DrainedEpoch = s.CoordEpoch
-	return t, true
+	return true
 }
 
 // --- The LogCoordinator ---
@@ -142,18 +223,27 @@ func (m *Model) CoordCompleteDrain(s *State) (State, bool) {
 // LogCoordRecvReport is TLA+ LogCoordRecvReport(m, keep): the
 // LogCoordinator caches T's report, monotonically within an epoch.
 func (m *Model) LogCoordRecvReport(s *State, id msgID, keep bool) (State, bool) {
-	msg := m.msgs[id]
-	if msg.Kind != KindReport {
+	var t State
+	if !m.logCoordRecvReport(s, &t, id, keep) {
 		return State{}, false
 	}
-	t := *s
-	consume(&t, id, keep)
+	return t, true
+}
+
+// logCoordRecvReport is LogCoordRecvReport in place (see actions.go).
+func (m *Model) logCoordRecvReport(s, t *State, id msgID, keep bool) bool {
+	msg := m.msgs[id]
+	if msg.Kind != KindReport {
+		return false
+	}
+	*t = *s
+	consume(t, id, keep)
 	c := s.Cache
 	if c.Epoch == None || msg.Epoch > c.Epoch ||
 		(msg.Epoch == c.Epoch && (!c.Closed || (msg.Closed && msg.Count < c.Count))) {
 		t.Cache = CacheEntry{Epoch: msg.Epoch, Count: msg.Count, Closed: msg.Closed}
 	}
-	return t, true
+	return true
 }
 
 // logCoordQueries is the common guard of the two answers: the coordinator
@@ -165,45 +255,81 @@ func (m *Model) logCoordQueries(s *State) bool {
 // LogCoordAnswer is TLA+ LogCoordAnswer: the query reaches the
 // LogCoordinator while it has an entry for T: it answers with it.
 func (m *Model) LogCoordAnswer(s *State) (State, bool) {
-	if !m.logCoordQueries(s) || s.Cache.Epoch == None {
-		return State{}, false
-	}
-	t := *s
-	if !m.send(&t, Ans(s.Cache.Epoch, s.Cache.Count, s.Cache.Closed)) {
+	var t State
+	if !m.logCoordAnswer(s, &t) {
 		return State{}, false
 	}
 	return t, true
+}
+
+// logCoordAnswer is LogCoordAnswer in place (see actions.go).
+func (m *Model) logCoordAnswer(s, t *State) bool {
+	if !m.logCoordQueries(s) || s.Cache.Epoch == None {
+		return false
+	}
+	*t = *s
+	if !m.send(t, Ans(s.Cache.Epoch, s.Cache.Count, s.Cache.Closed)) {
+		return false
+	}
+	return true
 }
 
 // LogCoordAnswerUnknown is TLA+ LogCoordAnswerUnknown: the same query
 // while nothing is cached: the answer is unknown.
 func (m *Model) LogCoordAnswerUnknown(s *State) (State, bool) {
-	if !m.logCoordQueries(s) || s.Cache.Epoch != None {
-		return State{}, false
-	}
-	t := *s
-	if !m.send(&t, Ans(None, None, false)) {
+	var t State
+	if !m.logCoordAnswerUnknown(s, &t) {
 		return State{}, false
 	}
 	return t, true
 }
 
+// logCoordAnswerUnknown is LogCoordAnswerUnknown in place (see actions.go).
+func (m *Model) logCoordAnswerUnknown(s, t *State) bool {
+	if !m.logCoordQueries(s) || s.Cache.Epoch != None {
+		return false
+	}
+	*t = *s
+	if !m.send(t, Ans(None, None, false)) {
+		return false
+	}
+	return true
+}
+
 // LogCoordExpire is TLA+ LogCoordExpire: the cached entry's TTL runs out
 // (a restarted process's, or a live one's whose refresh is late).
 func (m *Model) LogCoordExpire(s *State) (State, bool) {
-	if s.Cache.Epoch == None {
+	var t State
+	if !m.logCoordExpire(s, &t) {
 		return State{}, false
 	}
-	t := *s
-	t.Cache = noReport
 	return t, true
+}
+
+// logCoordExpire is LogCoordExpire in place (see actions.go).
+func (m *Model) logCoordExpire(s, t *State) bool {
+	if s.Cache.Epoch == None {
+		return false
+	}
+	*t = *s
+	t.Cache = noReport
+	return true
 }
 
 // --- The network ---
 
 // NetLose is TLA+ NetLose(m): a message in flight is lost.
 func (m *Model) NetLose(s *State, id msgID) (State, bool) {
-	t := *s
-	t.netDel(id)
+	var t State
+	if !m.netLose(s, &t, id) {
+		return State{}, false
+	}
 	return t, true
+}
+
+// netLose is NetLose in place (see actions.go).
+func (m *Model) netLose(s, t *State, id msgID) bool {
+	*t = *s
+	t.netDel(id)
+	return true
 }

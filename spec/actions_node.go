@@ -10,35 +10,62 @@ package spec
 // ServiceStartClose is TLA+ ServiceStartClose: a goroutine that finds T
 // STOPPING begins to close admission.
 func (m *Model) ServiceStartClose(s *State) (State, bool) {
-	if s.Liveness != Stopping || s.Closing {
+	var t State
+	if !m.serviceStartClose(s, &t) {
 		return State{}, false
 	}
-	t := *s
-	t.Closing = true
 	return t, true
+}
+
+// serviceStartClose is ServiceStartClose in place (see actions.go).
+func (m *Model) serviceStartClose(s, t *State) bool {
+	if s.Liveness != Stopping || s.Closing {
+		return false
+	}
+	*t = *s
+	t.Closing = true
+	return true
 }
 
 // ServiceCloseBroker is TLA+ ServiceCloseBroker(b): the close sets broker
 // b's gate bit.
 func (m *Model) ServiceCloseBroker(s *State, b int) (State, bool) {
-	if !s.Closing || bit(s.GateClosed, b) {
+	var t State
+	if !m.serviceCloseBroker(s, &t, b) {
 		return State{}, false
 	}
-	t := *s
-	t.GateClosed = setBit(t.GateClosed, b, true)
 	return t, true
+}
+
+// serviceCloseBroker is ServiceCloseBroker in place (see actions.go).
+func (m *Model) serviceCloseBroker(s, t *State, b int) bool {
+	if !s.Closing || bit(s.GateClosed, b) {
+		return false
+	}
+	*t = *s
+	t.GateClosed = setBit(t.GateClosed, b, true)
+	return true
 }
 
 // ServiceFinishClose is TLA+ ServiceFinishClose: the close sets the
 // service's closed flag, after every broker's bit (under
 // ClosedBeforeBrokers, whenever).
 func (m *Model) ServiceFinishClose(s *State) (State, bool) {
-	if !s.Closing || s.AdmissionClosed || (!m.has(ClosedBeforeBrokers) && s.GateClosed != m.allB) {
+	var t State
+	if !m.serviceFinishClose(s, &t) {
 		return State{}, false
 	}
-	t := *s
-	t.AdmissionClosed = true
 	return t, true
+}
+
+// serviceFinishClose is ServiceFinishClose in place (see actions.go).
+func (m *Model) serviceFinishClose(s, t *State) bool {
+	if !s.Closing || s.AdmissionClosed || (!m.has(ClosedBeforeBrokers) && s.GateClosed != m.allB) {
+		return false
+	}
+	*t = *s
+	t.AdmissionClosed = true
+	return true
 }
 
 // --- The count report, step by step ---
@@ -46,46 +73,73 @@ func (m *Model) ServiceFinishClose(s *State) (State, bool) {
 // NodeStartHeartbeat is TLA+ NodeStartHeartbeat: (heartbeat transport, new
 // version) T's heartbeat reads T's liveness first.
 func (m *Model) NodeStartHeartbeat(s *State) (State, bool) {
-	if !m.heartbeat || s.Version != VersionNew || s.Sample.Phase != PhaseIdle {
+	var t State
+	if !m.nodeStartHeartbeat(s, &t) {
 		return State{}, false
 	}
-	t := *s
+	return t, true
+}
+
+// nodeStartHeartbeat is NodeStartHeartbeat in place (see actions.go).
+func (m *Model) nodeStartHeartbeat(s, t *State) bool {
+	if !m.heartbeat || s.Version != VersionNew || s.Sample.Phase != PhaseIdle {
+		return false
+	}
+	*t = *s
 	t.Sample = noSample
 	t.Sample.Phase = PhaseLiveness
 	t.Sample.Liveness = s.Liveness
-	return t, true
+	return true
 }
 
 // ServiceStartReport is TLA+ ServiceStartReport: Service.Report begins;
 // when T is STOPPING it waits for the close of admission, then reads the
 // gate.
 func (m *Model) ServiceStartReport(s *State) (State, bool) {
+	var t State
+	if !m.serviceStartReport(s, &t) {
+		return State{}, false
+	}
+	return t, true
+}
+
+// serviceStartReport is ServiceStartReport in place (see actions.go).
+func (m *Model) serviceStartReport(s, t *State) bool {
 	want := PhaseIdle
 	if m.heartbeat {
 		want = PhaseLiveness
 	}
 	if s.Version != VersionNew || s.Sample.Phase != want {
-		return State{}, false
+		return false
 	}
 	if !m.has(SampleBeforeClose) && s.Liveness == Stopping && !s.AdmissionClosed {
-		return State{}, false
+		return false
 	}
-	t := *s
+	*t = *s
 	t.Sample.Phase = PhaseReading
 	t.Sample.Closed = s.AdmissionClosed
-	return t, true
+	return true
 }
 
 // ServiceReadBroker is TLA+ ServiceReadBroker(b): the report reads broker
 // b's count into its sum.
 func (m *Model) ServiceReadBroker(s *State, b int) (State, bool) {
-	if s.Sample.Phase != PhaseReading || bit(s.Sample.Read, b) {
+	var t State
+	if !m.serviceReadBroker(s, &t, b) {
 		return State{}, false
 	}
-	t := *s
+	return t, true
+}
+
+// serviceReadBroker is ServiceReadBroker in place (see actions.go).
+func (m *Model) serviceReadBroker(s, t *State, b int) bool {
+	if s.Sample.Phase != PhaseReading || bit(s.Sample.Read, b) {
+		return false
+	}
+	*t = *s
 	t.Sample.Read = setBit(t.Sample.Read, b, true)
 	t.Sample.Sum += s.Count[b]
-	return t, true
+	return true
 }
 
 // sampleDone is TLA+ SampleDone.
@@ -105,39 +159,57 @@ func (m *Model) sampleClosed(s *State) bool {
 // NodeSendHeartbeat is TLA+ NodeSendHeartbeat: T sends a heartbeat; in the
 // heartbeat transport (new version) it carries the sampled count and gate.
 func (m *Model) NodeSendHeartbeat(s *State) (State, bool) {
-	t := *s
-	if m.heartbeat && s.Version == VersionNew {
-		if !m.sampleDone(s) || !m.send(&t, Hb(s.Epoch, s.Sample.Liveness, s.Sample.Sum, m.sampleClosed(s))) {
-			return State{}, false
-		}
-		t.Sample = noSample
-		return t, true
-	}
-	if !m.send(&t, Hb(s.Epoch, s.Liveness, None, false)) {
+	var t State
+	if !m.nodeSendHeartbeat(s, &t) {
 		return State{}, false
 	}
 	return t, true
 }
 
+// nodeSendHeartbeat is NodeSendHeartbeat in place (see actions.go).
+func (m *Model) nodeSendHeartbeat(s, t *State) bool {
+	*t = *s
+	if m.heartbeat && s.Version == VersionNew {
+		if !m.sampleDone(s) || !m.send(t, Hb(s.Epoch, s.Sample.Liveness, s.Sample.Sum, m.sampleClosed(s))) {
+			return false
+		}
+		t.Sample = noSample
+		return true
+	}
+	if !m.send(t, Hb(s.Epoch, s.Liveness, None, false)) {
+		return false
+	}
+	return true
+}
+
 // ServiceSendReport is TLA+ ServiceSendReport (logcoord transport): T's
 // event service sends its sampled report to the LogCoordinator.
 func (m *Model) ServiceSendReport(s *State) (State, bool) {
-	if m.heartbeat || !m.sampleDone(s) {
+	var t State
+	if !m.serviceSendReport(s, &t) {
 		return State{}, false
+	}
+	return t, true
+}
+
+// serviceSendReport is ServiceSendReport in place (see actions.go).
+func (m *Model) serviceSendReport(s, t *State) bool {
+	if m.heartbeat || !m.sampleDone(s) {
+		return false
 	}
 	r := LastReport{Count: s.Sample.Sum, Closed: m.sampleClosed(s)}
 	if m.has(NoReReport) && r == s.LastReport {
-		return State{}, false
+		return false
 	}
-	t := *s
-	if !m.send(&t, Report(s.Epoch, r.Count, r.Closed)) {
-		return State{}, false
+	*t = *s
+	if !m.send(t, Report(s.Epoch, r.Count, r.Closed)) {
+		return false
 	}
 	if m.has(NoReReport) {
 		t.LastReport = r
 	}
 	t.Sample = noSample
-	return t, true
+	return true
 }
 
 // --- The drained node T ---
@@ -146,11 +218,20 @@ func (m *Model) ServiceSendReport(s *State) (State, bool) {
 // SetNodeLivenessRequest; a new-version process takes, for its own epoch,
 // the one step forward it asks for; T replies with its epoch and liveness.
 func (m *Model) NodeRecvCommand(s *State, id msgID, keep bool) (State, bool) {
-	msg := m.msgs[id]
-	if msg.Kind != KindCmd {
+	var t State
+	if !m.nodeRecvCommand(s, &t, id, keep) {
 		return State{}, false
 	}
-	t := *s
+	return t, true
+}
+
+// nodeRecvCommand is NodeRecvCommand in place (see actions.go).
+func (m *Model) nodeRecvCommand(s, t *State, id msgID, keep bool) bool {
+	msg := m.msgs[id]
+	if msg.Kind != KindCmd {
+		return false
+	}
+	*t = *s
 	forward := msg.Liveness == s.Liveness.Succ()
 	if m.has(NodeAcceptsSkip) {
 		forward = msg.Liveness != NoLiveness && msg.Liveness > s.Liveness
@@ -160,23 +241,41 @@ func (m *Model) NodeRecvCommand(s *State, id msgID, keep bool) (State, bool) {
 		l = msg.Liveness
 	}
 	t.Liveness = l
-	if !m.reply(&t, id, keep, Resp(s.Epoch, l)) {
-		return State{}, false
+	if !m.reply(t, id, keep, Resp(s.Epoch, l)) {
+		return false
 	}
-	return t, true
+	return true
 }
 
 // NodeCrashRestart is TLA+ NodeCrashRestart: T crashes and restarts as a
 // process of version v.
 func (m *Model) NodeCrashRestart(s *State, v Version) (State, bool) {
-	return m.restart(s, v)
+	var t State
+	if !m.nodeCrashRestart(s, &t, v) {
+		return State{}, false
+	}
+	return t, true
+}
+
+// nodeCrashRestart is NodeCrashRestart in place (see actions.go).
+func (m *Model) nodeCrashRestart(s, t *State, v Version) bool {
+	return m.restart(s, t, v)
 }
 
 // UpgradeRestart is TLA+ UpgradeRestart: the upgrade controller restarts
 // the process that DrainNode declared drained or gave the legacy answer.
 func (m *Model) UpgradeRestart(s *State, v Version) (State, bool) {
-	if s.DrainedEpoch != s.Epoch && s.LegacyEpoch != s.Epoch {
+	var t State
+	if !m.upgradeRestart(s, &t, v) {
 		return State{}, false
 	}
-	return m.restart(s, v)
+	return t, true
+}
+
+// upgradeRestart is UpgradeRestart in place (see actions.go).
+func (m *Model) upgradeRestart(s, t *State, v Version) bool {
+	if s.DrainedEpoch != s.Epoch && s.LegacyEpoch != s.Epoch {
+		return false
+	}
+	return m.restart(s, t, v)
 }

@@ -116,30 +116,20 @@ type step struct {
 // the compiler cannot see that the actions do not keep s, and every Next
 // then allocated its state on the heap.
 func (m *Model) brokerSteps(s *State, d int, next *State, f func(st step)) {
-	emit := func(a action, t State, ok bool) {
+	emit := func(a action, ok bool) {
 		if ok {
-			*next = t
 			f(step{act: a, d: int8(d)})
 		}
 	}
-	t, ok := m.BrokerAdmit(s, d)
-	emit(actBrokerAdmit, t, ok)
-	t, ok = m.BrokerReleaseOld(s, d)
-	emit(actBrokerReleaseOld, t, ok)
-	t, ok = m.BrokerSubscribe(s, d)
-	emit(actBrokerSubscribe, t, ok)
-	t, ok = m.BrokerSubscribeRefused(s, d)
-	emit(actBrokerSubscribeRefused, t, ok)
-	t, ok = m.BrokerRegisterTable(s, d)
-	emit(actBrokerRegisterTable, t, ok)
-	t, ok = m.BrokerRegisterTableFails(s, d)
-	emit(actBrokerRegisterTableFails, t, ok)
-	t, ok = m.BrokerUnsubscribe(s, d)
-	emit(actBrokerUnsubscribe, t, ok)
-	t, ok = m.BrokerRollback(s, d)
-	emit(actBrokerRollback, t, ok)
-	t, ok = m.BrokerRemoveFinish(s, d)
-	emit(actBrokerRemoveFinish, t, ok)
+	emit(actBrokerAdmit, m.brokerAdmit(s, next, d))
+	emit(actBrokerReleaseOld, m.brokerReleaseOld(s, next, d))
+	emit(actBrokerSubscribe, m.brokerSubscribe(s, next, d))
+	emit(actBrokerSubscribeRefused, m.brokerSubscribeRefused(s, next, d))
+	emit(actBrokerRegisterTable, m.brokerRegisterTable(s, next, d))
+	emit(actBrokerRegisterTableFails, m.brokerRegisterTableFails(s, next, d))
+	emit(actBrokerUnsubscribe, m.brokerUnsubscribe(s, next, d))
+	emit(actBrokerRollback, m.brokerRollback(s, next, d))
+	emit(actBrokerRemoveFinish, m.brokerRemoveFinish(s, next, d))
 }
 
 // succ calls f for every successor of s, in the order TLC generates them
@@ -163,8 +153,7 @@ func (m *Model) succ(s *State, next *State, f func(st step)) {
 func (m *Model) succCollectorsBrokers(s *State, next *State, f func(st step)) {
 	for d := 0; d < m.nd; d++ {
 		for b := 0; b < m.nb; b++ {
-			if t, ok := m.CollectorSendRegister(s, d, b); ok {
-				*next = t
+			if m.collectorSendRegister(s, next, d, b) {
 				f(step{act: actCollectorSendRegister, d: int8(d), b: int8(b)})
 			}
 		}
@@ -172,24 +161,21 @@ func (m *Model) succCollectorsBrokers(s *State, next *State, f func(st step)) {
 	if s.Regs != 0 {
 		for d := 0; d < m.nd; d++ {
 			for b := 0; b < m.nb; b++ {
-				if t, ok := m.ServiceRecvRegister(s, d, b); ok {
-					*next = t
+				if m.serviceRecvRegister(s, next, d, b) {
 					f(step{act: actServiceRecvRegister, d: int8(d), b: int8(b)})
 				}
 			}
 		}
 		for d := 0; d < m.nd; d++ {
 			for b := 0; b < m.nb; b++ {
-				if t, ok := m.NetLoseRegister(s, d, b); ok {
-					*next = t
+				if m.netLoseRegister(s, next, d, b) {
 					f(step{act: actNetLoseRegister, d: int8(d), b: int8(b)})
 				}
 			}
 		}
 	}
 	for d := 0; d < m.nd; d++ {
-		if t, ok := m.CollectorRemove(s, d); ok {
-			*next = t
+		if m.collectorRemove(s, next, d) {
 			f(step{act: actCollectorRemove, d: int8(d)})
 		}
 	}
@@ -201,8 +187,7 @@ func (m *Model) succCollectorsBrokers(s *State, next *State, f func(st step)) {
 	}
 	if m.has(DoubleDecrement) {
 		for d := 0; d < m.nd; d++ {
-			if t, ok := m.BrokerInactivityCleanup(s, d); ok {
-				*next = t
+			if m.brokerInactivityCleanup(s, next, d) {
 				f(step{act: actBrokerInactivityCleanup, d: int8(d)})
 			}
 		}
@@ -212,52 +197,42 @@ func (m *Model) succCollectorsBrokers(s *State, next *State, f func(st step)) {
 // succServiceNode emits the successors of Next's disjuncts from
 // ServiceStartClose to UpgradeRestart.
 func (m *Model) succServiceNode(s *State, next *State, f func(st step)) {
-	if t, ok := m.ServiceStartClose(s); ok {
-		*next = t
+	if m.serviceStartClose(s, next) {
 		f(step{act: actServiceStartClose})
 	}
 	for b := 0; b < m.nb; b++ {
-		if t, ok := m.ServiceCloseBroker(s, b); ok {
-			*next = t
+		if m.serviceCloseBroker(s, next, b) {
 			f(step{act: actServiceCloseBroker, b: int8(b)})
 		}
 	}
-	if t, ok := m.ServiceFinishClose(s); ok {
-		*next = t
+	if m.serviceFinishClose(s, next) {
 		f(step{act: actServiceFinishClose})
 	}
-	if t, ok := m.NodeStartHeartbeat(s); ok {
-		*next = t
+	if m.nodeStartHeartbeat(s, next) {
 		f(step{act: actNodeStartHeartbeat})
 	}
-	if t, ok := m.ServiceStartReport(s); ok {
-		*next = t
+	if m.serviceStartReport(s, next) {
 		f(step{act: actServiceStartReport})
 	}
 	for b := 0; b < m.nb; b++ {
-		if t, ok := m.ServiceReadBroker(s, b); ok {
-			*next = t
+		if m.serviceReadBroker(s, next, b) {
 			f(step{act: actServiceReadBroker, b: int8(b)})
 		}
 	}
-	if t, ok := m.NodeSendHeartbeat(s); ok {
-		*next = t
+	if m.nodeSendHeartbeat(s, next) {
 		f(step{act: actNodeSendHeartbeat})
 	}
-	if t, ok := m.ServiceSendReport(s); ok {
-		*next = t
+	if m.serviceSendReport(s, next) {
 		f(step{act: actServiceSendReport})
 	}
 	m.recvAll(s, KindCmd, next, f)
 	for _, v := range m.versions {
-		if t, ok := m.NodeCrashRestart(s, v); ok {
-			*next = t
+		if m.nodeCrashRestart(s, next, v) {
 			f(step{act: actNodeCrashRestart, v: v})
 		}
 	}
 	for _, v := range m.versions {
-		if t, ok := m.UpgradeRestart(s, v); ok {
-			*next = t
+		if m.upgradeRestart(s, next, v) {
 			f(step{act: actUpgradeRestart, v: v})
 		}
 	}
@@ -266,49 +241,39 @@ func (m *Model) succServiceNode(s *State, next *State, f func(st step)) {
 // succCoord emits the successors of Next's disjuncts from
 // CoordLearnVersion to the end (NetLoses).
 func (m *Model) succCoord(s *State, next *State, f func(st step)) {
-	if t, ok := m.CoordLearnVersion(s); ok {
-		*next = t
+	if m.coordLearnVersion(s, next) {
 		f(step{act: actCoordLearnVersion})
 	}
-	if t, ok := m.CoordSendDraining(s); ok {
-		*next = t
+	if m.coordSendDraining(s, next) {
 		f(step{act: actCoordSendDraining})
 	}
-	if t, ok := m.CoordSendStopping(s); ok {
-		*next = t
+	if m.coordSendStopping(s, next) {
 		f(step{act: actCoordSendStopping})
 	}
-	if t, ok := m.CoordLegacyRestart(s); ok {
-		*next = t
+	if m.coordLegacyRestart(s, next) {
 		f(step{act: actCoordLegacyRestart})
 	}
-	if t, ok := m.MaintainerReportProgress(s); ok {
-		*next = t
+	if m.maintainerReportProgress(s, next) {
 		f(step{act: actMaintainerReportProgress})
 	}
 	m.recvAll(s, KindHb, next, f)
 	m.recvAll(s, KindResp, next, f)
 	m.recvAll(s, KindAns, next, f)
-	if t, ok := m.CoordCompleteDrain(s); ok {
-		*next = t
+	if m.coordCompleteDrain(s, next) {
 		f(step{act: actCoordCompleteDrain})
 	}
 	m.recvAll(s, KindReport, next, f)
-	if t, ok := m.LogCoordAnswer(s); ok {
-		*next = t
+	if m.logCoordAnswer(s, next) {
 		f(step{act: actLogCoordAnswer})
 	}
-	if t, ok := m.LogCoordAnswerUnknown(s); ok {
-		*next = t
+	if m.logCoordAnswerUnknown(s, next) {
 		f(step{act: actLogCoordAnswerUnknown})
 	}
-	if t, ok := m.LogCoordExpire(s); ok {
-		*next = t
+	if m.logCoordExpire(s, next) {
 		f(step{act: actLogCoordExpire})
 	}
 	for i := 0; i < int(s.NetLen); i++ { // NetLoses
-		if t, ok := m.NetLose(s, s.Net[i]); ok {
-			*next = t
+		if m.netLose(s, next, s.Net[i]) {
 			f(step{act: actNetLose, msg: s.Net[i]})
 		}
 	}
@@ -337,22 +302,20 @@ var recvAction = [numKinds]action{
 func (m *Model) recv(s *State, id msgID, next *State, f func(st step)) {
 	a := recvAction[m.msgs[id].Kind]
 	for _, keep := range [2]bool{false, true} {
-		var t State
 		var ok bool
 		switch a {
 		case actNodeRecvCommand:
-			t, ok = m.NodeRecvCommand(s, id, keep)
+			ok = m.nodeRecvCommand(s, next, id, keep)
 		case actCoordRecvHeartbeat:
-			t, ok = m.CoordRecvHeartbeat(s, id, keep)
+			ok = m.coordRecvHeartbeat(s, next, id, keep)
 		case actCoordRecvResponse:
-			t, ok = m.CoordRecvResponse(s, id, keep)
+			ok = m.coordRecvResponse(s, next, id, keep)
 		case actCoordRecvAnswer:
-			t, ok = m.CoordRecvAnswer(s, id, keep)
+			ok = m.coordRecvAnswer(s, next, id, keep)
 		case actLogCoordRecvReport:
-			t, ok = m.LogCoordRecvReport(s, id, keep)
+			ok = m.logCoordRecvReport(s, next, id, keep)
 		}
 		if ok {
-			*next = t
 			f(step{act: a, msg: id, keep: keep})
 		}
 	}
