@@ -149,7 +149,7 @@ func newChecker[S any](m Model[S], opts Options) (*checker[S], error) {
 		}
 		c.plain = true
 		c.words = newWordHash(unsafe.Sizeof(*new(S)))
-		c.stepped = c.view == nil && c.sym == nil
+		c.stepped = c.view == nil && c.sym == nil && c.words.n <= maxStepWords
 	}
 	c.arena = &arena{}
 	c.set.arena = c.arena

@@ -1,9 +1,6 @@
 package modelcheck
 
-import (
-	"encoding/binary"
-	"unsafe"
-)
+import "unsafe"
 
 // wordHash fingerprints a plain state (see Plain) as the sum, modulo
 // 2^64, of one mix per 8-byte word of the state, each mix keyed by the
@@ -102,19 +99,37 @@ func (h *wordHash) sums(p unsafe.Pointer, wide bool) (lo, hi uint64) {
 	return lo, hi
 }
 
+// maxStepWords is the most words of a state whose successors step
+// fingerprints from their parents'; larger states are fingerprinted whole.
+const maxStepWords = 64
+
 // parentHash is a state being expanded, as its successors' fingerprints
-// start from it: its words, their mixes and their sums.
+// start from it: its words, their mixes and their sums. Its arrays have a
+// fixed size, so that indexing them needs no bounds check.
 type parentHash struct {
-	h     *wordHash
-	wide  bool
-	words []uint64
-	mix   [2][]uint64
+	h    *wordHash
+	wide bool
+	// full and tail: the state's whole words, and the offset of its last
+	// word when its size is over 8 and not a multiple of 8 (0: none).
+	full  int
+	tail  uintptr
+	short bool // the state is shorter than a word
+	words [maxStepWords]uint64
+	mix   [2][maxStepWords]uint64
 	sum   [2]uint64
 }
 
+// newParentHash returns the parent of successors fingerprinted with h, or
+// nil when the states are too large (more than maxStepWords words).
 func newParentHash(h *wordHash, wide bool) *parentHash {
-	return &parentHash{h: h, wide: wide, words: make([]uint64, h.n),
-		mix: [2][]uint64{make([]uint64, h.n), make([]uint64, h.n)}}
+	if h.n > maxStepWords {
+		return nil
+	}
+	ph := &parentHash{h: h, wide: wide, full: h.full, short: h.size < 8}
+	if h.n > h.full && !ph.short {
+		ph.tail = h.size - 8
+	}
+	return ph
 }
 
 // reset makes the state at p the parent.
@@ -123,13 +138,13 @@ func (ph *parentHash) reset(p unsafe.Pointer) {
 	ph.sum = [2]uint64{}
 	for i := 0; i < h.n; i++ {
 		w := h.word(p, i)
-		ph.words[i] = w
+		ph.words[i&(maxStepWords-1)] = w
 		m := mixWord(w, h.keys[0][i])
-		ph.mix[0][i] = m
+		ph.mix[0][i&(maxStepWords-1)] = m
 		ph.sum[0] += m
 		if ph.wide {
 			m = mixWord(w, h.keys[1][i])
-			ph.mix[1][i] = m
+			ph.mix[1][i&(maxStepWords-1)] = m
 			ph.sum[1] += m
 		}
 	}
@@ -139,45 +154,47 @@ func (ph *parentHash) reset(p unsafe.Pointer) {
 // the parent's), and whether the successor is the parent (no word
 // differs).
 func (ph *parentHash) step(p unsafe.Pointer) (fp, hi uint64, same bool) {
-	h := ph.h
-	if ph.wide {
-		return ph.stepWide(p)
+	if ph.wide || ph.short {
+		return ph.stepAny(p)
 	}
 	lo := ph.sum[0]
 	changed := false
-	words, mix, keys := ph.words[:h.n], ph.mix[0][:h.n], h.keys[0][:h.n]
-	for i := 0; i < h.full; i++ {
+	keys := ph.h.keys[0]
+	for i := 0; i < ph.full; i++ {
 		w := load64(p, uintptr(i)*8)
-		if w != words[i] {
+		if k := i & (maxStepWords - 1); w != ph.words[k] {
 			changed = true
-			lo += mixWord(w, keys[i]) - mix[i]
+			lo += mixWord(w, keys[i]) - ph.mix[0][k]
 		}
 	}
-	if i := h.full; i < h.n {
-		if w := h.word(p, i); w != words[i] {
+	if ph.tail != 0 {
+		i := ph.full
+		if k := i & (maxStepWords - 1); load64(p, ph.tail) != ph.words[k] {
 			changed = true
-			lo += mixWord(w, keys[i]) - mix[i]
+			lo += mixWord(load64(p, ph.tail), keys[i]) - ph.mix[0][k]
 		}
 	}
 	return finish(lo), 0, !changed
 }
 
-// stepWide is step for 128-bit fingerprints.
-func (ph *parentHash) stepWide(p unsafe.Pointer) (fp, hi uint64, same bool) {
+// stepAny is step for 128-bit fingerprints and for states shorter than a
+// word.
+func (ph *parentHash) stepAny(p unsafe.Pointer) (fp, hi uint64, same bool) {
 	h := ph.h
 	lo, up := ph.sum[0], ph.sum[1]
 	same = true
 	for i := 0; i < h.n; i++ {
-		if w := h.word(p, i); w != ph.words[i] {
+		k := i & (maxStepWords - 1)
+		if w := h.word(p, i); w != ph.words[k] {
 			same = false
-			lo += mixWord(w, h.keys[0][i]) - ph.mix[0][i]
-			up += mixWord(w, h.keys[1][i]) - ph.mix[1][i]
+			lo += mixWord(w, h.keys[0][i]) - ph.mix[0][k]
+			if ph.wide {
+				up += mixWord(w, h.keys[1][i]) - ph.mix[1][k]
+			}
 		}
 	}
-	return finish(lo), finish(up), same
-}
-
-// load64 reads the little-endian word at offset off of p.
-func load64(p unsafe.Pointer, off uintptr) uint64 {
-	return binary.LittleEndian.Uint64(unsafe.Slice((*byte)(unsafe.Add(p, off)), 8))
+	if ph.wide {
+		hi = finish(up)
+	}
+	return finish(lo), hi, same
 }
