@@ -78,7 +78,7 @@
 //     huge-page advice (fewer TLB misses): 5.76-5.93 s, 6.07-6.31 s
 //     before (4 runs each alternated), for about 40 MiB more peak RSS;
 //   - a full batch is not inserted at once: its slots are prefetched
-//     (PREFETCHT0, one assembly call per batch) and it is inserted when
+//     (one assembly call per batch) and it is inserted when
 //     the next batch is full, so its misses are served while successors
 //     are generated; and a self-loop (a successor equal to its parent, 14%
 //     of the default model's successors) is counted and nothing more: it
@@ -113,7 +113,16 @@
 //     --fp 128 5.80 s of CPU, 6.56 s before;
 //   - an [InPlace] model writes each successor where the checker reads it,
 //     instead of passing it by value through two calls: 1 worker
-//     4.71-4.93 s, 4.97-5.32 s before; 2 workers 2.82-3.29 s, 2.96-3.38 s.
+//     4.71-4.93 s, 4.97-5.32 s before; 2 workers 2.82-3.29 s, 2.96-3.38 s;
+//     and spec's actions write their successors in place too (no copy
+//     through a returned value): 1 worker 3.48-3.59 s, 4.07-4.29 s before;
+//   - a probe's next line is prefetched with its first (a probe at load
+//     0.8 often runs past its first line): 1 worker 3.99-4.11 s,
+//     4.17-4.62 s before; 2 workers 2.41-2.53 s, 2.52-2.71 s;
+//   - the lines are prefetched for writing (PREFETCHW), so a new state's
+//     compare-and-swap finds its line held by its core alone (with two
+//     workers the swap had been the costliest line of the search): 1
+//     worker 3.35 s, 3.68-3.81 s before; 2 workers 1.99 s, 2.17-2.19 s.
 //
 // Tried and dropped, no gain beyond the run-to-run noise (about 5%):
 // handing the checker's emit to spec's successor generation without the
