@@ -122,16 +122,25 @@
 //   - the lines are prefetched for writing (PREFETCHW), so a new state's
 //     compare-and-swap finds its line held by its core alone (with two
 //     workers the swap had been the costliest line of the search): 1
-//     worker 3.35 s, 3.68-3.81 s before; 2 workers 1.99 s, 2.17-2.19 s.
+//     worker 3.35 s, 3.68-3.81 s before; 2 workers 1.99 s, 2.17-2.19 s;
+//   - the workers' output headers on lines apart (each new state updates
+//     its worker's header; two on one line took it from core to core):
+//     pprof had blocks.add at 0.22 s with two workers, ~0 with one. 2
+//     workers 1.70-1.87 s, 1.79-1.96 s before (3 runs alternated; tried
+//     once before, when other costs hid it).
+//   - prefetching a batch in groups of 4 or 16 successors as it fills, or
+//     batches of 64 or 256, instead of the whole batch of 128 at once:
+//     slower or no better.
 //
 // Tried and dropped, no gain beyond the run-to-run noise (about 5%):
 // handing the checker's emit to spec's successor generation without the
 // closure that takes the step, tuning the collector (GOGC 25 to 400),
 // reading the frontier's next lines
 // ahead of the writes, an XXH3-style fingerprint for short inputs, batches
-// of 512, a recent-fingerprint cache of 512 or 8,192 entries, padding the
-// workers' output headers apart, a fingerprint that mixes each 8-byte word
-// on its own and sums them (0-1.5%), a build with profile-guided
+// of 512, a recent-fingerprint cache of 512 or 8,192 entries, a
+// fingerprint that mixes each 8-byte word
+// on its own and sums them (0-1.5%; made incremental later, it gained), a
+// build with profile-guided
 // optimisation (1-2%), batches of 64 or 256 with the prefetch, a
 // probe that starts at the fingerprint's top bits so growth copies a table
 // in order (growth fell from 5% to 3-4% of the profile, the run did not

@@ -99,7 +99,13 @@ func (c *checker[S]) expandLevel(cur *blocks[S], level int) *blocks[S] {
 	items := starts[len(cur.list)]
 	workers := min(c.opts.Workers, items)
 	var pos atomic.Int64
-	outs := make([]blocks[S], workers)
+	// Each worker's output on lines of its own: every new state updates
+	// its header, and two headers on one line made each update take the
+	// line from the other worker's core.
+	outs := make([]struct {
+		blocks[S]
+		_ [128]byte
+	}, workers)
 	for w := range outs {
 		outs[w].pool = &c.pool
 	}
@@ -108,7 +114,7 @@ func (c *checker[S]) expandLevel(cur *blocks[S], level int) *blocks[S] {
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
-			c.worker(w, cur, starts, &pos, level, &outs[w])
+			c.worker(w, cur, starts, &pos, level, &outs[w].blocks)
 		}(w)
 	}
 	wg.Wait()
