@@ -128,26 +128,23 @@
 //     pprof had blocks.add at 0.22 s with two workers, ~0 with one. 2
 //     workers 1.70-1.87 s, 1.79-1.96 s before (3 runs alternated; tried
 //     once before, when other costs hid it).
-//   - prefetching a batch in groups of 4 or 16 successors as it fills, or
-//     batches of 64 or 256, instead of the whole batch of 128 at once:
-//     slower or no better.
 //
 // Tried and dropped, no gain beyond the run-to-run noise (about 5%):
 // handing the checker's emit to spec's successor generation without the
 // closure that takes the step, tuning the collector (GOGC 25 to 400),
-// reading the frontier's next lines
-// ahead of the writes, an XXH3-style fingerprint for short inputs, batches
-// of 512, a recent-fingerprint cache of 512 or 8,192 entries, a
-// fingerprint that mixes each 8-byte word
-// on its own and sums them (0-1.5%; made incremental later, it gained), a
-// build with profile-guided
-// optimisation (1-2%), batches of 64 or 256 with the prefetch, a
-// probe that starts at the fingerprint's top bits so growth copies a table
-// in order (growth fell from 5% to 3-4% of the profile, the run did not
-// shorten), the shared counts on cache lines apart from the fields read
-// for every successor;
-// a table load of at most 0.6 instead of 0.8 gained about 2% for a fifth
-// more memory. Sending each successor to the worker that owns its shard,
+// reading the frontier's next lines ahead of the writes, an XXH3-style
+// fingerprint for short inputs, batches of 512, a recent-fingerprint cache
+// of 512 or 8,192 entries, a fingerprint that mixes each 8-byte word on its
+// own and sums them (0-1.5%; made incremental later, it gained), a build
+// with profile-guided optimisation (1-2%), batches of 64 or 256 with the
+// prefetch (tried again with the two-line PREFETCHW: no better),
+// prefetching a batch in groups of 4 or 16 successors as it fills instead
+// of all at once (slower), a table load of at most 0.7 or 0.5, a probe that
+// starts at the fingerprint's top bits so growth copies a table in order
+// (growth fell from 5% to 3-4% of the profile, the run did not shorten),
+// the shared counts on cache lines apart from the fields read for every
+// successor; a table load of at most 0.6 instead of 0.8 gained about 2% for
+// a fifth more memory. Sending each successor to the worker that owns its shard,
 // so a shard's lines stay in one core's cache, made two workers slower
 // (3.44-3.59 s against 3.14-3.34 s, alternated 4 times): every successor
 // sent takes its state's two cache lines to the other core, more lines
