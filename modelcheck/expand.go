@@ -129,9 +129,9 @@ func (c *checker[S]) expandLevel(cur *blocks[S], level int) *blocks[S] {
 // pending is a successor waiting for its batch to be inserted.
 type pending[S any] struct {
 	s      S
+	parent ref    // next to s: a state of 4-byte alignment leaves no gap
 	fp, hi uint64 // the fingerprint (hi: 128-bit only)
-	parent ref
-	gen    int64 // the generated count once it was generated (ordered mode)
+	gen    int64  // the generated count once it was generated (ordered mode)
 }
 
 // batchSize is how many successors a worker gathers before it inserts
@@ -230,7 +230,7 @@ func (x *expansion[S]) step(action string) {
 		// cannot be new, so it needs no probe of the set.
 		if r := &x.recent[fp&(recentSize-1)]; r[0] != fp || r[1] != hi {
 			*r = [2]uint64{fp, hi}
-			x.batch = append(x.batch, pending[S]{*t, fp, hi, x.from.r, gen})
+			x.batch = append(x.batch, pending[S]{*t, x.from.r, fp, hi, gen})
 		}
 	} else {
 		// TLC checks the invariants of a state outside the constraint
