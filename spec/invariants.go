@@ -306,8 +306,8 @@ func (m *Model) actionHolds(i int, from, to *State) bool {
 // registration and its count never rises. NoAdmissionAfterClose is
 // [][NoAdmissionAfterCloseStep]_vars.
 func (m *Model) NoAdmissionAfterCloseStep(from, to *State) bool {
-	if to.Epoch != from.Epoch {
-		return true
+	if to.Epoch != from.Epoch || from.GateClosed == 0 {
+		return true // a new process, or no broker's gate bit is set
 	}
 	for b := 0; b < m.nb; b++ {
 		if !bit(from.GateClosed, b) {
