@@ -67,7 +67,7 @@ type checker[S any] struct {
 	// recent[w] is worker w's cache of recent fingerprints (expansion):
 	// kept from level to level, since every fingerprint it holds is in
 	// the set once the level that met it is complete.
-	recent []*[recentSize][2]uint64
+	recent []*recentCache
 	pool   blockPool[S] // blocks of expanded levels, for the next ones
 	// arena holds the seen-set's log and, for plain states, the queues'
 	// blocks, until the run ends (dropArena).
@@ -103,7 +103,7 @@ func newChecker[S any](m Model[S], opts Options) (*checker[S], error) {
 		return nil, fmt.Errorf("modelcheck: fingerprints of %d bits: want 64 or 128", opts.FingerprintBits)
 	}
 	c := &checker[S]{m: m, opts: opts, set: newFPSet(opts.Workers, opts.FingerprintBits == 128), ordered: opts.Workers == 1}
-	c.recent = make([]*[recentSize][2]uint64, opts.Workers)
+	c.recent = make([]*recentCache, opts.Workers)
 	var err error
 	c.names = m.Invariants()
 	if c.inv, err = pick("invariant", c.names, opts.Invariants); err != nil {

@@ -165,16 +165,47 @@ type expansion[S any] struct {
 	// last sent to the set, one per line of a direct-mapped cache: about
 	// half the successors are met again soon (self-loops, and the
 	// diamonds of actions that commute), and a hit spares their probe.
-	recent *[recentSize][2]uint64
+	recent *recentCache
 	// parent is x.from's words and their mixes, from which its
 	// successors' fingerprints are computed (checker.stepped).
 	parent *parentHash
 }
 
 // recentSize is the number of entries of a worker's cache of recent
-// fingerprints (32 KiB): on the default protocol model it spares the
-// set 48% of the probes (1,024 entries: 46%; 65,536: 59%).
-const recentSize = 2048
+// fingerprints (32 KiB of low words): on the default protocol model it
+// spares the set about half of its probes (1,024 entries: 46%; 65,536:
+// 59%).
+const recentSize = 4096
+
+// recentCache is a direct-mapped cache of the fingerprints a worker last
+// sent to the set. The low words and the high ones (128-bit fingerprints
+// only) are apart, so a 64-bit search's cache holds twice the entries in
+// the same lines.
+type recentCache struct {
+	lo [recentSize]uint64
+	hi []uint64 // nil for 64-bit fingerprints
+}
+
+func newRecentCache(wide bool) *recentCache {
+	r := &recentCache{}
+	if wide {
+		r.hi = make([]uint64, recentSize)
+	}
+	return r
+}
+
+// met reports whether fp (and hi) is in the cache, and puts it there.
+func (r *recentCache) met(fp, hi uint64) bool {
+	k := fp & (recentSize - 1)
+	if r.lo[k] == fp && (r.hi == nil || r.hi[k] == hi) {
+		return true
+	}
+	r.lo[k] = fp
+	if r.hi != nil {
+		r.hi[k] = hi
+	}
+	return false
+}
 
 // counts returns the figures in the search order: exact with one worker.
 func (x *expansion[S]) counts() (distinct, generated int64) {
@@ -228,8 +259,7 @@ func (x *expansion[S]) step(action string) {
 		// A fingerprint this worker met lately is stored already, or is
 		// in the batch ahead of this one and will be: this successor
 		// cannot be new, so it needs no probe of the set.
-		if r := &x.recent[fp&(recentSize-1)]; r[0] != fp || r[1] != hi {
-			*r = [2]uint64{fp, hi}
+		if !x.recent.met(fp, hi) {
 			x.batch = append(x.batch, pending[S]{*t, x.from.r, fp, hi, gen})
 		}
 	} else {
@@ -321,7 +351,7 @@ func (x *expansion[S]) publish() {
 
 func (c *checker[S]) worker(w int, cur *blocks[S], starts []int, pos *atomic.Int64, level int, out *blocks[S]) {
 	if c.recent[w] == nil {
-		c.recent[w] = new([recentSize][2]uint64)
+		c.recent[w] = newRecentCache(c.set.wide)
 	}
 	x := &expansion[S]{c: c, w: w, level: level, out: out, recent: c.recent[w]}
 	if c.stepped {
