@@ -151,16 +151,20 @@
 // than the shared set moves.
 //
 // The large protocol model (4,476,318 states, 39,194,117 generated) took
-// 21.7 s of CPU with one worker before any of these changes, 5.2-5.4 s now
-// (about 800,000 distinct states per second with one worker). Where the
-// time goes now (large model, 1 worker, pprof): successor generation in
-// spec 35%, the seen-set 24% (probes, prefetch, growth, the log), the
-// checker's bookkeeping per successor 22% (the recent cache, the self-loop
-// test, the batch, the calls), invariants and action properties 9%,
-// fingerprints 7%, writing the queues 1%. Two workers spend 12-20% more
-// CPU than one (the set's probes and growth, on lines the other core has
-// written; and the second processor of this machine runs slower at times:
-// the same run took 3.4 s to 3.9 s within minutes); they wait at the
+// 21.7 s of CPU with one worker before any of these changes, 3.0-3.2 s
+// now (about 1,350,000 distinct states per second, 82 ns per generated
+// state, with one worker). Where the time goes now (large model, 1 worker,
+// pprof, 3.2 s of samples): the seen-set 34% (probes that wait on memory
+// despite the prefetch, growth, whose new tables are fresh memory, the
+// log), spec's successor generation 19%, fingerprints and the recent cache
+// 15%, invariants and action properties 11%, the checker's bookkeeping per
+// successor 9% (the batch, the calls), the insert loop 3%, the queues 2%.
+// Fresh memory is dear on the virtual machines measured here (a first
+// write costs about 1.5 ms per MiB, 0.35-0.7 GB/s): with the tables made
+// at their final size from the start, the run took 10% less. Two workers
+// spend 10-25% more CPU than one (probes and growth on lines the other
+// core has written, and a second processor whose speed varies with the
+// host: the same run took 1.7 s to 2.1 s within an hour); they wait at the
 // level barriers about 2% of the time.
 //
 //	go test -run '^$' -bench Drain -benchtime 1x ./modelcheck
