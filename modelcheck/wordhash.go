@@ -16,8 +16,8 @@ import "unsafe"
 // probability about 2^-64 (the words' mixes are independent hashes).
 // A state whose size is not a multiple of 8 has a last word that overlaps
 // the one before it (its last 8 bytes); one shorter than 8 bytes is one
-// word, zero-extended. Words are read little-endian, so a state has one
-// fingerprint on every architecture.
+// word, zero-extended. Words are read little-endian on every
+// architecture (load64).
 type wordHash struct {
 	size uintptr // the state's size in bytes
 	full int     // words at offsets 0, 8, 16, ...
