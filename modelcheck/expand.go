@@ -221,11 +221,11 @@ func (x *expansion[S]) counts() (distinct, generated int64) {
 // (and earlier successors checked) before the property is reported.
 func (x *expansion[S]) emit(action string, t S) {
 	x.next = t
-	x.step(action)
+	x.emitNext(action)
 }
 
-// step is emit for the successor in x.next.
-func (x *expansion[S]) step(action string) {
+// emitNext is emit for the successor in x.next.
+func (x *expansion[S]) emitNext(action string) {
 	c := x.c
 	t := &x.next
 	if c.stop.Load() {
@@ -357,7 +357,7 @@ func (c *checker[S]) worker(w int, cur *blocks[S], starts []int, pos *atomic.Int
 	if c.stepped {
 		x.parent = newParentHash(c.words, c.set.wide)
 	}
-	emit, step := x.emit, x.step
+	emit, emitNext := x.emit, x.emitNext
 	inPlace, _ := c.m.(InPlace[S])
 	maxStates := c.opts.MaxStates
 	for !c.stop.Load() {
@@ -378,7 +378,7 @@ func (c *checker[S]) worker(w int, cur *blocks[S], starts []int, pos *atomic.Int
 				x.parent.reset(unsafe.Pointer(&x.from.s))
 			}
 			if inPlace != nil {
-				inPlace.NextInto(&x.from.s, &x.next, step)
+				inPlace.NextInto(&x.from.s, &x.next, emitNext)
 			} else {
 				c.m.Next(e.s, emit)
 			}
