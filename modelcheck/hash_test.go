@@ -7,31 +7,30 @@ import (
 	"unsafe"
 )
 
-// TestFingerprintAvalanche flips each bit of inputs of every length from
-// 1 to 160 bytes (whole words, the 4-byte step, single bytes) and wants
-// about half of the fingerprint's bits to change, for each input bit and on
-// average, with both seeds (the two words of a 128-bit fingerprint).
-func TestFingerprintAvalanche(t *testing.T) {
+// avalanche flips each bit of 8 random inputs of every length from 1 to
+// maxLen bytes and wants about half of the bits of each word that hash
+// returns (for an input of that length) to change, for each input bit and
+// on average.
+func avalanche(t *testing.T, maxLen int, hash func(b []byte) [2]uint64) {
+	t.Helper()
 	rnd := uint64(7)
-	next := func() uint64 {
-		rnd += 0x9E3779B97F4A7C15
-		return mix(rnd)
-	}
-	for n := 1; n <= 160; n++ {
+	for n := 1; n <= maxLen; n++ {
 		b := make([]byte, n)
 		total, flips := 0, 0
 		for trial := 0; trial < 8; trial++ {
 			for i := range b {
-				b[i] = byte(next())
+				rnd += 0x9E3779B97F4A7C15
+				b[i] = byte(mix(rnd))
 			}
-			for _, seed := range []uint64{prime5, prime5 ^ 0x5851F42D4C957F2D} {
-				h0 := fingerprintSeed(b, seed)
-				for bit := 0; bit < 8*n; bit++ {
-					b[bit/8] ^= 1 << (bit % 8)
-					d := bits.OnesCount64(h0 ^ fingerprintSeed(b, seed))
-					b[bit/8] ^= 1 << (bit % 8)
+			h0 := hash(b)
+			for bit := 0; bit < 8*n; bit++ {
+				b[bit/8] ^= 1 << (bit % 8)
+				h := hash(b)
+				b[bit/8] ^= 1 << (bit % 8)
+				for w := range h {
+					d := bits.OnesCount64(h0[w] ^ h[w])
 					if d < 6 || d > 58 {
-						t.Fatalf("length %d, bit %d: %d fingerprint bits changed", n, bit, d)
+						t.Fatalf("length %d, bit %d: %d bits of word %d changed", n, bit, d, w)
 					}
 					total += d
 					flips++
@@ -42,6 +41,15 @@ func TestFingerprintAvalanche(t *testing.T) {
 			t.Errorf("length %d: %.2f fingerprint bits change per input bit, want about 32", n, avg)
 		}
 	}
+}
+
+// TestFingerprintAvalanche: every length from 1 to 160 bytes (whole
+// words, the 4-byte step, single bytes), both seeds (the two words of a
+// 128-bit fingerprint).
+func TestFingerprintAvalanche(t *testing.T) {
+	avalanche(t, 160, func(b []byte) [2]uint64 {
+		return [2]uint64{fingerprintSeed(b, prime5), fingerprintSeed(b, prime5^0x5851F42D4C957F2D)}
+	})
 }
 
 // TestFingerprintStructured fingerprints 2^21 state-like inputs of 68

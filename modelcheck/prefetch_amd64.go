@@ -12,13 +12,7 @@ package modelcheck
 // worker). Large model, 3 runs alternated: 1 worker 3.36-3.47 s wall with
 // PREFETCHW, 3.58-3.81 s with PREFETCHT0; 2 workers 1.99-2.13 s,
 // 2.17-2.24 s.
-func prefetchLines(slots []*uint64) {
-	if hasPrefetchW {
-		prefetchLinesW(slots)
-	} else {
-		prefetchLinesT0(slots)
-	}
-}
+func prefetchLines(slots []*uint64) { prefetchLinesAsm(slots, hasPrefetchW) }
 
 // hasPrefetchW reports whether the processor has PREFETCHW (CPUID
 // 0x80000001, ECX bit 8; a processor without it may fault on it).
@@ -30,10 +24,9 @@ var hasPrefetchW = func() bool {
 	return c&(1<<8) != 0
 }()
 
+// prefetchLinesAsm prefetches each slot's line, for writing if write.
+//
 //go:noescape
-func prefetchLinesT0(slots []*uint64)
-
-//go:noescape
-func prefetchLinesW(slots []*uint64)
+func prefetchLinesAsm(slots []*uint64, write bool)
 
 func cpuid(leaf uint32) (a, b, c, d uint32)

@@ -27,9 +27,9 @@ func TestPrefetchW(t *testing.T) {
 	for i := 0; i < 128; i++ {
 		addrs = append(addrs, &slots[i*8])
 	}
-	prefetchLinesT0(addrs)
+	prefetchLinesAsm(addrs, false)
 	if hasPrefetchW {
-		prefetchLinesW(addrs)
+		prefetchLinesAsm(addrs, true)
 	}
 	prefetchLines(nil)
 }
