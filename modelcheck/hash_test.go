@@ -52,13 +52,14 @@ func TestFingerprintAvalanche(t *testing.T) {
 	})
 }
 
-// TestFingerprintStructured fingerprints 2^21 state-like inputs of 68
-// bytes (small values in seven fields, one of them in the last 4 bytes,
-// zeros elsewhere, as a model's states are) and wants no two equal, nor
-// equal in their low 32 bits more often than chance allows.
-func TestFingerprintStructured(t *testing.T) {
-	seen := make(map[uint64]bool, 1<<21)
-	low := make(map[uint32]int, 1<<21)
+// structured hashes 2^21 state-like inputs of 68 bytes (small values in
+// seven fields, one of them in the last 4 bytes, zeros elsewhere, as a
+// model's states are) and wants, of each word hash returns, no two equal,
+// nor equal in their low 32 bits more often than chance allows.
+func structured(t *testing.T, hash func(b []byte) []uint64) {
+	t.Helper()
+	var seen []map[uint64]bool
+	var low []map[uint32]int
 	b := make([]byte, 68)
 	for i := uint64(0); i < 1<<21; i++ {
 		clear(b)
@@ -67,21 +68,33 @@ func TestFingerprintStructured(t *testing.T) {
 			b[f*10] = byte(i >> (3 * f) & 7)
 		}
 		b[65] = byte(i >> 18 & 7)
-		h := fingerprint(b)
-		if seen[h] {
-			t.Fatalf("input %d: fingerprint %#x met before", i, h)
+		for w, h := range hash(b) {
+			if w == len(seen) {
+				seen = append(seen, make(map[uint64]bool, 1<<21))
+				low = append(low, make(map[uint32]int, 1<<21))
+			}
+			if seen[w][h] {
+				t.Fatalf("input %d: word %d %#x met before", i, w, h)
+			}
+			seen[w][h] = true
+			low[w][uint32(h)]++
 		}
-		seen[h] = true
-		low[uint32(h)]++
 	}
 	// 2^21 values in 2^32 buckets: about 512 pairs expected.
-	pairs := 0
-	for _, k := range low {
-		pairs += k * (k - 1) / 2
+	for w, m := range low {
+		pairs := 0
+		for _, k := range m {
+			pairs += k * (k - 1) / 2
+		}
+		if pairs > 700 {
+			t.Errorf("word %d: %d pairs share their low 32 bits, about 512 expected", w, pairs)
+		}
 	}
-	if pairs > 700 {
-		t.Errorf("%d pairs share their low 32 bits, about 512 expected", pairs)
-	}
+}
+
+// TestFingerprintStructured: the fingerprint of encodings.
+func TestFingerprintStructured(t *testing.T) {
+	structured(t, func(b []byte) []uint64 { return []uint64{fingerprint(b)} })
 }
 
 // TestFingerprintBlockOrder wants the order of an input's 16-byte blocks
@@ -94,28 +107,39 @@ func TestFingerprintBlockOrder(t *testing.T) {
 		binary.LittleEndian.PutUint64(blocks[i][8:], mix(uint64(i+100)))
 	}
 	seen := map[uint64][]int{}
-	var permute func(p []int, k int)
-	permute = func(p []int, k int) {
-		if k == len(p) {
-			b := make([]byte, 0, 68)
-			for _, i := range p {
-				b = append(b, blocks[i][:]...)
-			}
-			b = append(b, 1, 2, 3, 4)
-			h := fingerprint(b)
-			if q, ok := seen[h]; ok {
-				t.Fatalf("blocks in order %v and %v: same fingerprint", q, p)
-			}
-			seen[h] = append([]int(nil), p...)
+	permutations(4, func(p []int) {
+		b := make([]byte, 0, 68)
+		for _, i := range p {
+			b = append(b, blocks[i][:]...)
+		}
+		b = append(b, 1, 2, 3, 4)
+		h := fingerprint(b)
+		if q, ok := seen[h]; ok {
+			t.Fatalf("blocks in order %v and %v: same fingerprint", q, p)
+		}
+		seen[h] = append([]int(nil), p...)
+	})
+}
+
+// permutations calls visit with every order of 0..n-1.
+func permutations(n int, visit func(p []int)) {
+	p := make([]int, n)
+	for i := range p {
+		p[i] = i
+	}
+	var permute func(k int)
+	permute = func(k int) {
+		if k == n {
+			visit(p)
 			return
 		}
-		for i := k; i < len(p); i++ {
+		for i := k; i < n; i++ {
 			p[k], p[i] = p[i], p[k]
-			permute(p, k+1)
+			permute(k + 1)
 			p[k], p[i] = p[i], p[k]
 		}
 	}
-	permute([]int{0, 1, 2, 3}, 0)
+	permute(0)
 }
 
 // samePlain finds a difference in any byte of a state, in its words and

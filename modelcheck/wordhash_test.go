@@ -26,38 +26,13 @@ func TestWordHashAvalanche(t *testing.T) {
 	})
 }
 
-// TestWordHashStructured fingerprints the 2^21 state-like inputs of
-// TestFingerprintStructured (68 bytes, small values in seven fields) and
-// wants no two equal, nor equal in their low 32 bits more often than
-// chance allows; and the same of the high words.
+// TestWordHashStructured: both words of a plain state's fingerprint.
 func TestWordHashStructured(t *testing.T) {
 	h := newWordHash(68)
-	seen := make(map[[2]uint64]bool, 1<<21)
-	low := [2]map[uint32]int{make(map[uint32]int, 1<<21), make(map[uint32]int, 1<<21)}
-	b := make([]byte, 68)
-	for i := uint64(0); i < 1<<21; i++ {
-		clear(b)
-		for f := 0; f < 6; f++ {
-			b[f*10] = byte(i >> (3 * f) & 7)
-		}
-		b[65] = byte(i >> 18 & 7)
+	structured(t, func(b []byte) []uint64 {
 		lo, hi := plainFP(h, b)
-		if seen[[2]uint64{lo, 0}] || seen[[2]uint64{0, hi}] {
-			t.Fatalf("input %d: fingerprint %#x/%#x met before", i, lo, hi)
-		}
-		seen[[2]uint64{lo, 0}], seen[[2]uint64{0, hi}] = true, true
-		low[0][uint32(lo)]++
-		low[1][uint32(hi)]++
-	}
-	for k, m := range low {
-		pairs := 0
-		for _, n := range m {
-			pairs += n * (n - 1) / 2
-		}
-		if pairs > 700 { // about 512 expected
-			t.Errorf("word %d: %d pairs share their low 32 bits, about 512 expected", k, pairs)
-		}
-	}
+		return []uint64{lo, hi}
+	})
 }
 
 // TestWordHashWordOrder wants the position of a word to count: the 120
@@ -66,27 +41,17 @@ func TestWordHashStructured(t *testing.T) {
 func TestWordHashWordOrder(t *testing.T) {
 	h := newWordHash(40)
 	seen := map[uint64][]int{}
-	var permute func(p []int, k int)
-	permute = func(p []int, k int) {
-		if k == len(p) {
-			b := make([]byte, 40)
-			for slot, w := range p {
-				b[slot*8] = byte(w + 1)
-			}
-			lo, _ := plainFP(h, b)
-			if q, ok := seen[lo]; ok {
-				t.Fatalf("words in order %v and %v: same fingerprint", q, p)
-			}
-			seen[lo] = append([]int(nil), p...)
-			return
+	permutations(5, func(p []int) {
+		b := make([]byte, 40)
+		for slot, w := range p {
+			b[slot*8] = byte(w + 1)
 		}
-		for i := k; i < len(p); i++ {
-			p[k], p[i] = p[i], p[k]
-			permute(p, k+1)
-			p[k], p[i] = p[i], p[k]
+		lo, _ := plainFP(h, b)
+		if q, ok := seen[lo]; ok {
+			t.Fatalf("words in order %v and %v: same fingerprint", q, p)
 		}
-	}
-	permute([]int{0, 1, 2, 3, 4}, 0)
+		seen[lo] = append([]int(nil), p...)
+	})
 }
 
 // TestStepMatchesWholeHash: a successor's fingerprint computed from its

@@ -10,10 +10,7 @@ package spec
 // version of the process it tracks from the membership.
 func (m *Model) CoordLearnVersion(s *State) (State, bool) {
 	var t State
-	if !m.coordLearnVersion(s, &t) {
-		return State{}, false
-	}
-	return t, true
+	return value(m.coordLearnVersion(s, &t), &t)
 }
 
 // coordLearnVersion is CoordLearnVersion in place (see actions.go).
@@ -30,10 +27,7 @@ func (m *Model) coordLearnVersion(s, t *State) bool {
 // new-version T to go DRAINING at the epoch it tracks.
 func (m *Model) CoordSendDraining(s *State) (State, bool) {
 	var t State
-	if !m.coordSendDraining(s, &t) {
-		return State{}, false
-	}
-	return t, true
+	return value(m.coordSendDraining(s, &t), &t)
 }
 
 // coordSendDraining is CoordSendDraining in place (see actions.go).
@@ -53,10 +47,7 @@ func (m *Model) coordSendDraining(s, t *State) bool {
 // (under SkipDraining, at any time before STOPPING is observed).
 func (m *Model) CoordSendStopping(s *State) (State, bool) {
 	var t State
-	if !m.coordSendStopping(s, &t) {
-		return State{}, false
-	}
-	return t, true
+	return value(m.coordSendStopping(s, &t), &t)
 }
 
 // coordSendStopping is CoordSendStopping in place (see actions.go).
@@ -83,10 +74,7 @@ func (m *Model) coordSendStopping(s, t *State) bool {
 // unknown version).
 func (m *Model) CoordLegacyRestart(s *State) (State, bool) {
 	var t State
-	if !m.coordLegacyRestart(s, &t) {
-		return State{}, false
-	}
-	return t, true
+	return value(m.coordLegacyRestart(s, &t), &t)
 }
 
 // coordLegacyRestart is CoordLegacyRestart in place (see actions.go).
@@ -106,10 +94,7 @@ func (m *Model) coordLegacyRestart(s, t *State) bool {
 // maintainers move their work off T.
 func (m *Model) MaintainerReportProgress(s *State) (State, bool) {
 	var t State
-	if !m.maintainerReportProgress(s, &t) {
-		return State{}, false
-	}
-	return t, true
+	return value(m.maintainerReportProgress(s, &t), &t)
 }
 
 // maintainerReportProgress is MaintainerReportProgress in place (see actions.go).
@@ -126,10 +111,7 @@ func (m *Model) maintainerReportProgress(s, t *State) bool {
 // observes T's heartbeat.
 func (m *Model) CoordRecvHeartbeat(s *State, id msgID, keep bool) (State, bool) {
 	var t State
-	if !m.coordRecvHeartbeat(s, &t, id, keep) {
-		return State{}, false
-	}
-	return t, true
+	return value(m.coordRecvHeartbeat(s, &t, id, keep), &t)
 }
 
 // coordRecvHeartbeat is CoordRecvHeartbeat in place (see actions.go).
@@ -148,10 +130,7 @@ func (m *Model) coordRecvHeartbeat(s, t *State, id msgID, keep bool) bool {
 // observes T's SetNodeLivenessResponse (liveness only).
 func (m *Model) CoordRecvResponse(s *State, id msgID, keep bool) (State, bool) {
 	var t State
-	if !m.coordRecvResponse(s, &t, id, keep) {
-		return State{}, false
-	}
-	return t, true
+	return value(m.coordRecvResponse(s, &t, id, keep), &t)
 }
 
 // coordRecvResponse is CoordRecvResponse in place (see actions.go).
@@ -171,10 +150,7 @@ func (m *Model) coordRecvResponse(s, t *State, id msgID, keep bool) bool {
 // epoch it tracks, after STOPPING, if it lowers the accepted count.
 func (m *Model) CoordRecvAnswer(s *State, id msgID, keep bool) (State, bool) {
 	var t State
-	if !m.coordRecvAnswer(s, &t, id, keep) {
-		return State{}, false
-	}
-	return t, true
+	return value(m.coordRecvAnswer(s, &t, id, keep), &t)
 }
 
 // coordRecvAnswer is CoordRecvAnswer in place (see actions.go).
@@ -199,10 +175,7 @@ func (m *Model) coordRecvAnswer(s, t *State, id msgID, keep bool) bool {
 // CoordCompleteDrain is TLA+ CoordCompleteDrain: DrainNode returns 0.
 func (m *Model) CoordCompleteDrain(s *State) (State, bool) {
 	var t State
-	if !m.coordCompleteDrain(s, &t) {
-		return State{}, false
-	}
-	return t, true
+	return value(m.coordCompleteDrain(s, &t), &t)
 }
 
 // coordCompleteDrain is CoordCompleteDrain in place (see actions.go).
@@ -224,10 +197,7 @@ func (m *Model) coordCompleteDrain(s, t *State) bool {
 // LogCoordinator caches T's report, monotonically within an epoch.
 func (m *Model) LogCoordRecvReport(s *State, id msgID, keep bool) (State, bool) {
 	var t State
-	if !m.logCoordRecvReport(s, &t, id, keep) {
-		return State{}, false
-	}
-	return t, true
+	return value(m.logCoordRecvReport(s, &t, id, keep), &t)
 }
 
 // logCoordRecvReport is LogCoordRecvReport in place (see actions.go).
@@ -256,10 +226,7 @@ func (m *Model) logCoordQueries(s *State) bool {
 // LogCoordinator while it has an entry for T: it answers with it.
 func (m *Model) LogCoordAnswer(s *State) (State, bool) {
 	var t State
-	if !m.logCoordAnswer(s, &t) {
-		return State{}, false
-	}
-	return t, true
+	return value(m.logCoordAnswer(s, &t), &t)
 }
 
 // logCoordAnswer is LogCoordAnswer in place (see actions.go).
@@ -278,10 +245,7 @@ func (m *Model) logCoordAnswer(s, t *State) bool {
 // while nothing is cached: the answer is unknown.
 func (m *Model) LogCoordAnswerUnknown(s *State) (State, bool) {
 	var t State
-	if !m.logCoordAnswerUnknown(s, &t) {
-		return State{}, false
-	}
-	return t, true
+	return value(m.logCoordAnswerUnknown(s, &t), &t)
 }
 
 // logCoordAnswerUnknown is LogCoordAnswerUnknown in place (see actions.go).
@@ -300,10 +264,7 @@ func (m *Model) logCoordAnswerUnknown(s, t *State) bool {
 // (a restarted process's, or a live one's whose refresh is late).
 func (m *Model) LogCoordExpire(s *State) (State, bool) {
 	var t State
-	if !m.logCoordExpire(s, &t) {
-		return State{}, false
-	}
-	return t, true
+	return value(m.logCoordExpire(s, &t), &t)
 }
 
 // logCoordExpire is LogCoordExpire in place (see actions.go).
@@ -321,10 +282,7 @@ func (m *Model) logCoordExpire(s, t *State) bool {
 // NetLose is TLA+ NetLose(m): a message in flight is lost.
 func (m *Model) NetLose(s *State, id msgID) (State, bool) {
 	var t State
-	if !m.netLose(s, &t, id) {
-		return State{}, false
-	}
-	return t, true
+	return value(m.netLose(s, &t, id), &t)
 }
 
 // netLose is NetLose in place (see actions.go).

@@ -11,10 +11,7 @@ package spec
 // STOPPING begins to close admission.
 func (m *Model) ServiceStartClose(s *State) (State, bool) {
 	var t State
-	if !m.serviceStartClose(s, &t) {
-		return State{}, false
-	}
-	return t, true
+	return value(m.serviceStartClose(s, &t), &t)
 }
 
 // serviceStartClose is ServiceStartClose in place (see actions.go).
@@ -31,10 +28,7 @@ func (m *Model) serviceStartClose(s, t *State) bool {
 // b's gate bit.
 func (m *Model) ServiceCloseBroker(s *State, b int) (State, bool) {
 	var t State
-	if !m.serviceCloseBroker(s, &t, b) {
-		return State{}, false
-	}
-	return t, true
+	return value(m.serviceCloseBroker(s, &t, b), &t)
 }
 
 // serviceCloseBroker is ServiceCloseBroker in place (see actions.go).
@@ -52,10 +46,7 @@ func (m *Model) serviceCloseBroker(s, t *State, b int) bool {
 // ClosedBeforeBrokers, whenever).
 func (m *Model) ServiceFinishClose(s *State) (State, bool) {
 	var t State
-	if !m.serviceFinishClose(s, &t) {
-		return State{}, false
-	}
-	return t, true
+	return value(m.serviceFinishClose(s, &t), &t)
 }
 
 // serviceFinishClose is ServiceFinishClose in place (see actions.go).
@@ -74,10 +65,7 @@ func (m *Model) serviceFinishClose(s, t *State) bool {
 // version) T's heartbeat reads T's liveness first.
 func (m *Model) NodeStartHeartbeat(s *State) (State, bool) {
 	var t State
-	if !m.nodeStartHeartbeat(s, &t) {
-		return State{}, false
-	}
-	return t, true
+	return value(m.nodeStartHeartbeat(s, &t), &t)
 }
 
 // nodeStartHeartbeat is NodeStartHeartbeat in place (see actions.go).
@@ -97,10 +85,7 @@ func (m *Model) nodeStartHeartbeat(s, t *State) bool {
 // gate.
 func (m *Model) ServiceStartReport(s *State) (State, bool) {
 	var t State
-	if !m.serviceStartReport(s, &t) {
-		return State{}, false
-	}
-	return t, true
+	return value(m.serviceStartReport(s, &t), &t)
 }
 
 // serviceStartReport is ServiceStartReport in place (see actions.go).
@@ -125,10 +110,7 @@ func (m *Model) serviceStartReport(s, t *State) bool {
 // b's count into its sum.
 func (m *Model) ServiceReadBroker(s *State, b int) (State, bool) {
 	var t State
-	if !m.serviceReadBroker(s, &t, b) {
-		return State{}, false
-	}
-	return t, true
+	return value(m.serviceReadBroker(s, &t, b), &t)
 }
 
 // serviceReadBroker is ServiceReadBroker in place (see actions.go).
@@ -160,10 +142,7 @@ func (m *Model) sampleClosed(s *State) bool {
 // heartbeat transport (new version) it carries the sampled count and gate.
 func (m *Model) NodeSendHeartbeat(s *State) (State, bool) {
 	var t State
-	if !m.nodeSendHeartbeat(s, &t) {
-		return State{}, false
-	}
-	return t, true
+	return value(m.nodeSendHeartbeat(s, &t), &t)
 }
 
 // nodeSendHeartbeat is NodeSendHeartbeat in place (see actions.go).
@@ -186,10 +165,7 @@ func (m *Model) nodeSendHeartbeat(s, t *State) bool {
 // event service sends its sampled report to the LogCoordinator.
 func (m *Model) ServiceSendReport(s *State) (State, bool) {
 	var t State
-	if !m.serviceSendReport(s, &t) {
-		return State{}, false
-	}
-	return t, true
+	return value(m.serviceSendReport(s, &t), &t)
 }
 
 // serviceSendReport is ServiceSendReport in place (see actions.go).
@@ -219,10 +195,7 @@ func (m *Model) serviceSendReport(s, t *State) bool {
 // the one step forward it asks for; T replies with its epoch and liveness.
 func (m *Model) NodeRecvCommand(s *State, id msgID, keep bool) (State, bool) {
 	var t State
-	if !m.nodeRecvCommand(s, &t, id, keep) {
-		return State{}, false
-	}
-	return t, true
+	return value(m.nodeRecvCommand(s, &t, id, keep), &t)
 }
 
 // nodeRecvCommand is NodeRecvCommand in place (see actions.go).
@@ -251,10 +224,7 @@ func (m *Model) nodeRecvCommand(s, t *State, id msgID, keep bool) bool {
 // process of version v.
 func (m *Model) NodeCrashRestart(s *State, v Version) (State, bool) {
 	var t State
-	if !m.nodeCrashRestart(s, &t, v) {
-		return State{}, false
-	}
-	return t, true
+	return value(m.nodeCrashRestart(s, &t, v), &t)
 }
 
 // nodeCrashRestart is NodeCrashRestart in place (see actions.go).
@@ -266,10 +236,7 @@ func (m *Model) nodeCrashRestart(s, t *State, v Version) bool {
 // the process that DrainNode declared drained or gave the legacy answer.
 func (m *Model) UpgradeRestart(s *State, v Version) (State, bool) {
 	var t State
-	if !m.upgradeRestart(s, &t, v) {
-		return State{}, false
-	}
-	return t, true
+	return value(m.upgradeRestart(s, &t, v), &t)
 }
 
 // upgradeRestart is UpgradeRestart in place (see actions.go).
