@@ -136,7 +136,6 @@ func (sl *slab) release(e extent) {
 	if i > 0 && sl.holes[i-1].off+sl.holes[i-1].n == sl.holes[i].off { // join the previous
 		sl.holes[i-1].n += sl.holes[i].n
 		sl.holes = append(sl.holes[:i], sl.holes[i+1:]...)
-		i--
 	}
 	if last := sl.holes[len(sl.holes)-1]; last.off+last.n == sl.used {
 		sl.used = last.off

@@ -36,10 +36,7 @@ func (m *Model) coordSendDraining(s, t *State) bool {
 		return false
 	}
 	*t = *s
-	if !m.send(t, Cmd(s.CoordEpoch, Draining)) {
-		return false
-	}
-	return true
+	return m.send(t, Cmd(s.CoordEpoch, Draining))
 }
 
 // CoordSendStopping is TLA+ CoordSendStopping: the coordinator asks T to
@@ -63,10 +60,7 @@ func (m *Model) coordSendStopping(s, t *State) bool {
 		return false
 	}
 	*t = *s
-	if !m.send(t, Cmd(s.CoordEpoch, Stopping)) {
-		return false
-	}
-	return true
+	return m.send(t, Cmd(s.CoordEpoch, Stopping))
 }
 
 // CoordLegacyRestart is TLA+ CoordLegacyRestart: the legacy hard-restart
@@ -235,10 +229,7 @@ func (m *Model) logCoordAnswer(s, t *State) bool {
 		return false
 	}
 	*t = *s
-	if !m.send(t, Ans(s.Cache.Epoch, s.Cache.Count, s.Cache.Closed)) {
-		return false
-	}
-	return true
+	return m.send(t, Ans(s.Cache.Epoch, s.Cache.Count, s.Cache.Closed))
 }
 
 // LogCoordAnswerUnknown is TLA+ LogCoordAnswerUnknown: the same query
@@ -254,10 +245,7 @@ func (m *Model) logCoordAnswerUnknown(s, t *State) bool {
 		return false
 	}
 	*t = *s
-	if !m.send(t, Ans(None, None, false)) {
-		return false
-	}
-	return true
+	return m.send(t, Ans(None, None, false))
 }
 
 // LogCoordExpire is TLA+ LogCoordExpire: the cached entry's TTL runs out

@@ -155,10 +155,7 @@ func (m *Model) nodeSendHeartbeat(s, t *State) bool {
 		t.Sample = noSample
 		return true
 	}
-	if !m.send(t, Hb(s.Epoch, s.Liveness, None, false)) {
-		return false
-	}
-	return true
+	return m.send(t, Hb(s.Epoch, s.Liveness, None, false))
 }
 
 // ServiceSendReport is TLA+ ServiceSendReport (logcoord transport): T's
@@ -214,10 +211,7 @@ func (m *Model) nodeRecvCommand(s, t *State, id msgID, keep bool) bool {
 		l = msg.Liveness
 	}
 	t.Liveness = l
-	if !m.reply(t, id, keep, Resp(s.Epoch, l)) {
-		return false
-	}
-	return true
+	return m.reply(t, id, keep, Resp(s.Epoch, l))
 }
 
 // NodeCrashRestart is TLA+ NodeCrashRestart: T crashes and restarts as a
