@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -564,4 +565,59 @@ func TestMemoryBudget(t *testing.T) {
 	}
 	res := check(t, &grid{size: 300}, modelcheck.Options{MemoryBudget: 1 << 30})
 	require.Equal(t, modelcheck.OK, res.Outcome)
+}
+
+// selected is monotone, with an invariant, answering both through
+// SelectionChecked, which counts its calls.
+type selected struct {
+	monotone
+	states, steps atomic.Int64
+}
+
+func (m *selected) FailingPtr(invariants []int, s *point) int {
+	m.states.Add(1)
+	for _, i := range invariants {
+		if !m.Holds(i, *s) {
+			return i
+		}
+	}
+	return -1
+}
+
+func (m *selected) FailingStepPtr(props []int, a string, from, to *point) int {
+	m.steps.Add(1)
+	for _, i := range props {
+		if !m.ActionHolds(i, a, *from, *to) {
+			return i
+		}
+	}
+	return -1
+}
+
+// A model with SelectionChecked is asked once per new state and once per
+// step, and gives the figures and counterexamples of the same model
+// asked property by property.
+func TestSelectionCheckedAskedOncePerStateAndStep(t *testing.T) {
+	bad := func(x, y int) bool { return x == 2 && y == 5 }
+	for _, workers := range []int{1, 2} {
+		for _, props := range [][]string{nil, {}} { // the action property, and none
+			want := check(t, &monotone{grid{size: 8, bad: bad}}, modelcheck.Options{Workers: 1, ActionProperties: props})
+			m := &selected{monotone: monotone{grid{size: 8, bad: bad}}}
+			got := check(t, m, modelcheck.Options{Workers: workers, ActionProperties: props})
+			require.Equal(t, want.Outcome, got.Outcome)
+			require.Equal(t, want.Violated, got.Violated)
+			require.Equal(t, want.Kind, got.Kind)
+			require.Len(t, got.Trace, len(want.Trace))
+			if workers == 1 {
+				require.Equal(t, want.Distinct, got.Distinct)
+				require.Equal(t, want.Generated, got.Generated)
+			}
+			require.Positive(t, m.states.Load(), "invariants asked through FailingPtr")
+			if props == nil {
+				require.Positive(t, m.steps.Load(), "action properties asked through FailingStepPtr")
+			} else {
+				require.Zero(t, m.steps.Load(), "no action property selected, none asked")
+			}
+		}
+	}
 }

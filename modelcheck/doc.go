@@ -127,7 +127,14 @@
 //     its worker's header; two on one line took it from core to core):
 //     pprof had blocks.add at 0.22 s with two workers, ~0 with one. 2
 //     workers 1.70-1.87 s, 1.79-1.96 s before (3 runs alternated; tried
-//     once before, when other costs hid it).
+//     once before, when other costs hid it);
+//   - a [SelectionChecked] model answers for all selected invariants in
+//     one call per new state, and for all selected action properties in
+//     one per step (two calls per step, eight per state before): 1 worker
+//     3.30-3.35 s, 3.45-3.78 s before; 2 workers 1.84-1.85 s, 1.91-1.95 s.
+//     (With no property checked at all the run took 2.3-2.4 s against
+//     3.2-3.3 s, a quarter of it: more than pprof shows for the checks
+//     themselves, which are 11% of its samples.)
 //
 // Tried and dropped, no gain beyond the run-to-run noise (about 5%):
 // handing the checker's emit to spec's successor generation without the

@@ -273,21 +273,32 @@ func (x *expansion[S]) emitNext(action string) {
 			return
 		}
 	}
-	if c.act == nil {
+	if c.act == nil || len(c.acts) == 0 {
 		return
 	}
+	if i := c.failingStep(action, &x.from.s, t); i >= 0 {
+		x.flush()
+		if c.stop.Load() {
+			return // an earlier successor broke an invariant
+		}
+		distinct, _ := x.counts()
+		c.report(&finding[S]{kind: "action", name: c.act.ActionProperties()[i], length: x.level + 1, at: x.from.r,
+			action: action, to: *t, step: true, distinct: distinct, generated: gen})
+	}
+}
+
+// failingStep returns the first selected action property that the step
+// *from -> *to breaks, or -1.
+func (c *checker[S]) failingStep(action string, from, to *S) int {
+	if c.sel != nil {
+		return c.sel.FailingStepPtr(c.acts, action, from, to)
+	}
 	for _, i := range c.acts {
-		if c.ptr != nil && !c.ptr.ActionHoldsPtr(i, action, &x.from.s, t) || c.ptr == nil && !c.act.ActionHolds(i, action, x.from.s, *t) {
-			x.flush()
-			if c.stop.Load() {
-				return // an earlier successor broke an invariant
-			}
-			distinct, _ := x.counts()
-			c.report(&finding[S]{kind: "action", name: c.act.ActionProperties()[i], length: x.level + 1, at: x.from.r,
-				action: action, to: *t, step: true, distinct: distinct, generated: gen})
-			return
+		if c.ptr != nil && !c.ptr.ActionHoldsPtr(i, action, from, to) || c.ptr == nil && !c.act.ActionHolds(i, action, *from, *to) {
+			return i
 		}
 	}
+	return -1
 }
 
 // flush inserts the batch ahead (ready) and the batch, in the order they

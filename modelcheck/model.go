@@ -80,6 +80,23 @@ type InPlace[S any] interface {
 	NextInto(s, next *S, emit func(action string))
 }
 
+// SelectionChecked is implemented by models that evaluate a selection of
+// their invariants, or of their action properties, in one call: the search
+// then makes one call per new state and one per step, instead of one per
+// property (each call through an interface also makes the search keep its
+// values in memory across it). The answers must be those of HoldsPtr and
+// ActionHoldsPtr (see PointerChecked); the methods must neither change the
+// states nor keep the pointers or the slices.
+type SelectionChecked[S any] interface {
+	// FailingPtr returns the first of invariants (indexes into
+	// Invariants, taken in that order) that fails in *s, or -1.
+	FailingPtr(invariants []int, s *S) int
+	// FailingStepPtr returns the first of props (indexes into
+	// ActionProperties, in that order) that the step *from -> *to, which
+	// action produced, breaks, or -1.
+	FailingStepPtr(props []int, action string, from, to *S) int
+}
+
 // Constrained is implemented by models with a state constraint (TLC's
 // CONSTRAINT), applied when Options.UseConstraint is set. As in TLC, a
 // successor that fails it is counted as generated, its invariants are

@@ -289,6 +289,29 @@ func (m *Model) ActionHoldsPtr(i int, _ string, from, to *State) bool {
 	return m.actionHolds(i, from, to)
 }
 
+// FailingPtr returns the first of invariants (indexes into Invariants)
+// that fails in *s, or -1: the checker's one call per new state.
+func (m *Model) FailingPtr(invariants []int, s *State) int {
+	for _, i := range invariants {
+		if !m.holds(i, s) {
+			return i
+		}
+	}
+	return -1
+}
+
+// FailingStepPtr returns the first of props (indexes into
+// ActionProperties) that the step *from -> *to breaks, or -1: the
+// checker's one call per step.
+func (m *Model) FailingStepPtr(props []int, _ string, from, to *State) int {
+	for _, i := range props {
+		if !m.actionHolds(i, from, to) {
+			return i
+		}
+	}
+	return -1
+}
+
 // actionHolds evaluates action property i; as in holds, the direct calls
 // keep the states off the heap.
 func (m *Model) actionHolds(i int, from, to *State) bool {

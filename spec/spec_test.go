@@ -529,3 +529,61 @@ func TestNextIntoIsNext(t *testing.T) {
 		}
 	}
 }
+
+// FailingPtr and FailingStepPtr give the first failing invariant and
+// action property that HoldsPtr and ActionHoldsPtr give, for every
+// selection order, on the first 20,000 states and their steps of a model
+// whose bugs break both kinds.
+func TestFailingIsFirstFailing(t *testing.T) {
+	m := mustModel(t, func(c *Config) { c.Bugs = NoAdmissionGate | DecrementBeforeCleanup | IgnoreBrokerCount })
+	allInv := make([]int, len(m.Invariants()))
+	for i := range allInv {
+		allInv[i] = i
+	}
+	allProps := make([]int, len(m.ActionProperties()))
+	for i := range allProps {
+		allProps[i] = i
+	}
+	selections := func(all []int) [][]int {
+		rev := slices.Clone(all)
+		slices.Reverse(rev)
+		return [][]int{all, rev, all[:1], nil}
+	}
+	first := func(sel []int, holds func(i int) bool) int {
+		for _, i := range sel {
+			if !holds(i) {
+				return i
+			}
+		}
+		return -1
+	}
+	failedInv, failedStep := 0, 0
+	seen := map[State]bool{}
+	queue := []State{m.InitState()}
+	for n := 0; n < len(queue) && n < 20000; n++ {
+		s := queue[n]
+		for _, sel := range selections(allInv) {
+			want := first(sel, func(i int) bool { return m.HoldsPtr(i, &s) })
+			if got := m.FailingPtr(sel, &s); got != want {
+				t.Fatalf("FailingPtr(%v) = %d, want %d", sel, got, want)
+			}
+			failedInv += min(want+1, 1)
+		}
+		m.Next(s, func(a string, t2 State) {
+			for _, sel := range selections(allProps) {
+				want := first(sel, func(i int) bool { return m.ActionHoldsPtr(i, a, &s, &t2) })
+				if got := m.FailingStepPtr(sel, a, &s, &t2); got != want {
+					t.Fatalf("FailingStepPtr(%v, %s) = %d, want %d", sel, a, got, want)
+				}
+				failedStep += min(want+1, 1)
+			}
+			if !seen[t2] {
+				seen[t2] = true
+				queue = append(queue, t2)
+			}
+		})
+	}
+	if failedInv == 0 || failedStep == 0 {
+		t.Fatalf("the bugs broke %d invariant selections and %d step selections: the test saw no failure", failedInv, failedStep)
+	}
+}
