@@ -62,8 +62,8 @@ type checker[S any] struct {
 	stepped bool
 	// ptr is the model's PointerChecked methods, if it has them.
 	ptr PointerChecked[S]
-	// sel is the model's SelectionChecked methods, if it has them.
-	sel SelectionChecked[S]
+	// inPlace is the model's NextInto, if it has it.
+	inPlace InPlace[S]
 
 	set *fpSet
 	// recent[w] is worker w's cache of recent fingerprints (expansion):
@@ -145,7 +145,7 @@ func newChecker[S any](m Model[S], opts Options) (*checker[S], error) {
 		}
 	}
 	c.ptr, _ = m.(PointerChecked[S])
-	c.sel, _ = m.(SelectionChecked[S])
+	c.inPlace, _ = m.(InPlace[S])
 	if _, ok := m.(Plain); ok {
 		if err := checkPlain(reflect.TypeFor[S]()); err != nil {
 			return nil, fmt.Errorf("modelcheck: the model declares its states plain, but %w", err)
@@ -232,14 +232,14 @@ func (c *checker[S]) halt(reason string, err error) {
 
 // failing returns the first selected invariant that s breaks, or -1.
 func (c *checker[S]) failing(s *S) int {
-	if c.sel != nil {
-		if len(c.inv) == 0 {
-			return -1
-		}
-		return c.sel.FailingPtr(c.inv, s)
+	if len(c.inv) == 0 {
+		return -1
+	}
+	if c.ptr != nil {
+		return c.ptr.FailingPtr(c.inv, s)
 	}
 	for _, i := range c.inv {
-		if c.ptr != nil && !c.ptr.HoldsPtr(i, s) || c.ptr == nil && !c.m.Holds(i, *s) {
+		if !c.m.Holds(i, *s) {
 			return i
 		}
 	}

@@ -568,7 +568,7 @@ func TestMemoryBudget(t *testing.T) {
 }
 
 // selected is monotone, with an invariant, answering both through
-// SelectionChecked, which counts its calls.
+// PointerChecked, which counts its calls.
 type selected struct {
 	monotone
 	states, steps atomic.Int64
@@ -594,10 +594,10 @@ func (m *selected) FailingStepPtr(props []int, a string, from, to *point) int {
 	return -1
 }
 
-// A model with SelectionChecked is asked once per new state and once per
-// step, and gives the figures and counterexamples of the same model
-// asked property by property.
-func TestSelectionCheckedAskedOncePerStateAndStep(t *testing.T) {
+// A PointerChecked model is asked once per new state and once per step,
+// and gives the figures and counterexamples of the same model asked
+// property by property, by value.
+func TestPointerCheckedAskedOncePerStateAndStep(t *testing.T) {
 	bad := func(x, y int) bool { return x == 2 && y == 5 }
 	for _, workers := range []int{1, 2} {
 		for _, props := range [][]string{nil, {}} { // the action property, and none

@@ -128,7 +128,7 @@
 //     pprof had blocks.add at 0.22 s with two workers, ~0 with one. 2
 //     workers 1.70-1.87 s, 1.79-1.96 s before (3 runs alternated; tried
 //     once before, when other costs hid it);
-//   - a [SelectionChecked] model answers for all selected invariants in
+//   - a [PointerChecked] model answers for all selected invariants in
 //     one call per new state, and for all selected action properties in
 //     one per step (two calls per step, eight per state before): 1 worker
 //     3.30-3.35 s, 3.45-3.78 s before; 2 workers 1.84-1.85 s, 1.91-1.95 s.

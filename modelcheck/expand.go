@@ -51,8 +51,8 @@ func (p *blockPool[S]) get() []entry[S] {
 		p.n.Store(int64(k - 1))
 		return b[:0]
 	}
-	if ptr := p.arena.alloc(blockSize * int(unsafe.Sizeof(entry[S]{}))); ptr != nil {
-		return unsafe.Slice((*entry[S])(ptr), blockSize)[:0]
+	if b := arenaSlice[entry[S]](p.arena, blockSize); b != nil {
+		return b
 	}
 	return make([]entry[S], 0, blockSize)
 }
@@ -290,11 +290,11 @@ func (x *expansion[S]) emitNext(action string) {
 // failingStep returns the first selected action property that the step
 // *from -> *to breaks, or -1.
 func (c *checker[S]) failingStep(action string, from, to *S) int {
-	if c.sel != nil {
-		return c.sel.FailingStepPtr(c.acts, action, from, to)
+	if c.ptr != nil {
+		return c.ptr.FailingStepPtr(c.acts, action, from, to)
 	}
 	for _, i := range c.acts {
-		if c.ptr != nil && !c.ptr.ActionHoldsPtr(i, action, from, to) || c.ptr == nil && !c.act.ActionHolds(i, action, *from, *to) {
+		if !c.act.ActionHolds(i, action, *from, *to) {
 			return i
 		}
 	}
@@ -369,7 +369,7 @@ func (c *checker[S]) worker(w int, cur *blocks[S], starts []int, pos *atomic.Int
 		x.parent = newParentHash(c.words, c.set.wide)
 	}
 	emit, emitNext := x.emit, x.emitNext
-	inPlace, _ := c.m.(InPlace[S])
+	inPlace := c.inPlace // in a register for the loop, not loaded through c per state
 	maxStates := c.opts.MaxStates
 	for !c.stop.Load() {
 		k := int(pos.Add(1)) - 1

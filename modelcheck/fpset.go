@@ -6,7 +6,6 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
-	"unsafe"
 )
 
 const (
@@ -209,11 +208,11 @@ func (s *fpSet) record(lg *stateLog, fp, hi uint64, parent ref, w int) ref {
 		if c == 0 {
 			capacity = 16
 		}
-		lg.fps = append(lg.fps, s.logWords(capacity))
-		lg.parents = append(lg.parents, s.logRefs(capacity))
+		lg.fps = append(lg.fps, logChunk[uint64](s, capacity))
+		lg.parents = append(lg.parents, logChunk[uint32](s, capacity))
 		logBytes := 12 * capacity
 		if s.wide {
-			lg.his = append(lg.his, s.logWords(capacity))
+			lg.his = append(lg.his, logChunk[uint64](s, capacity))
 			logBytes += 8 * capacity
 		}
 		s.mem.Add(int64(logBytes))
@@ -226,26 +225,16 @@ func (s *fpSet) record(lg *stateLog, fp, hi uint64, parent ref, w int) ref {
 	return ref(local)<<s.wbits | ref(w)
 }
 
-// logWords returns an empty log chunk of n words: from the arena for a
+// logChunk returns an empty log chunk of capacity n: from the arena for a
 // whole chunk (never appended past its capacity), else from the Go heap
 // (the first chunk grows by appending).
-func (s *fpSet) logWords(n int) []uint64 {
+func logChunk[T uint64 | uint32](s *fpSet, n int) []T {
 	if n == chunkSize {
-		if p := s.arena.alloc(8 * n); p != nil {
-			return unsafe.Slice((*uint64)(p), n)[:0]
+		if c := arenaSlice[T](s.arena, n); c != nil {
+			return c
 		}
 	}
-	return make([]uint64, 0, n)
-}
-
-// logRefs is logWords for the parents' refs.
-func (s *fpSet) logRefs(n int) []uint32 {
-	if n == chunkSize {
-		if p := s.arena.alloc(4 * n); p != nil {
-			return unsafe.Slice((*uint32)(p), n)[:0]
-		}
-	}
-	return make([]uint32, 0, n)
+	return make([]T, 0, n)
 }
 
 // insert64 is insert in a 64-bit set, without a lock: a new fingerprint

@@ -50,19 +50,24 @@ type ActionPropertied[S any] interface {
 }
 
 // PointerChecked is implemented by models that evaluate their invariants
-// and action properties on states passed by pointer, which spares the
-// checker two copies of the states per property and per step (the call of
-// ActionHolds with its copies was a tenth of the profile on the protocol
-// model; on a quiet machine the large protocol model's run takes 7-8%
-// less CPU with them, 7.3-7.4 s against 7.9-8.0 s with one worker). The
-// methods give the answers of Holds
-// and ActionHolds; they must neither change the states nor keep the
-// pointers.
+// and action properties on states passed by pointer, a whole selection in
+// one call: the search then makes one call per new state and one per
+// step, with no copy of the states. Per property and by value, the calls
+// of ActionHolds with their copies were a tenth of the protocol model's
+// profile (7.9-8.0 s against 7.3-7.4 s with pointers, one property per
+// call, on the large model); one call per selection then took another 4%
+// off (1 worker 3.30-3.35 s against 3.45-3.78 s; 2 workers 1.84-1.85 s
+// against 1.91-1.95 s). The answers must be those of Holds and
+// ActionHolds; the methods must neither change the states nor keep the
+// pointers or the slices.
 type PointerChecked[S any] interface {
-	// HoldsPtr is Holds on *s.
-	HoldsPtr(i int, s *S) bool
-	// ActionHoldsPtr is ActionHolds on the step *from -> *to.
-	ActionHoldsPtr(i int, action string, from, to *S) bool
+	// FailingPtr returns the first of invariants (indexes into
+	// Invariants, taken in that order) that fails in *s, or -1.
+	FailingPtr(invariants []int, s *S) int
+	// FailingStepPtr returns the first of props (indexes into
+	// ActionProperties, in that order) that the step *from -> *to, which
+	// action produced, breaks, or -1.
+	FailingStepPtr(props []int, action string, from, to *S) int
 }
 
 // InPlace is implemented by models that can write each successor into
@@ -78,23 +83,6 @@ type InPlace[S any] interface {
 	// name. It must not change *s, nor keep s or next; emit reads *next
 	// before it returns and may change it.
 	NextInto(s, next *S, emit func(action string))
-}
-
-// SelectionChecked is implemented by models that evaluate a selection of
-// their invariants, or of their action properties, in one call: the search
-// then makes one call per new state and one per step, instead of one per
-// property (each call through an interface also makes the search keep its
-// values in memory across it). The answers must be those of HoldsPtr and
-// ActionHoldsPtr (see PointerChecked); the methods must neither change the
-// states nor keep the pointers or the slices.
-type SelectionChecked[S any] interface {
-	// FailingPtr returns the first of invariants (indexes into
-	// Invariants, taken in that order) that fails in *s, or -1.
-	FailingPtr(invariants []int, s *S) int
-	// FailingStepPtr returns the first of props (indexes into
-	// ActionProperties, in that order) that the step *from -> *to, which
-	// action produced, breaks, or -1.
-	FailingStepPtr(props []int, action string, from, to *S) int
 }
 
 // Constrained is implemented by models with a state constraint (TLC's

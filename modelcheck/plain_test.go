@@ -64,32 +64,6 @@ func (pointerModel) Invariants() []string             { return nil }
 func (pointerModel) Holds(int, *int) bool             { return true }
 func (pointerModel) PlainState()                      {}
 
-// ptrGrid is monotone with its checks also on pointers: the pointer
-// methods are the ones called, and they find what the value ones do.
-type ptrGrid struct {
-	monotone
-	calls int
-}
-
-func (g *ptrGrid) HoldsPtr(i int, s *point) bool { g.calls++; return g.Holds(i, *s) }
-
-func (g *ptrGrid) ActionHoldsPtr(i int, a string, from, to *point) bool {
-	g.calls++
-	return g.ActionHolds(i, a, *from, *to)
-}
-
-func TestPointerCheckedModelsAreCheckedThroughPointers(t *testing.T) {
-	g := &ptrGrid{monotone: monotone{grid{size: 8, bad: func(x, y int) bool { return x == 5 && y == 5 }}}}
-	want := check(t, &g.monotone, modelcheck.Options{Workers: 1})
-	got := check(t, g, modelcheck.Options{Workers: 1})
-	require.Positive(t, g.calls)
-	require.Equal(t, want.Outcome, got.Outcome)
-	require.Equal(t, want.Violated, got.Violated)
-	require.Equal(t, want.Distinct, got.Distinct)
-	require.Equal(t, want.Generated, got.Generated)
-	require.Len(t, got.Trace, len(want.Trace))
-}
-
 // stutter counts x from 0 to 9; every state also has a self-loop (Stay),
 // and the action property Moves is "the step is an Inc", as the body P
 // of [][P]_x, which a step that leaves x alone satisfies.

@@ -217,6 +217,17 @@ func (a *arena) alloc(n int) unsafe.Pointer {
 	return p
 }
 
+// arenaSlice returns an empty slice of capacity n carved from a, or nil
+// where a has no memory to give (a may be nil); the caller then uses the
+// Go heap. T must hold no pointers: the collector does not look into a.
+func arenaSlice[T any](a *arena, n int) []T {
+	p := a.alloc(n * int(unsafe.Sizeof(*new(T))))
+	if p == nil {
+		return nil
+	}
+	return unsafe.Slice((*T)(p), n)[:0]
+}
+
 // drop unmaps every slab. Nothing carved from them may be used after.
 func (a *arena) drop() {
 	if a == nil {

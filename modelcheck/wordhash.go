@@ -119,12 +119,9 @@ type parentHash struct {
 	sum   [2]uint64
 }
 
-// newParentHash returns the parent of successors fingerprinted with h, or
-// nil when the states are too large (more than maxStepWords words).
+// newParentHash returns the parent of successors fingerprinted with h, of
+// at most maxStepWords words (checker.stepped).
 func newParentHash(h *wordHash, wide bool) *parentHash {
-	if h.n > maxStepWords {
-		return nil
-	}
 	ph := &parentHash{h: h, wide: wide, full: h.full, short: h.size < 8}
 	if h.n > h.full && !ph.short {
 		ph.tail = h.size - 8

@@ -12,12 +12,11 @@
 // TestModelsMatchTLC holds every model of tla/models.json to TLC's
 // figures. The package does not import modelcheck: [*Model] satisfies its
 // Model, ActionPropertied, Describer, VarLister and Live interfaces
-// structurally, and its Plain, InPlace, PointerChecked and
-// SelectionChecked interfaces for speed ([Model.PlainState]: a [State] is
-// fingerprinted as its bytes; [Model.NextInto]: successors written where
-// the checker reads them; [Model.HoldsPtr], [Model.ActionHoldsPtr]: checks
-// without copies; [Model.FailingPtr], [Model.FailingStepPtr]: the selected
-// checks in one call).
+// structurally, and its Plain, InPlace and PointerChecked interfaces for
+// speed ([Model.PlainState]: a [State] is fingerprinted as its bytes;
+// [Model.NextInto]: successors written where the checker reads them;
+// [Model.FailingPtr], [Model.FailingStepPtr]: the selected checks in one
+// call, without copies).
 //
 // # Actions
 //

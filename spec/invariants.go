@@ -44,9 +44,6 @@ func (m *Model) Invariants() []string { return append([]string(nil), invariantNa
 // Holds reports whether invariant i (an index into Invariants) holds in s.
 func (m *Model) Holds(i int, s State) bool { return m.holds(i, &s) }
 
-// HoldsPtr is Holds on *s (modelcheck.PointerChecked).
-func (m *Model) HoldsPtr(i int, s *State) bool { return m.holds(i, s) }
-
 // holds evaluates invariant i. The direct calls of the switch keep s off
 // the heap: through a table of functions the compiler cannot see that the
 // invariants do not keep s, and Holds allocated a State per call (8 per
@@ -283,14 +280,9 @@ func (m *Model) ActionHolds(i int, _ string, from, to State) bool {
 	return m.actionHolds(i, &from, &to)
 }
 
-// ActionHoldsPtr is ActionHolds on the step *from -> *to
-// (modelcheck.PointerChecked).
-func (m *Model) ActionHoldsPtr(i int, _ string, from, to *State) bool {
-	return m.actionHolds(i, from, to)
-}
-
 // FailingPtr returns the first of invariants (indexes into Invariants)
-// that fails in *s, or -1: the checker's one call per new state.
+// that fails in *s, or -1 (modelcheck.PointerChecked: the checker's one
+// call per new state).
 func (m *Model) FailingPtr(invariants []int, s *State) int {
 	for _, i := range invariants {
 		if !m.holds(i, s) {
@@ -301,8 +293,8 @@ func (m *Model) FailingPtr(invariants []int, s *State) int {
 }
 
 // FailingStepPtr returns the first of props (indexes into
-// ActionProperties) that the step *from -> *to breaks, or -1: the
-// checker's one call per step.
+// ActionProperties) that the step *from -> *to breaks, or -1
+// (modelcheck.PointerChecked: the checker's one call per step).
 func (m *Model) FailingStepPtr(props []int, _ string, from, to *State) int {
 	for _, i := range props {
 		if !m.actionHolds(i, from, to) {

@@ -531,7 +531,7 @@ func TestNextIntoIsNext(t *testing.T) {
 }
 
 // FailingPtr and FailingStepPtr give the first failing invariant and
-// action property that HoldsPtr and ActionHoldsPtr give, for every
+// action property that Holds and ActionHolds give, for every
 // selection order, on the first 20,000 states and their steps of a model
 // whose bugs break both kinds.
 func TestFailingIsFirstFailing(t *testing.T) {
@@ -563,7 +563,7 @@ func TestFailingIsFirstFailing(t *testing.T) {
 	for n := 0; n < len(queue) && n < 20000; n++ {
 		s := queue[n]
 		for _, sel := range selections(allInv) {
-			want := first(sel, func(i int) bool { return m.HoldsPtr(i, &s) })
+			want := first(sel, func(i int) bool { return m.Holds(i, s) })
 			if got := m.FailingPtr(sel, &s); got != want {
 				t.Fatalf("FailingPtr(%v) = %d, want %d", sel, got, want)
 			}
@@ -571,7 +571,7 @@ func TestFailingIsFirstFailing(t *testing.T) {
 		}
 		m.Next(s, func(a string, t2 State) {
 			for _, sel := range selections(allProps) {
-				want := first(sel, func(i int) bool { return m.ActionHoldsPtr(i, a, &s, &t2) })
+				want := first(sel, func(i int) bool { return m.ActionHolds(i, a, s, t2) })
 				if got := m.FailingStepPtr(sel, a, &s, &t2); got != want {
 					t.Fatalf("FailingStepPtr(%v, %s) = %d, want %d", sel, a, got, want)
 				}
