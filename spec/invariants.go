@@ -295,7 +295,15 @@ func (m *Model) FailingPtr(invariants []int, s *State) int {
 // FailingStepPtr returns the first of props (indexes into
 // ActionProperties) that the step *from -> *to breaks, or -1
 // (modelcheck.PointerChecked: the checker's one call per step).
+//
+// Most steps keep the epoch and the liveness and start where no gate bit
+// is set; both properties hold on them, and they are answered here
+// without a call per property (large model: a third of the time the
+// checks took).
 func (m *Model) FailingStepPtr(props []int, _ string, from, to *State) int {
+	if to.Epoch == from.Epoch && to.Liveness == from.Liveness && from.GateClosed == 0 {
+		return -1
+	}
 	for _, i := range props {
 		if !m.actionHolds(i, from, to) {
 			return i

@@ -533,9 +533,13 @@ func TestNextIntoIsNext(t *testing.T) {
 // FailingPtr and FailingStepPtr give the first failing invariant and
 // action property that Holds and ActionHolds give, for every
 // selection order, on the first 20,000 states and their steps of a model
-// whose bugs break both kinds.
+// whose bugs break both kinds (both action properties: SkipDraining with
+// NodeAcceptsSkip breaks MonotoneLiveness where no gate bit is set, which
+// FailingStepPtr's shortcut must not pass).
 func TestFailingIsFirstFailing(t *testing.T) {
-	m := mustModel(t, func(c *Config) { c.Bugs = NoAdmissionGate | DecrementBeforeCleanup | IgnoreBrokerCount })
+	m := mustModel(t, func(c *Config) {
+		c.Bugs = NoAdmissionGate | DecrementBeforeCleanup | IgnoreBrokerCount | SkipDraining | NodeAcceptsSkip
+	})
 	allInv := make([]int, len(m.Invariants()))
 	for i := range allInv {
 		allInv[i] = i
@@ -558,6 +562,7 @@ func TestFailingIsFirstFailing(t *testing.T) {
 		return -1
 	}
 	failedInv, failedStep := 0, 0
+	brokeProp := make([]bool, len(allProps))
 	seen := map[State]bool{}
 	queue := []State{m.InitState()}
 	for n := 0; n < len(queue) && n < 20000; n++ {
@@ -576,6 +581,9 @@ func TestFailingIsFirstFailing(t *testing.T) {
 					t.Fatalf("FailingStepPtr(%v, %s) = %d, want %d", sel, a, got, want)
 				}
 				failedStep += min(want+1, 1)
+				if want >= 0 {
+					brokeProp[want] = true
+				}
 			}
 			if !seen[t2] {
 				seen[t2] = true
@@ -583,7 +591,28 @@ func TestFailingIsFirstFailing(t *testing.T) {
 			}
 		})
 	}
-	if failedInv == 0 || failedStep == 0 {
-		t.Fatalf("the bugs broke %d invariant selections and %d step selections: the test saw no failure", failedInv, failedStep)
+	// Steps no action takes: each of the fields the properties read moved
+	// alone, from the states above.
+	moves := []func(s *State){
+		func(s *State) { s.Epoch++ }, func(s *State) { s.Epoch-- },
+		func(s *State) { s.Liveness++ }, func(s *State) { s.Liveness-- },
+		func(s *State) { s.Count[0]++ }, func(s *State) { s.Pc[0] = PcAdmitted },
+	}
+	for n := 0; n < len(queue) && n < 2000; n++ {
+		from := queue[n]
+		for _, move := range moves {
+			to := from
+			move(&to)
+			for _, sel := range selections(allProps) {
+				want := first(sel, func(i int) bool { return m.ActionHolds(i, "", from, to) })
+				if got := m.FailingStepPtr(sel, "", &from, &to); got != want {
+					t.Fatalf("FailingStepPtr(%v) on %+v -> %+v = %d, want %d", sel, from, to, got, want)
+				}
+			}
+		}
+	}
+	if failedInv == 0 || failedStep == 0 || slices.Contains(brokeProp, false) {
+		t.Fatalf("the bugs broke %d invariant selections and %d step selections, action properties %v: the test saw too few failures",
+			failedInv, failedStep, brokeProp)
 	}
 }
