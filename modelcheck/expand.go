@@ -270,7 +270,8 @@ func (x *expansion[S]) emitNext(action string) {
 			x.batch = append(x.batch, pending[S]{})[:n]
 		}
 		b := x.batch[:n+1]
-		b[n] = pending[S]{*t, x.from.r, fp, hi, gen}
+		p := &b[n] // field by field: a composite literal was built on the stack and copied
+		p.s, p.parent, p.fp, p.hi, p.gen = *t, x.from.r, fp, hi, gen
 		if !x.recent.met(fp, hi) {
 			n++
 		}
