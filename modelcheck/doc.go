@@ -135,6 +135,18 @@
 //     (With no property checked at all the run took 2.3-2.4 s against
 //     3.2-3.3 s, a quarter of it: more than pprof shows for the checks
 //     themselves, which are 11% of its samples.)
+//   - the recent-cache test without a branch (the successor is written past
+//     the batch's end and kept on a miss: the cache hits half the time, at
+//     random, and the branch was mispredicted as often), spec's
+//     FailingStepPtr answering without a call per property for a step that
+//     keeps epoch and liveness from a state with no gate bit set (most
+//     steps), and the shard counts kept by their worker without an atomic
+//     add per new state. Together, warm memory (see below), 5 runs
+//     alternated: 1 worker 2.87-3.17 s (median 2.93), 3.09-3.68 s (3.19)
+//     before; 2 workers 1.76-2.62 s (1.84), 1.90-2.48 s (1.94). Writing
+//     the pending successor into its batch slot field by field rather
+//     than through a composite literal (built on the stack, then copied)
+//     added 1-2%, within the noise.
 //
 // Tried and dropped, no gain beyond the run-to-run noise (about 5%):
 // handing the checker's emit to spec's successor generation without the
@@ -155,24 +167,49 @@
 // so a shard's lines stay in one core's cache, made two workers slower
 // (3.44-3.59 s against 3.14-3.34 s, alternated 4 times): every successor
 // sent takes its state's two cache lines to the other core, more lines
-// than the shared set moves.
+// than the shared set moves. Later, with the two-line prefetch and
+// PREFETCHW: fetching only a probe's home line one batch ahead and, a batch
+// later, the next line of the probes found to run past it (1 worker 8%
+// slower, 2 workers 16%: the scan cost more than the lines it spared); a
+// mask of the changed words built without a branch, then a mix per set bit
+// (BenchmarkParentHashStep 20 ns against 16.5; 1 worker 3.16-3.45 s against
+// 3.04-3.09 s); plain stores instead of compare-and-swaps when one worker
+// inserts (no change); recent caches of 16,384 and 65,536 entries with the
+// branchless test (no better; slower); slabs faulted in ahead by another
+// thread (MADV_POPULATE_WRITE: one worker 6% faster when memory is cold,
+// unchanged when warm, 64 MiB more peak RSS); GOMAXPROCS=1 or pinning a
+// one-worker run to a vCPU (within 2%); spec's successors handed to the
+// checker's emit without the closure that takes the step, tried again (1
+// worker 2.84-3.09 s against 2.90-3.08 s, 2 workers unchanged: pprof's
+// 7% for the closure is mostly the samples of the calls around it).
 //
 // The large protocol model (4,476,318 states, 39,194,117 generated) took
-// 21.7 s of CPU with one worker before any of these changes, 3.0-3.2 s
-// now (about 1,350,000 distinct states per second, 82 ns per generated
-// state, with one worker). Where the time goes now (large model, 1 worker,
-// pprof, 3.2 s of samples): the seen-set 34% (probes that wait on memory
-// despite the prefetch, growth, whose new tables are fresh memory, the
-// log), spec's successor generation 19%, fingerprints and the recent cache
-// 15%, invariants and action properties 11%, the checker's bookkeeping per
-// successor 9% (the batch, the calls), the insert loop 3%, the queues 2%.
-// Fresh memory is dear on the virtual machines measured here (a first
-// write costs about 1.5 ms per MiB, 0.35-0.7 GB/s): with the tables made
-// at their final size from the start, the run took 10% less. Two workers
-// spend 10-25% more CPU than one (probes and growth on lines the other
-// core has written, and a second processor whose speed varies with the
-// host: the same run took 1.7 s to 2.1 s within an hour); they wait at the
-// level barriers about 2% of the time.
+// 21.7 s of CPU with one worker before any of these changes, 2.8-3.0 s
+// now with warm memory (about 1,500,000 distinct states per second, 75 ns
+// per generated state, with one worker). Where the time goes now (large
+// model, 1 worker, warm memory, pprof, 3.04 s of samples): spec's
+// successor generation 25%, the seen-set 20% (probes that wait on memory
+// despite the prefetch, the log, growth 3%), fingerprints 14%, the
+// checker's own work per successor about 17% (emit 7%, the closure that
+// hands it spec's successors 7% though removing it gained 2% at most, the
+// recent cache, the insert loop), invariants and action properties 8%,
+// the queues 1%, the rest the runtime and the calls between these.
+//
+// Memory that the process touches for the first time costs what the
+// guest paid for it: right after another process freed memory (as ours
+// runs after TLC in checker tlc --versus, or after a 2 GiB allocation in
+// the measurements above) growth's new tables took 39 ms to fault in and
+// 60 ms to fill; with nothing freed in the seconds before (the guest gives
+// freed memory back to the host), 130-260 ms to fault in, a first write
+// costing about 1.5 ms per MiB (0.35-0.7 GB/s). Back-to-back runs fall in
+// between; the figures above alternate the binaries under one condition.
+//
+// Two workers spend 10-25% more CPU than one, and most of it is the
+// host's: two independent one-worker runs at once, each pinned to its
+// vCPU, took 3.08-3.92 s each against 2.86-2.94 s alone, and random loads
+// from 256 MiB go 1.35-1.45 times as fast on two threads as on one while a
+// compute loop goes 2.0 times as fast. The workers wait at the level
+// barriers about 2% of the time.
 //
 //	go test -run '^$' -bench Drain -benchtime 1x ./modelcheck
 package modelcheck
