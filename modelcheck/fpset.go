@@ -297,10 +297,12 @@ func (s *fpSet) insert64(fp uint64, parent ref, w int) (ref, bool, error) {
 // added counts a state worker w added to shard k's table t, and grows the
 // table when the shard is full. Each worker counts its own states, and
 // publishes its count and adds up all the published counts of the shard
-// only when its own has grown by a step small enough that the others'
-// unpublished states cannot take the load much past loadFactor (by at
-// most 1/64 of the table). Counting without an atomic add spared a
-// locked instruction per new state.
+// only when its own has grown by a step (len/(64*workers)) small enough
+// that the others' states cannot take the load much past loadFactor: each
+// other worker has published all but less than a step of its states, and
+// has added less than a step since its own last check, so the load passes
+// loadFactor by less than 2/64 of the table. Counting without an atomic
+// add spared a locked instruction per new state.
 func (s *fpSet) added(t *table, k uint64, w int) {
 	c := &s.counts[w]
 	c.own[k]++
