@@ -4,7 +4,7 @@ CHECKER := $(GO) run ./cmd/checker
 # where make check writes the traces it validates
 TRACES  ?= $(or $(TMPDIR),/tmp)/drainproof-traces
 
-.PHONY: check test lint bench bugs tlc trace-parity fuzz build clean
+.PHONY: check test lint bench bugs tlc trace-parity fuzz build pgo clean
 
 ## check: every model of tla/models.json against its recorded figures and
 ## bug matrix, action coverage over the correct models, the calibration
@@ -31,9 +31,11 @@ check:
 	@rm -rf $(TRACES)
 
 ## test: the whole test suite under the race detector; -timeout makes a hung test
-## fail in minutes (with its goroutine dump), well under CI's own limit
+## fail in minutes (with its goroutine dump), well under CI's own limit; -pgo=off
+## spares a second build of every dependency for cmd/checker's tests (the profile
+## changes what the compiler inlines, not what the code does)
 test:
-	$(GO) test -race -count=1 -timeout 8m ./...
+	$(GO) test -race -pgo=off -count=1 -timeout 8m ./...
 
 ## lint: gofmt, go vet and (when it installs) staticcheck
 lint:
@@ -69,6 +71,15 @@ trace-parity:
 ## fuzz: a short fuzzing run of the cfg parser
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./modelcheck/tlacfg
+
+## pgo: refresh cmd/checker/default.pgo, the CPU profile that Go's profile-guided
+## optimisation builds the checker with (go build and go run pick it up), from the
+## checker's own runs on the three models of over a million states, one and two workers
+pgo:
+	@d=$$(mktemp -d) && for c in Large LogCoord BrokersLogCoord; do for w in 1 2; do \
+		echo "profiling MCDrainRegistration$$c.cfg with $$w worker(s)"; \
+		$(CHECKER) check --config tla/MCDrainRegistration$$c.cfg --workers $$w --progress 0 --cpuprofile $$d/$$c-$$w.prof >/dev/null 2>$$d/log || { cat $$d/log; exit 1; }; \
+	done; done && $(GO) tool pprof -proto $$d/*.prof > cmd/checker/default.pgo && rm -rf $$d && ls -l cmd/checker/default.pgo
 
 ## build: bin/checker, stamped with the VCS revision that checker version prints
 build:

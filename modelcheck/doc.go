@@ -148,7 +148,21 @@
 //     before; 2 workers 1.76-2.62 s (1.84), 1.90-2.48 s (1.94). Writing
 //     the pending successor into its batch slot field by field rather
 //     than through a composite literal (built on the stack, then copied)
-//     added 1-2%, within the noise.
+//     added 1-2%, within the noise;
+//   - the checker binary is built with profile-guided optimisation
+//     (cmd/checker/default.pgo: CPU profiles of the checker on the three
+//     models of over a million states, one and two workers; make pgo
+//     refreshes it). With the profile the compiler inlines the hot calls
+//     it leaves as calls without one: the insert into the set, the
+//     fingerprint step, spec's invariants and action properties (through
+//     PointerChecked, devirtualised), many of spec's actions. 6 runs
+//     alternated, warm memory: 1 worker 2.70-2.82 s (median 2.72),
+//     2.86-2.96 s (2.92) without; 2 workers 1.62-1.92 s (1.83), 1.81-2.28 s
+//     (2.05) without, and 1.63-1.90 s (1.65), 1.71-2.04 s (1.95) in a
+//     second set. Tried once before, when other costs hid it (1-2%). The
+//     package's own benchmarks (go test) build without it unless given
+//     -pgo=../cmd/checker/default.pgo; a program that imports modelcheck
+//     can build with the same profile, or with one of its own runs.
 //
 // Tried and dropped, no gain beyond the run-to-run noise (about 5%):
 // handing the checker's emit to spec's successor generation without the
@@ -157,7 +171,8 @@
 // fingerprint for short inputs, batches of 512, a recent-fingerprint cache
 // of 512 or 8,192 entries, a fingerprint that mixes each 8-byte word on its
 // own and sums them (0-1.5%; made incremental later, it gained), a build
-// with profile-guided optimisation (1-2%), batches of 64 or 256 with the
+// with profile-guided optimisation (1-2% then; it gains 7-10% now, above),
+// batches of 64 or 256 with the
 // prefetch (tried again with the two-line PREFETCHW: no better),
 // prefetching a batch in groups of 4 or 16 successors as it fills instead
 // of all at once (slower), a table load of at most 0.7 or 0.5, a probe that
@@ -193,10 +208,11 @@
 // where 512 are expected.
 //
 // The large protocol model (4,476,318 states, 39,194,117 generated) took
-// 21.7 s of CPU with one worker before any of these changes, 2.8-3.0 s
-// now with warm memory (about 1,500,000 distinct states per second, 75 ns
-// per generated state, with one worker). Where the time goes now (large
-// model, 1 worker, warm memory, pprof, 3.04 s of samples): spec's
+// 21.7 s of CPU with one worker before any of these changes, 2.7-2.8 s
+// now with warm memory in the checker binary (about 1,650,000 distinct
+// states per second, 70 ns per generated state, with one worker; 2.8-3.0
+// s without the profile). Where the time goes (large model, 1 worker, warm
+// memory, pprof, without the profile, 3.04 s of samples): spec's
 // successor generation 25%, the seen-set 20% (probes that wait on memory
 // despite the prefetch, the log, growth 3%), fingerprints 14%, the
 // checker's own work per successor about 17% (emit 7%, the closure that

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -45,6 +46,7 @@ type checkFlags struct {
 	ckDir     string
 	ckEvery   time.Duration
 	recover   string
+	cpuprof   string
 }
 
 // job is a model ready to run, with its display name and options; run
@@ -81,8 +83,20 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "checker check: %v\n", err)
 		return exitUsage
 	}
-	if flagErr(stderr, "checker check", writable("html", f.html)) {
+	if flagErr(stderr, "checker check", writable("html", f.html), writable("cpuprofile", f.cpuprof)) {
 		return exitUsage
+	}
+	if f.cpuprof != "" {
+		stop, err := startCPUProfile(f.cpuprof)
+		if err != nil {
+			fmt.Fprintf(stderr, "checker check: --cpuprofile: %v\n", err)
+			return exitUsage
+		}
+		defer func() {
+			if err := stop(); err != nil {
+				fmt.Fprintf(stderr, "checker check: --cpuprofile: %v\n", err)
+			}
+		}()
 	}
 	out := output{stdout: stdout, stderr: stderr, json: f.json, name: j.name, html: f.html}
 	if f.simulate {
@@ -122,6 +136,7 @@ func checkFlagSet(f *checkFlags, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&f.ckDir, "checkpoint", "", "save the search in this folder at the end of a level, every --checkpoint-every, to resume it with --recover")
 	fs.DurationVar(&f.ckEvery, "checkpoint-every", 10*time.Minute, "--checkpoint: the least time between checkpoints")
 	fs.StringVar(&f.recover, "recover", "", "resume the search saved in this --checkpoint folder (same model and properties), as TLC -recover")
+	fs.StringVar(&f.cpuprof, "cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof reads it; make pgo builds cmd/checker/default.pgo from such profiles)")
 	fs.IntVar(&f.fpBits, "fp", 64, "fingerprint width in bits, 64 or 128 (128: about twice the seen-set's memory; use it from about 10^7 states on)")
 	fs.Usage = usageFunc(fs, "checker check [--model NAME | --config FILE.cfg] [flags]",
 		"Model-check a built-in model or a protocol model read from a TLC .cfg file: breadth-first, in parallel,\ncounting as TLC counts; or, with --simulate, random walks.")
@@ -486,4 +501,21 @@ func printProperties(w io.Writer, p properties) {
 	}
 	fmt.Fprintf(w, "Invariants: %s. Action properties: %s. Temporal properties: %s. Deadlock: %s.\n",
 		list(p.Invariants), list(p.Actions), list(p.Temporal), map[bool]string{true: "checked", false: "not checked"}[p.Deadlock])
+}
+
+// startCPUProfile starts writing a CPU profile to path (--cpuprofile); the
+// function it returns stops the profile and closes the file.
+func startCPUProfile(path string) (stop func() error, err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		return f.Close()
+	}, nil
 }

@@ -5,7 +5,7 @@
 //
 //	checker check    [--model NAME | --config FILE.cfg] [--workers N] [--max-states N]
 //	                 [--max-depth N] [--timeout D] [--continue] [--json] [--progress D]
-//	                 [--html FILE] [--simulate --walks N --depth D --seed S]
+//	                 [--html FILE] [--simulate --walks N --depth D --seed S] [--cpuprofile FILE]
 //	checker verify   [--models tla/models.json] [--all] [--workers N] [--json]
 //	checker tlc      [--models tla/models.json] [--jar tla2tools.jar] [--all | --only CFG] [--workers N]
 //	                 [--record] [--json] [--versus]

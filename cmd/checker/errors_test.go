@@ -96,6 +96,19 @@ func TestHTMLWrittenWhenPassing(t *testing.T) {
 	require.Positive(t, st.Size())
 }
 
+// --cpuprofile writes the run's CPU profile (gzipped protocol buffers, as
+// go tool pprof and PGO read them) and leaves the verdict as it was.
+func TestCPUProfileWritten(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cpu.prof")
+	code, out, errOut := runCLI(t, "check", "--model", "twophase", "--rms", "4", "--progress", "0", "--cpuprofile", path)
+	require.Equal(t, exitOK, code, errOut)
+	require.Contains(t, out, "No error has been found")
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Greater(t, len(b), 2)
+	require.Equal(t, []byte{0x1f, 0x8b}, b[:2], "a gzipped profile")
+}
+
 // A bad output path is found before the run: one line, exit 2, no verdict
 // printed and nothing recorded.
 func TestOutputPathsCheckedFirst(t *testing.T) {
@@ -106,6 +119,7 @@ func TestOutputPathsCheckedFirst(t *testing.T) {
 	}{
 		{[]string{"check", "--model", "twophase-bug", "--html", bad}, "--html"},
 		{[]string{"check", "--model", "twophase-bug", "--simulate", "--walks", "5", "--html", bad}, "--html"},
+		{[]string{"check", "--model", "twophase-bug", "--cpuprofile", bad}, "--cpuprofile"},
 		{[]string{"lincheck", "--ops", "50", "--html", bad}, "--html"},
 		{[]string{"lincheck", "--ops", "50", "--save", bad}, "--save"},
 		{[]string{"lincheck", "--history", bad}, "--history"},
