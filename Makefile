@@ -45,10 +45,11 @@ lint:
 		$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...; \
 	else echo "staticcheck unavailable: skipped"; fi
 
-## bench: checker throughput and memory (the default and large protocol models; TwoPhase, 9 RMs: about ten million states)
+## bench: checker throughput and memory (the default and large protocol models; TwoPhase, 9 RMs: about ten million states),
+## built with the checker's profile (cmd/checker/default.pgo), as the checker binary is
 bench:
-	$(GO) test -run '^$$' -bench Drain -benchtime 1x ./modelcheck
-	$(GO) test -run '^$$' -bench . -benchtime 1x ./modelcheck/twophase
+	$(GO) test -pgo=cmd/checker/default.pgo -run '^$$' -bench Drain -benchtime 1x ./modelcheck
+	$(GO) test -pgo=cmd/checker/default.pgo -run '^$$' -bench . -benchtime 1x ./modelcheck/twophase
 	$(CHECKER) check --model twophase --rms 9 --workers 1 --progress 0
 	$(CHECKER) check --model twophase --rms 9 --workers 2 --progress 0
 
@@ -79,7 +80,8 @@ pgo:
 	@d=$$(mktemp -d) && for c in Large LogCoord BrokersLogCoord; do for w in 1 2; do \
 		echo "profiling MCDrainRegistration$$c.cfg with $$w worker(s)"; \
 		$(CHECKER) check --config tla/MCDrainRegistration$$c.cfg --workers $$w --progress 0 --cpuprofile $$d/$$c-$$w.prof >/dev/null 2>$$d/log || { cat $$d/log; exit 1; }; \
-	done; done && $(GO) tool pprof -proto $$d/*.prof > cmd/checker/default.pgo && rm -rf $$d && ls -l cmd/checker/default.pgo
+	done; done && $(GO) tool pprof -proto $$d/*.prof > $$d/merged.pgo && mv $$d/merged.pgo cmd/checker/default.pgo && \
+	rm -rf $$d && ls -l cmd/checker/default.pgo
 
 ## build: bin/checker, stamped with the VCS revision that checker version prints
 build:

@@ -161,8 +161,9 @@
 //     (2.05) without, and 1.63-1.90 s (1.65), 1.71-2.04 s (1.95) in a
 //     second set. Tried once before, when other costs hid it (1-2%). The
 //     package's own benchmarks (go test) build without it unless given
-//     -pgo=../cmd/checker/default.pgo; a program that imports modelcheck
-//     can build with the same profile, or with one of its own runs.
+//     -pgo=../cmd/checker/default.pgo, as make bench gives it; a program
+//     that imports modelcheck can build with the same profile, or with one
+//     of its own runs.
 //
 // Tried and dropped, no gain beyond the run-to-run noise (about 5%):
 // handing the checker's emit to spec's successor generation without the
@@ -170,11 +171,9 @@
 // reading the frontier's next lines ahead of the writes, an XXH3-style
 // fingerprint for short inputs, batches of 512, a recent-fingerprint cache
 // of 512 or 8,192 entries, a fingerprint that mixes each 8-byte word on its
-// own and sums them (0-1.5%; made incremental later, it gained), a build
-// with profile-guided optimisation (1-2% then; it gains 7-10% now, above),
-// batches of 64 or 256 with the
-// prefetch (tried again with the two-line PREFETCHW: no better),
-// prefetching a batch in groups of 4 or 16 successors as it fills instead
+// own and sums them (0-1.5%; made incremental later, it gained), batches
+// of 64 or 256 with the prefetch (tried again with the two-line
+// PREFETCHW: no better), prefetching a batch in groups of 4 or 16 successors as it fills instead
 // of all at once (slower), a table load of at most 0.7 or 0.5, a probe that
 // starts at the fingerprint's top bits so growth copies a table in order
 // (growth fell from 5% to 3-4% of the profile, the run did not shorten),

@@ -83,26 +83,36 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "checker check: %v\n", err)
 		return exitUsage
 	}
-	if flagErr(stderr, "checker check", writable("html", f.html), writable("cpuprofile", f.cpuprof)) {
+	if flagErr(stderr, "checker check", writable("html", f.html)) {
 		return exitUsage
 	}
-	if f.cpuprof != "" {
-		stop, err := startCPUProfile(f.cpuprof)
-		if err != nil {
-			fmt.Fprintf(stderr, "checker check: --cpuprofile: %v\n", err)
-			return exitUsage
-		}
-		defer func() {
-			if err := stop(); err != nil {
-				fmt.Fprintf(stderr, "checker check: --cpuprofile: %v\n", err)
-			}
-		}()
-	}
 	out := output{stdout: stdout, stderr: stderr, json: f.json, name: j.name, html: f.html}
+	if f.cpuprof == "" {
+		return runJob(ctx, &f, j, budget, out)
+	}
+	// Created before the run, so a bad path is refused before anything runs.
+	stop, err := startCPUProfile(f.cpuprof)
+	if err != nil {
+		fmt.Fprintf(stderr, "checker check: --cpuprofile: %v\n", err)
+		return exitUsage
+	}
+	code := runJob(ctx, &f, j, budget, out)
+	if err := stop(); err != nil {
+		fmt.Fprintf(stderr, "checker check: --cpuprofile: %v\n", err)
+		if code == exitOK {
+			code = exitUsage // the run held, but the profile asked for is lost
+		}
+	}
+	return code
+}
+
+// runJob runs j as the flags f say: a search (then --coverage) or, with
+// --simulate, random walks.
+func runJob(ctx context.Context, f *checkFlags, j job, budget int64, out output) int {
 	if f.simulate {
 		return j.sim(ctx, modelcheck.SimOptions{Seed: f.seed, Depth: f.depth, Walks: f.walks, Timeout: f.timeout, Workers: f.workers}, out)
 	}
-	code := j.run(ctx, checkOptions(&f, budget, j.name, stderr), out)
+	code := j.run(ctx, checkOptions(f, budget, j.name, out.stderr), out)
 	if f.coverage && code != exitUsage {
 		if c := j.cov(ctx, out); c != exitOK {
 			return c
