@@ -49,7 +49,7 @@ lint:
 ## built with the checker's profile (cmd/checker/default.pgo), as the checker binary is
 bench:
 	$(GO) test -pgo=cmd/checker/default.pgo -run '^$$' -bench Drain -benchtime 1x ./modelcheck
-	$(GO) test -pgo=cmd/checker/default.pgo -run '^$$' -bench . -benchtime 1x ./modelcheck/twophase
+	$(GO) test -pgo=cmd/checker/default.pgo -run '^$$' -bench . -benchtime 1x ./spec/twophase
 	$(CHECKER) check --model twophase --rms 9 --workers 1 --progress 0
 	$(CHECKER) check --model twophase --rms 9 --workers 2 --progress 0
 
@@ -71,7 +71,7 @@ trace-parity:
 
 ## fuzz: a short fuzzing run of the cfg parser
 fuzz:
-	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./modelcheck/tlacfg
+	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./tla/tlacfg
 
 ## pgo: refresh cmd/checker/default.pgo, the CPU profile that Go's profile-guided
 ## optimisation builds the checker with (go build and go run pick it up), from the

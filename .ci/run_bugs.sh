@@ -8,11 +8,11 @@
 #
 # Usage: .ci/run_bugs.sh [bug ...]     (default: every bug)
 # Env:   GOFLAGS and GO (default: go) are honoured; PKGS overrides the
-#        packages under test (default: ./impl/...).
+#        packages under test (default: ./impl/... ./harness/...).
 set -u
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
-PKGS=${PKGS:-./impl/...}
+PKGS=${PKGS:-./impl/... ./harness/...}
 if [ $# -gt 0 ]; then
 	names=("$@")
 else

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drainproof/drainproof/internal/drainmodel"
+	"github.com/drainproof/drainproof/harness/drainmodel"
 	"github.com/drainproof/drainproof/modelcheck"
 	"github.com/drainproof/drainproof/spec"
 )

@@ -4,7 +4,7 @@ import "slices"
 
 // This file transcribes the definitions of tla/MCDrainRegistrationReduced.tla
 // that a cfg may name under CONSTRAINT, ACTION_CONSTRAINT, VIEW and
-// SYMMETRY; internal/drainmodel looks them up by name.
+// SYMMETRY; harness/drainmodel looks them up by name.
 
 // MCConstraints are the state constraints of MCDrainRegistrationReduced.
 var MCConstraints = map[string]func(s State) bool{

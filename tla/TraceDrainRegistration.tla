@@ -8,7 +8,7 @@
 (* with every variable the line observes.                                  *)
 (*                                                                         *)
 (* The environment's steps that no process sees (a lost message, a      *)
-(* duplicate) are decided as `checker trace` (internal/tracecheck) decides *)
+(* duplicate) are decided as `checker trace` (harness/tracecheck) decides *)
 (* them, from the trace's future: a receive keeps its message exactly when *)
 (* a later line receives it again before any line sends it again, and a   *)
 (* message sent is lost at once when no later line receives it before it  *)

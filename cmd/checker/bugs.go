@@ -16,13 +16,13 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/drainproof/drainproof/harness/drainmodel"
+	"github.com/drainproof/drainproof/harness/lincheck"
+	"github.com/drainproof/drainproof/harness/sim"
+	"github.com/drainproof/drainproof/harness/tracecheck"
 	"github.com/drainproof/drainproof/impl/bugs"
-	"github.com/drainproof/drainproof/impl/lincheck"
 	"github.com/drainproof/drainproof/impl/node"
-	"github.com/drainproof/drainproof/impl/sim"
 	"github.com/drainproof/drainproof/impl/trace"
-	"github.com/drainproof/drainproof/internal/drainmodel"
-	"github.com/drainproof/drainproof/internal/tracecheck"
 	"github.com/drainproof/drainproof/modelcheck"
 )
 

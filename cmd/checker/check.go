@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/drainproof/drainproof/modelcheck"
-	"github.com/drainproof/drainproof/modelcheck/twophase"
 	"github.com/drainproof/drainproof/spec"
+	"github.com/drainproof/drainproof/spec/twophase"
 	"github.com/drainproof/drainproof/tla"
 )
 

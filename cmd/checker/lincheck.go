@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/drainproof/drainproof/harness/lincheck"
 	"github.com/drainproof/drainproof/impl/bugs"
-	"github.com/drainproof/drainproof/impl/lincheck"
 )
 
 // lincheckFlags are the flags of `checker lincheck`.
@@ -27,7 +27,7 @@ type lincheckFlags struct {
 
 // runLincheck is `checker lincheck`: record a concurrent history of the
 // event service (or load one with --history) and check it with porcupine
-// (package impl/lincheck). Exit 0 linearizable, 1 not (the HTML report is
+// (package harness/lincheck). Exit 0 linearizable, 1 not (the HTML report is
 // written and its path printed), 3 unknown (timeout), 2 usage or
 // operational errors.
 func runLincheck(ctx context.Context, args []string, stdout, stderr io.Writer) int {

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/drainproof/drainproof/internal/drainmodel"
+	"github.com/drainproof/drainproof/harness/drainmodel"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 )

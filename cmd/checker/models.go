@@ -4,10 +4,10 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/drainproof/drainproof/internal/drainmodel"
+	"github.com/drainproof/drainproof/harness/drainmodel"
 	"github.com/drainproof/drainproof/modelcheck"
-	"github.com/drainproof/drainproof/modelcheck/twophase"
 	"github.com/drainproof/drainproof/spec"
+	"github.com/drainproof/drainproof/spec/twophase"
 )
 
 // builtinModel is an entry of the built-in model registry.

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/drainproof/drainproof/impl/lincheck"
-	"github.com/drainproof/drainproof/impl/sim"
-	"github.com/drainproof/drainproof/internal/drainmodel"
+	"github.com/drainproof/drainproof/harness/drainmodel"
+	"github.com/drainproof/drainproof/harness/lincheck"
+	"github.com/drainproof/drainproof/harness/sim"
 	"github.com/drainproof/drainproof/modelcheck"
 )
 

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drainproof/drainproof/internal/drainmodel"
+	"github.com/drainproof/drainproof/harness/drainmodel"
 	"github.com/stretchr/testify/require"
 )
 

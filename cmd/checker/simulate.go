@@ -8,9 +8,9 @@ import (
 	"math"
 	"time"
 
+	"github.com/drainproof/drainproof/harness/sim"
 	"github.com/drainproof/drainproof/impl/bugs"
 	"github.com/drainproof/drainproof/impl/node"
-	"github.com/drainproof/drainproof/impl/sim"
 )
 
 // simulateOutput is what `checker simulate` found: the counts of
@@ -63,7 +63,7 @@ type simulateFlags struct {
 }
 
 // runSimulate is `checker simulate`: seeded runs of the deterministic
-// cluster simulator (package impl/sim). Exit 0 when no stream broke, the
+// cluster simulator (package harness/sim). Exit 0 when no stream broke, the
 // changefeed received every committed event once and in order
 // (re-deliveries after a crash aside) and no drain stalled once the faults
 // stopped (--settle), 1 otherwise, 2 on usage errors, 3 when interrupted.

@@ -7,8 +7,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/drainproof/drainproof/harness/sim"
 	"github.com/drainproof/drainproof/impl/bugs"
-	"github.com/drainproof/drainproof/impl/sim"
 )
 
 // TestSimulateStores: both stores run, report the delivery counts in

@@ -16,8 +16,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/drainproof/drainproof/internal/drainmodel"
-	"github.com/drainproof/drainproof/modelcheck/tlacfg"
+	"github.com/drainproof/drainproof/harness/drainmodel"
+	"github.com/drainproof/drainproof/tla/tlacfg"
 )
 
 // tlcRun is what a TLC run printed, parsed.

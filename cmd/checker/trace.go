@@ -12,10 +12,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/drainproof/drainproof/impl/sim"
+	"github.com/drainproof/drainproof/harness/drainmodel"
+	"github.com/drainproof/drainproof/harness/sim"
+	"github.com/drainproof/drainproof/harness/tracecheck"
 	"github.com/drainproof/drainproof/impl/trace"
-	"github.com/drainproof/drainproof/internal/drainmodel"
-	"github.com/drainproof/drainproof/internal/tracecheck"
 	"github.com/drainproof/drainproof/spec"
 )
 
@@ -33,7 +33,7 @@ type traceOutput struct {
 
 // runTrace is `checker trace FILE|DIR...`: trace validation of NDJSON
 // traces (docs/trace.md) against the protocol model (package
-// internal/tracecheck). Exit 0 when every trace is accepted, 1 when one is
+// harness/tracecheck). Exit 0 when every trace is accepted, 1 when one is
 // rejected, 3 when one is incomplete (and none rejected), 2 for a
 // malformed trace or bad flags.
 func runTrace(_ context.Context, args []string, stdout, stderr io.Writer) int {

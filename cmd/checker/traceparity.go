@@ -18,9 +18,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/drainproof/drainproof/harness/sim"
+	"github.com/drainproof/drainproof/harness/tracecheck"
 	"github.com/drainproof/drainproof/impl/node"
-	"github.com/drainproof/drainproof/impl/sim"
-	"github.com/drainproof/drainproof/internal/tracecheck"
 	"github.com/drainproof/drainproof/spec"
 )
 

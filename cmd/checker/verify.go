@@ -10,7 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/drainproof/drainproof/internal/drainmodel"
+	"github.com/drainproof/drainproof/harness/drainmodel"
 )
 
 // runVerify is `checker verify`: check every model of the manifest with

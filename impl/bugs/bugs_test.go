@@ -10,8 +10,8 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/drainproof/drainproof/harness/drainmodel"
 	"github.com/drainproof/drainproof/impl/bugs"
-	"github.com/drainproof/drainproof/internal/drainmodel"
 	"github.com/drainproof/drainproof/spec"
 )
 

@@ -12,9 +12,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/drainproof/drainproof/harness/tracecheck"
 	"github.com/drainproof/drainproof/impl/store"
 	"github.com/drainproof/drainproof/impl/trace"
-	"github.com/drainproof/drainproof/internal/tracecheck"
 )
 
 // traceDispatchers are the IDs of the traced stress run: the model's

@@ -2,7 +2,7 @@
 // (docs/trace.md): the [Tracer] hook through which the library reports
 // each step it takes as the TLA+ action of tla/DrainRegistration.tla, and
 // [Writer], which writes those steps as NDJSON for `checker trace`
-// (internal/tracecheck) and tla/TraceDrainRegistration.tla.
+// (harness/tracecheck) and tla/TraceDrainRegistration.tla.
 //
 // Every component takes a Tracer in its Config, nil by default; an
 // untraced component pays one nil check per action site. A component
@@ -40,7 +40,7 @@
 //	  Cache.OnReport                              LogCoordRecvReport
 //	  Cache.Answer                                LogCoordAnswer, LogCoordAnswerUnknown (an expired entry: LogCoordExpire first)
 //	  Cache.Expire, Cache.RemoveNode              LogCoordExpire
-//	impl/sim (the environment)
+//	harness/sim (the environment)
 //	  runner.crash, runner.upgradeController      NodeCrashRestart, UpgradeRestart
 //
 // The event service's close and report run on their caller's goroutine:

@@ -9,7 +9,7 @@ import (
 )
 
 // SchemaVersion is the version of the trace format (docs/trace.md); the
-// checker (internal/tracecheck) refuses a trace of another version.
+// checker (harness/tracecheck) refuses a trace of another version.
 const SchemaVersion = 1
 
 // Tracer receives the implementation's steps as model actions, one Line

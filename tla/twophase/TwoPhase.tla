@@ -3,7 +3,7 @@
 (* The two-phase commit protocol, as Leslie Lamport specifies it in the    *)
 (* TLA+ Examples (specifications/transaction_commit/TwoPhase.tla), with    *)
 (* the same variables, actions and invariants. Package                     *)
-(* modelcheck/twophase is this module in Go; MCTwoPhase.tla adds the       *)
+(* spec/twophase is this module in Go; MCTwoPhase.tla adds the       *)
 (* model values and the symmetry of the resource managers.                 *)
 (***************************************************************************)
 CONSTANT RM   \* the resource managers

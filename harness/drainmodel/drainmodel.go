@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/drainproof/drainproof/modelcheck"
-	"github.com/drainproof/drainproof/modelcheck/tlacfg"
 	"github.com/drainproof/drainproof/spec"
+	"github.com/drainproof/drainproof/tla/tlacfg"
 )
 
 // Manifest is tla/models.json: every TLC model with what it must give.

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/drainproof/drainproof/impl/lincheck"
+	"github.com/drainproof/drainproof/harness/lincheck"
 )
 
 // Record a history of eight clients against a real event service and

@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/drainproof/drainproof/internal/drainmodel"
+	"github.com/drainproof/drainproof/harness/drainmodel"
 )
 
 func cfg(name string) string { return filepath.Join("..", "..", "tla", name) }

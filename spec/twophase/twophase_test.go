@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/drainproof/drainproof/modelcheck"
-	"github.com/drainproof/drainproof/modelcheck/twophase"
+	"github.com/drainproof/drainproof/spec/twophase"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 )

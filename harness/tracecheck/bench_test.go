@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/drainproof/drainproof/internal/tracecheck"
+	"github.com/drainproof/drainproof/harness/tracecheck"
 	"github.com/drainproof/drainproof/spec"
 )
 
@@ -12,7 +12,7 @@ import (
 // (each transport, trace bounds) per iteration and reports lines per
 // second of wall time on one core, and lines per second of the process's
 // CPU time (user + system, GC included), which a loaded machine does not
-// distort: go test -run '^$' -bench Check -cpu 1 ./internal/tracecheck
+// distort: go test -run '^$' -bench Check -cpu 1 ./harness/tracecheck
 //
 // The walk of a small model repeats its lines (60 distinct lines in the
 // 200,000 of heartbeat's), which CheckBytes compiles once; the -parsed

@@ -8,8 +8,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/drainproof/drainproof/harness/tracecheck"
 	"github.com/drainproof/drainproof/impl/trace"
-	"github.com/drainproof/drainproof/internal/tracecheck"
 )
 
 const header = `{"drainproof_trace":1,"model":{"Dispatchers":["d1","d2"],"TableTriggers":["d2"],"Brokers":["b1"],"Versions":["new"],"MaxEpoch":15,"MaxReg":15,"MaxMsgs":8,"Transport":"heartbeat","Bugs":[]}}`

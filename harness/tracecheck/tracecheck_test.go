@@ -9,8 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/drainproof/drainproof/internal/drainmodel"
-	"github.com/drainproof/drainproof/internal/tracecheck"
+	"github.com/drainproof/drainproof/harness/drainmodel"
+	"github.com/drainproof/drainproof/harness/tracecheck"
 	"github.com/drainproof/drainproof/spec"
 )
 

@@ -8,7 +8,7 @@ import (
 
 // BenchmarkCheck measures the check time of recorded histories of 1k,
 // 10k and 100k client operations with 8 clients (recording is not
-// timed). Run: go test -run '^$' -bench Check -benchtime 3x ./impl/lincheck
+// timed). Run: go test -run '^$' -bench Check -benchtime 3x ./harness/lincheck
 func BenchmarkCheck(b *testing.B) {
 	for _, n := range []int{1_000, 10_000, 100_000} {
 		b.Run(fmt.Sprintf("ops=%d", n), func(b *testing.B) {

@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/drainproof/drainproof/impl/sim"
+	"github.com/drainproof/drainproof/harness/sim"
 )
 
 // TestRunDeliversEveryEvent is the end-to-end data property: over seeds,

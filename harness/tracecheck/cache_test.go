@@ -5,7 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/drainproof/drainproof/internal/tracecheck"
+	"github.com/drainproof/drainproof/harness/tracecheck"
 )
 
 // checkBoth checks data with the line cache and without it.

@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/drainproof/drainproof/harness/sim"
 	"github.com/drainproof/drainproof/impl/node"
-	"github.com/drainproof/drainproof/impl/sim"
 )
 
 // Run simulates a seeded cluster; the correct protocol breaks no stream.

@@ -3,7 +3,7 @@ package tlacfg_test
 import (
 	"testing"
 
-	"github.com/drainproof/drainproof/modelcheck/tlacfg"
+	"github.com/drainproof/drainproof/tla/tlacfg"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 )

@@ -7,10 +7,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/drainproof/drainproof/harness/sim"
+	"github.com/drainproof/drainproof/harness/tracecheck"
 	"github.com/drainproof/drainproof/impl/node"
-	"github.com/drainproof/drainproof/impl/sim"
 	"github.com/drainproof/drainproof/impl/trace"
-	"github.com/drainproof/drainproof/internal/tracecheck"
 )
 
 // tracedRun runs cfg with a trace and returns the trace's bytes.

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/drainproof/drainproof/impl/sim"
+	"github.com/drainproof/drainproof/harness/sim"
 )
 
 // TestNewClusterBadConfig: bad counts are refused with an error.

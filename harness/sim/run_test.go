@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/drainproof/drainproof/harness/sim"
 	"github.com/drainproof/drainproof/impl/node"
-	"github.com/drainproof/drainproof/impl/sim"
 )
 
 var transports = []node.Transport{node.TransportHeartbeat, node.TransportLogCoord}

@@ -7,14 +7,14 @@ import (
 	"testing"
 
 	"github.com/drainproof/drainproof/modelcheck"
-	"github.com/drainproof/drainproof/modelcheck/twophase"
+	"github.com/drainproof/drainproof/spec/twophase"
 )
 
 // BenchmarkCheck explores TwoPhase with 9 resource managers (about ten
 // million distinct states) at 1 and 2 workers, and reports distinct states
 // per second and the seen-set's bytes per distinct state.
 //
-//	go test -run '^$' -bench Check -benchtime 1x ./modelcheck/twophase
+//	go test -run '^$' -bench Check -benchtime 1x ./spec/twophase
 func BenchmarkCheck(b *testing.B) {
 	for _, rms := range []int{7, 9} {
 		for _, workers := range []int{1, 2} {

@@ -9,11 +9,11 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/drainproof/drainproof/harness/sim"
 	"github.com/drainproof/drainproof/impl/bugs"
 	"github.com/drainproof/drainproof/impl/coordinator"
 	"github.com/drainproof/drainproof/impl/eventservice"
 	"github.com/drainproof/drainproof/impl/node"
-	"github.com/drainproof/drainproof/impl/sim"
 	"github.com/drainproof/drainproof/spec"
 )
 

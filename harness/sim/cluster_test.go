@@ -4,10 +4,10 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/drainproof/drainproof/harness/sim"
 	"github.com/drainproof/drainproof/impl/coordinator"
 	"github.com/drainproof/drainproof/impl/eventservice"
 	"github.com/drainproof/drainproof/impl/node"
-	"github.com/drainproof/drainproof/impl/sim"
 )
 
 // deliverAll delivers every message on the bus, oldest first, including

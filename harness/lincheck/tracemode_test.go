@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/drainproof/drainproof/harness/tracecheck"
 	"github.com/drainproof/drainproof/impl/trace"
-	"github.com/drainproof/drainproof/internal/tracecheck"
 )
 
 // tracedRecording records seed in trace mode and returns the history and
