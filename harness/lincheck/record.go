@@ -13,6 +13,7 @@ import (
 	"github.com/drainproof/drainproof/impl/bugs"
 	"github.com/drainproof/drainproof/impl/eventservice"
 	"github.com/drainproof/drainproof/impl/store"
+	"github.com/drainproof/drainproof/impl/store/storetest"
 	"github.com/drainproof/drainproof/impl/trace"
 )
 
@@ -124,19 +125,19 @@ func (d *delayer) maybe() {
 // slowEventStore delays unregistrations, widening the window between a
 // removal's store release and its decrement.
 type slowEventStore struct {
-	*store.MemEventStore
+	*storetest.EventStore
 	d *delayer
 }
 
 func (s slowEventStore) UnregisterDispatcher(id store.DispatcherID) {
 	s.d.maybe()
-	s.MemEventStore.UnregisterDispatcher(id)
+	s.EventStore.UnregisterDispatcher(id)
 }
 
 // slowSchemaStore delays schema registrations, widening the window
 // between a registration's subscription and its publication.
 type slowSchemaStore struct {
-	*store.MemSchemaStore
+	*storetest.MemSchemaStore
 	d *delayer
 }
 
@@ -149,8 +150,8 @@ func (s slowSchemaStore) RegisterTable(ctx context.Context, t store.TableID, ts 
 type recorder struct {
 	cfg  Config
 	svc  *eventservice.Service
-	es   *store.MemEventStore
-	ss   *store.MemSchemaStore
+	es   *storetest.EventStore
+	ss   *storetest.MemSchemaStore
 	tr   *tracedRun // the trace mode's node and coordinator (nil: untraced)
 	clk  clock
 	ts   atomic.Uint64 // StartTs sequence
@@ -220,7 +221,7 @@ func Record(ctx context.Context, cfg Config) (*History, error) {
 // newRecorder builds the stores, their faults and delays, and the
 // service (not started).
 func newRecorder(cfg Config) (*recorder, error) {
-	r := &recorder{cfg: cfg, es: store.NewMemEventStore(), ss: store.NewMemSchemaStore(), tr: newTracedRun(cfg.Tracer)}
+	r := &recorder{cfg: cfg, es: storetest.NewMemEventStore(), ss: storetest.NewMemSchemaStore(), tr: newTracedRun(cfg.Tracer)}
 	r.es.Refuse(func(_ store.DispatcherID, sub store.Subscription) bool { return sub.StartTs%4 == tsRefuse })
 	r.ss.FailIf(func(_ store.TableID, ts uint64) bool { return ts%4 == tsSchema }, nil)
 	d := &delayer{rng: rand.New(rand.NewPCG(uint64(cfg.Seed), 0x5eed)), max: cfg.Delay}
@@ -374,7 +375,7 @@ func outcomeOf(err error) Err {
 		return ErrAdmissionClosed
 	case errors.Is(err, eventservice.ErrNotReusable):
 		return ErrNotReusable
-	case errors.Is(err, store.ErrInjected):
+	case errors.Is(err, storetest.ErrInjected):
 		return ErrSchema
 	case errors.Is(err, eventservice.ErrUnknownDispatcher):
 		return ErrUnknownDispatcher

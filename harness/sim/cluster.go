@@ -13,6 +13,7 @@ import (
 	"github.com/drainproof/drainproof/impl/logcoord"
 	"github.com/drainproof/drainproof/impl/node"
 	"github.com/drainproof/drainproof/impl/store"
+	"github.com/drainproof/drainproof/impl/store/storetest"
 	"github.com/drainproof/drainproof/impl/trace"
 )
 
@@ -59,7 +60,7 @@ type ClusterConfig struct {
 type pendingOp struct {
 	d      int
 	remove bool
-	gate   *store.Gate
+	gate   *storetest.Hold
 	result chan error
 }
 
@@ -70,7 +71,7 @@ type process struct {
 	live     *node.LivenessStore
 	svc      *eventservice.Service
 	es       []eventStore
-	ss       []*store.MemSchemaStore
+	ss       []*storetest.MemSchemaStore
 	cancel   context.CancelFunc
 	done     chan struct{}
 	pending  *pendingOp
@@ -154,7 +155,7 @@ func (c *Cluster) start() error {
 			return err
 		}
 		p.es = append(p.es, es)
-		p.ss = append(p.ss, store.NewMemSchemaStore())
+		p.ss = append(p.ss, storetest.NewMemSchemaStore())
 		byID[ClusterID(k)] = k
 	}
 	svc, err := eventservice.New(eventservice.Config{
@@ -248,7 +249,7 @@ func (c *Cluster) clusterOf(d int) int { return d % c.cfg.Clusters }
 
 // stores returns the event store and the schema store of d's cluster in
 // T's current process.
-func (c *Cluster) stores(d int) (eventStore, *store.MemSchemaStore) {
+func (c *Cluster) stores(d int) (eventStore, *storetest.MemSchemaStore) {
 	k := c.clusterOf(d)
 	return c.proc.es[k], c.proc.ss[k]
 }

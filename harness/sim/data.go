@@ -10,6 +10,7 @@ import (
 
 	"github.com/drainproof/drainproof/impl/retry"
 	"github.com/drainproof/drainproof/impl/store"
+	"github.com/drainproof/drainproof/impl/store/storetest"
 )
 
 // StoreKind selects the event store of T's processes.
@@ -17,7 +18,7 @@ type StoreKind string
 
 // The event stores.
 const (
-	// StoreMemory is store.MemEventStore (the default).
+	// StoreMemory is an in-memory store (store.MemEventStore; the default).
 	StoreMemory StoreKind = "memory"
 	// StorePebble is store.PebbleEventStore, one temporary directory per
 	// process, removed when the process stops.
@@ -33,25 +34,17 @@ func ParseStore(s string) (StoreKind, error) {
 	return "", fmt.Errorf("sim: unknown store %q (want memory or pebble)", s)
 }
 
-// eventStore is what the cluster needs of T's event store: the data path
-// and the fault switches both stores have.
-type eventStore interface {
-	store.DataStore
-	Refuse(pred func(store.DispatcherID, store.Subscription) bool)
-	BlockUnregister() *store.Gate
-	Unblock()
-	Subscribed(id store.DispatcherID) bool
-	Subscribers() []store.DispatcherID
-	InjectFault(f store.Fault, err error)
-}
+// eventStore is T's event store, memory or Pebble, with the test kit's
+// fault switches around it.
+type eventStore = *storetest.EventStore
 
 func newEventStore(kind StoreKind) (eventStore, error) {
 	if kind == StorePebble {
 		// T's store at start-up, retried as a store creation is (package
 		// retry): an open that fails transiently does not fail the start.
-		return store.OpenPebbleEventStore(context.Background(), "", retry.Policy{MaxAttempts: 3})
+		return storetest.OpenPebbleEventStore(context.Background(), "", store.WithOpenRetry(retry.Policy{MaxAttempts: 3}))
 	}
-	return store.NewMemEventStore(), nil
+	return storetest.NewMemEventStore(), nil
 }
 
 // DrainRef names a completed drain: its number in the run (1-based), the
@@ -155,7 +148,7 @@ func (c *Cluster) Commit(d int) uint64 {
 // caught up, advances its resolved ts to the upstream commit ts. A write that fails with an injected fault
 // ([Cluster.InjectStoreFault]) is retried at the next Pull: the table is
 // skipped and the error, returned after the other tables, wraps
-// store.ErrInjectedFault.
+// storetest.ErrInjectedFault.
 func (c *Cluster) Pull(batch int) error {
 	var injected error
 	for d := range c.data.tables {
@@ -170,7 +163,7 @@ func (c *Cluster) Pull(batch int) error {
 			for i, ts := range t.committed[t.pulled : t.pulled+n] {
 				evs[i] = store.Event{CommitTs: ts, Key: fmt.Appendf(nil, "t%d", table(d)), Value: fmt.Appendf(nil, "%d", ts)}
 			}
-			if err := es.WriteEvents(table(d), evs); errors.Is(err, store.ErrInjectedFault) {
+			if err := es.WriteEvents(table(d), evs); errors.Is(err, storetest.ErrInjectedFault) {
 				injected = fmt.Errorf("sim: pull: %w", err)
 				continue
 			} else if err != nil {
@@ -189,7 +182,7 @@ func (c *Cluster) Pull(batch int) error {
 
 // InjectStoreFault makes the next pass through fault point f of each of
 // T's event stores (one per upstream cluster) fail
-// (store.ErrInjectedFault): the puller's write batch, or a dispatcher's
+// (storetest.ErrInjectedFault): the puller's write batch, or a dispatcher's
 // iterator. The puller and the dispatchers retry.
 func (c *Cluster) InjectStoreFault(f store.Fault) {
 	for _, es := range c.proc.es {
@@ -203,7 +196,7 @@ func (c *Cluster) InjectStoreFault(f store.Fault) {
 // another node (the upstream log). Reaching the source's resolved ts advances its
 // checkpoint. It returns the number of events read; a read that fails
 // with an injected fault keeps the events read before it and returns an
-// error wrapping store.ErrInjectedFault (the dispatcher reads again).
+// error wrapping storetest.ErrInjectedFault (the dispatcher reads again).
 func (c *Cluster) Consume(d, limit int) (int, error) {
 	t := &c.data.tables[d]
 	if limit < 1 {
@@ -354,7 +347,7 @@ func (c *Cluster) Check() (Delivery, error) {
 // each injected fault fires once, so this ends.
 func retryInjected(fn func() error) error {
 	for {
-		if err := fn(); !errors.Is(err, store.ErrInjectedFault) {
+		if err := fn(); !errors.Is(err, storetest.ErrInjectedFault) {
 			return err
 		}
 	}

@@ -57,7 +57,7 @@ func TestDrainedRestartLosesUnreadEvents(t *testing.T) {
 			c, err := NewCluster(ClusterConfig{Dispatchers: 2, Store: st})
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = c.Close() }) // closing again is harmless
-			_, isPebble := c.proc.es[0].(*store.PebbleEventStore)
+			_, isPebble := c.proc.es[0].DataStore.(*store.PebbleEventStore)
 			require.Equal(t, st == StorePebble, isPebble)
 			require.NoError(t, c.CollectorRegister(0, false))
 			require.NoError(t, c.BrokerRegisterTable())

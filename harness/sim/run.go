@@ -9,6 +9,7 @@ import (
 	"github.com/drainproof/drainproof/impl/coordinator"
 	"github.com/drainproof/drainproof/impl/node"
 	"github.com/drainproof/drainproof/impl/store"
+	"github.com/drainproof/drainproof/impl/store/storetest"
 	"github.com/drainproof/drainproof/impl/trace"
 )
 
@@ -525,7 +526,7 @@ func (r *runner) consume() error {
 
 // transient drops an injected store fault, which the caller retries.
 func transient(err error) error {
-	if errors.Is(err, store.ErrInjectedFault) {
+	if errors.Is(err, storetest.ErrInjectedFault) {
 		return nil
 	}
 	return err

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/drainproof/drainproof/impl/store"
+	"github.com/drainproof/drainproof/impl/store/storetest"
 )
 
 // mutexRegistry is the baseline: one global mutex around a plain map, a
@@ -77,7 +78,7 @@ func (r *mutexRegistry) do(req Request) error {
 }
 
 func newMutexRegistry() *mutexRegistry {
-	return &mutexRegistry{m: map[DispatcherID]TableID{}, es: store.NewMemEventStore(), ss: store.NewMemSchemaStore()}
+	return &mutexRegistry{m: map[DispatcherID]TableID{}, es: storetest.NewMemEventStore(), ss: storetest.NewMemSchemaStore()}
 }
 
 // ids precomputes dispatcher IDs so that formatting is not measured.
@@ -356,7 +357,7 @@ func BenchmarkRegistryCore(b *testing.B) {
 	start := time.Date(2026, 3, 6, 0, 0, 0, 0, time.UTC)
 	svc, err := New(Config{
 		NewStores: func(ClusterID) (store.EventStore, store.SchemaStore) {
-			return store.NewMemEventStore(), store.NewMemSchemaStore()
+			return storetest.NewMemEventStore(), storetest.NewMemSchemaStore()
 		},
 		// A fake clock, as in the service benchmarks' harness: the cost
 		// of reading the wall clock is not the registry's.
@@ -405,7 +406,7 @@ func BenchmarkRegistryCore(b *testing.B) {
 // (a spin, so that the delay does not depend on timer resolution), like a
 // schema store resolving a table.
 type slowSchemaStore struct {
-	*store.MemSchemaStore
+	*storetest.MemSchemaStore
 	d time.Duration
 }
 
@@ -452,7 +453,7 @@ func BenchmarkReportSlowStore(b *testing.B) {
 	b.Run("service", func(b *testing.B) {
 		h := newHarness(b, func(c *Config) {
 			c.NewStores = func(ClusterID) (store.EventStore, store.SchemaStore) {
-				return store.NewMemEventStore(), slowSchemaStore{store.NewMemSchemaStore(), slow}
+				return storetest.NewMemEventStore(), slowSchemaStore{storetest.NewMemSchemaStore(), slow}
 			}
 		})
 		ctx := context.Background()
@@ -464,7 +465,7 @@ func BenchmarkReportSlowStore(b *testing.B) {
 	})
 	b.Run("mutexmap", func(b *testing.B) {
 		r := newMutexRegistry()
-		r.ss = slowSchemaStore{store.NewMemSchemaStore(), slow}
+		r.ss = slowSchemaStore{storetest.NewMemSchemaStore(), slow}
 		run(b, func(w, i int) {
 			id := ids[w][i%idsPer]
 			r.register(id, TableID(w*idsPer+i%idsPer))

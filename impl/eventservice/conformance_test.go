@@ -10,6 +10,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/drainproof/drainproof/impl/store"
+	"github.com/drainproof/drainproof/impl/store/storetest"
 	"github.com/drainproof/drainproof/spec"
 )
 
@@ -87,15 +88,15 @@ type conformance struct {
 	inflight  int
 	inflightB int
 	held      heldKind
-	gate      *store.Gate
+	gate      *storetest.Hold
 	errc      chan error
 }
 
 func (c *conformance) id(d int) DispatcherID         { return DispatcherID(confDispatchers[d]) }
 func (c *conformance) table(d int) TableID           { return TableID(d + 1) }
 func (c *conformance) isTrigger(d int) bool          { return d == 2 }
-func (c *conformance) es(b int) *store.MemEventStore { return c.h.eventStore(confClusters[b]) }
-func (c *conformance) ss(b int) *store.MemSchemaStore {
+func (c *conformance) es(b int) *storetest.EventStore { return c.h.eventStore(confClusters[b]) }
+func (c *conformance) ss(b int) *storetest.MemSchemaStore {
 	return c.h.schemaStore(confClusters[b])
 }
 
@@ -247,7 +248,7 @@ func (c *conformance) register(t *rapid.T, d, b int, outcome string) {
 		return
 	case "fails":
 		c.ss(b).FailOnce(nil)
-		if err := c.h.do(c.request(d, b)); !errors.Is(err, store.ErrInjected) {
+		if err := c.h.do(c.request(d, b)); !errors.Is(err, storetest.ErrInjected) {
 			t.Fatalf("failing REGISTER %s: %v", c.id(d), err)
 		}
 		c.stepD(t, "BrokerSubscribe", d, (*spec.Model).BrokerSubscribe)
@@ -323,7 +324,7 @@ func (c *conformance) release(t *rapid.T, fail bool) {
 		c.gate.Release()
 		err := <-c.errc
 		c.inflight, c.gate = -1, nil
-		if !errors.Is(err, store.ErrInjected) {
+		if !errors.Is(err, storetest.ErrInjected) {
 			t.Fatalf("released failing REGISTER %s: %v", c.id(d), err)
 		}
 		c.stepD(t, "BrokerUnsubscribe", d, (*spec.Model).BrokerUnsubscribe)
@@ -338,7 +339,7 @@ func (c *conformance) release(t *rapid.T, fail bool) {
 	c.ss(b).Heal()
 	c.inflight, c.gate = -1, nil
 	if fail {
-		if !errors.Is(err, store.ErrInjected) {
+		if !errors.Is(err, storetest.ErrInjected) {
 			t.Fatalf("released failing REGISTER %s: %v", c.id(d), err)
 		}
 		c.specFail(t, d)

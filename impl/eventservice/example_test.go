@@ -6,13 +6,14 @@ import (
 
 	"github.com/drainproof/drainproof/impl/eventservice"
 	"github.com/drainproof/drainproof/impl/store"
+	"github.com/drainproof/drainproof/impl/store/storetest"
 )
 
 // A node's event service: register a dispatcher, see a STOPPING report
 // count it with admission closed, refuse a late registration, and report a
 // final zero once the dispatcher is removed.
 func Example() {
-	es, ss := store.NewMemEventStore(), store.NewMemSchemaStore()
+	es, ss := storetest.NewMemEventStore(), storetest.NewMemSchemaStore()
 	svc, err := eventservice.New(eventservice.Config{
 		NewStores: func(eventservice.ClusterID) (store.EventStore, store.SchemaStore) { return es, ss },
 	})

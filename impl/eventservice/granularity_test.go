@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drainproof/drainproof/impl/store"
+	"github.com/drainproof/drainproof/impl/store/storetest"
 	"github.com/drainproof/drainproof/impl/trace"
 )
 
@@ -152,7 +152,7 @@ func (h *harness) checkClosedReport(t *testing.T, n int64, closed bool, when str
 type gatedReg struct {
 	h     *harness
 	gated *pause
-	held  *store.Gate
+	held  *storetest.Hold
 	errc  <-chan error
 }
 
@@ -264,7 +264,7 @@ func testFailedRegistrationRollsBackLast(t *testing.T, opts ...harnessOption) {
 	h.checkClosedReport(t, n, closed, "inside the failed registration's store release")
 	unsub.Release()
 	h.eventStore("c2").Unblock()
-	if err := waitFor(t, errc, "the failed registration's outcome"); !errors.Is(err, store.ErrInjected) {
+	if err := waitFor(t, errc, "the failed registration's outcome"); !errors.Is(err, storetest.ErrInjected) {
 		t.Fatalf("failed registration: %v, want the injected RegisterTable error", err)
 	}
 	if n, _ := h.svc.Report(); n != 1 {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/drainproof/drainproof/impl/bugs"
 	"github.com/drainproof/drainproof/impl/store"
+	"github.com/drainproof/drainproof/impl/store/storetest"
 )
 
 // TestMain switches on the bug named by DRAINPROOF_BUG (build tag bugs),
@@ -43,8 +44,8 @@ type harness struct {
 	svc *Service
 
 	mu     sync.Mutex
-	es     map[ClusterID]*store.MemEventStore
-	ss     map[ClusterID]*store.MemSchemaStore
+	es     map[ClusterID]*storetest.EventStore
+	ss     map[ClusterID]*storetest.MemSchemaStore
 	events []Event
 
 	stopping atomic.Bool
@@ -59,8 +60,8 @@ func newHarness(t testingT, opts ...harnessOption) *harness {
 	t.Helper()
 	h := &harness{
 		t:  t,
-		es: make(map[ClusterID]*store.MemEventStore),
-		ss: make(map[ClusterID]*store.MemSchemaStore),
+		es: make(map[ClusterID]*storetest.EventStore),
+		ss: make(map[ClusterID]*storetest.MemSchemaStore),
 	}
 	h.now.Store(time.Date(2026, 3, 6, 0, 0, 0, 0, time.UTC).UnixNano())
 	cfg := Config{
@@ -94,20 +95,20 @@ func newHarness(t testingT, opts ...harnessOption) *harness {
 
 // eventStore returns cluster c's event store, creating it so that a test
 // can install faults before the broker exists.
-func (h *harness) eventStore(c ClusterID) *store.MemEventStore {
+func (h *harness) eventStore(c ClusterID) *storetest.EventStore {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.es[c] == nil {
-		h.es[c] = store.NewMemEventStore()
+		h.es[c] = storetest.NewMemEventStore()
 	}
 	return h.es[c]
 }
 
-func (h *harness) schemaStore(c ClusterID) *store.MemSchemaStore {
+func (h *harness) schemaStore(c ClusterID) *storetest.MemSchemaStore {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.ss[c] == nil {
-		h.ss[c] = store.NewMemSchemaStore()
+		h.ss[c] = storetest.NewMemSchemaStore()
 	}
 	return h.ss[c]
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/drainproof/drainproof/impl/store"
+	"github.com/drainproof/drainproof/impl/store/storetest"
 )
 
 // Config.QueueSize bounds the requests waiting, not the one running: while
@@ -64,7 +65,7 @@ func TestQueueBoundsWaitingRequests(t *testing.T) {
 // the test gives the service Run's context itself, so that queued requests
 // wait for the Do.
 func TestInlineDoRunsQueuedRequestsFirst(t *testing.T) {
-	es, ss := store.NewMemEventStore(), store.NewMemSchemaStore()
+	es, ss := storetest.NewMemEventStore(), storetest.NewMemSchemaStore()
 	svc, err := New(Config{NewStores: func(ClusterID) (store.EventStore, store.SchemaStore) { return es, ss }})
 	require.NoError(t, err)
 	bg := context.Background()
@@ -99,7 +100,7 @@ func TestDoWithDoneContext(t *testing.T) {
 }
 
 // panickySchemaStore panics in RegisterTable.
-type panickySchemaStore struct{ *store.MemSchemaStore }
+type panickySchemaStore struct{ *storetest.MemSchemaStore }
 
 func (panickySchemaStore) RegisterTable(context.Context, TableID, uint64) error {
 	panic("schema store bug")
@@ -115,7 +116,7 @@ func TestStorePanicEndsProcess(t *testing.T) {
 	if mode := os.Getenv("EVENTSERVICE_PANIC_CHILD"); mode != "" {
 		h := newHarness(t, func(c *Config) {
 			c.NewStores = func(ClusterID) (store.EventStore, store.SchemaStore) {
-				return store.NewMemEventStore(), panickySchemaStore{store.NewMemSchemaStore()}
+				return storetest.NewMemEventStore(), panickySchemaStore{storetest.NewMemSchemaStore()}
 			}
 		})
 		require.NoError(t, h.do(rem("c1", "nobody"))) // Run is running

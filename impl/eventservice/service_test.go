@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/drainproof/drainproof/impl/store"
+	"github.com/drainproof/drainproof/impl/store/storetest"
 )
 
 // R1, F-R3, F-R4 (upstream TestEventServiceDispatcherCount): the count
@@ -228,7 +229,7 @@ func (s *Service) byClusterForTest(c ClusterID) *broker {
 // UnregisterDispatcher, to play a notification already in flight on an
 // event-store goroutine when the dispatcher is released.
 type recordingEventStore struct {
-	*store.MemEventStore
+	*storetest.EventStore
 	mu        sync.Mutex
 	notifiers []func()
 	targets   []store.Notifier
@@ -239,7 +240,7 @@ func (r *recordingEventStore) RegisterDispatcher(id DispatcherID, sub store.Subs
 	r.notifiers = append(r.notifiers, func() { n.Notify(sub.Token) })
 	r.targets = append(r.targets, n)
 	r.mu.Unlock()
-	return r.MemEventStore.RegisterDispatcher(id, sub, n)
+	return r.EventStore.RegisterDispatcher(id, sub, n)
 }
 
 // R3, R4, F-R1 (upstream TestAddDispatcherUnregisterOnSchemaStoreError
@@ -249,19 +250,19 @@ func (r *recordingEventStore) RegisterDispatcher(id DispatcherID, sub store.Subs
 func TestRegisterTableFailureLeavesNoTrace(t *testing.T) {
 	tests := []struct {
 		name    string
-		install func(*store.MemSchemaStore)
+		install func(*storetest.MemSchemaStore)
 	}{
-		{"fails once", func(s *store.MemSchemaStore) { s.FailOnce(nil) }},
-		{"fails always", func(s *store.MemSchemaStore) { s.FailAlways(nil) }},
-		{"fails on a predicate", func(s *store.MemSchemaStore) {
+		{"fails once", func(s *storetest.MemSchemaStore) { s.FailOnce(nil) }},
+		{"fails always", func(s *storetest.MemSchemaStore) { s.FailAlways(nil) }},
+		{"fails on a predicate", func(s *storetest.MemSchemaStore) {
 			s.FailIf(func(tbl TableID, _ uint64) bool { return tbl == 1 }, context.Canceled)
 		}},
-		{"closed", func(s *store.MemSchemaStore) { s.Close() }},
+		{"closed", func(s *storetest.MemSchemaStore) { s.Close() }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			rec := &recordingEventStore{MemEventStore: store.NewMemEventStore()}
-			ss := store.NewMemSchemaStore()
+			rec := &recordingEventStore{EventStore: storetest.NewMemEventStore()}
+			ss := storetest.NewMemSchemaStore()
 			var h *harness
 			h = newHarness(t, func(c *Config) {
 				c.NewStores = func(ClusterID) (store.EventStore, store.SchemaStore) { return rec, ss }
@@ -521,7 +522,7 @@ func TestRequestValidationAndStop(t *testing.T) {
 	}
 
 	svc, err := New(Config{NewStores: func(ClusterID) (store.EventStore, store.SchemaStore) {
-		return store.NewMemEventStore(), store.NewMemSchemaStore()
+		return storetest.NewMemEventStore(), storetest.NewMemSchemaStore()
 	}})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -561,7 +562,7 @@ func TestRegisterRequiresClusterChangefeedTable(t *testing.T) {
 // its return.
 func TestCallsBeforeRun(t *testing.T) {
 	svc, err := New(Config{NewStores: func(ClusterID) (store.EventStore, store.SchemaStore) {
-		return store.NewMemEventStore(), store.NewMemSchemaStore()
+		return storetest.NewMemEventStore(), storetest.NewMemSchemaStore()
 	}})
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -593,10 +594,10 @@ func TestCallsBeforeRun(t *testing.T) {
 // that Notify reads the reused fields only as a reader of the
 // dispatcher's nstate, which the removal and the reuse exclude.
 func TestReusedDispatcherDropsEarlierNotifications(t *testing.T) {
-	rec := &recordingEventStore{MemEventStore: store.NewMemEventStore()}
+	rec := &recordingEventStore{EventStore: storetest.NewMemEventStore()}
 	var h *harness
 	h = newHarness(t, func(c *Config) {
-		c.NewStores = func(ClusterID) (store.EventStore, store.SchemaStore) { return rec, store.NewMemSchemaStore() }
+		c.NewStores = func(ClusterID) (store.EventStore, store.SchemaStore) { return rec, storetest.NewMemSchemaStore() }
 		c.Emit = func(e Event) { h.mu.Lock(); h.events = append(h.events, e); h.mu.Unlock() }
 	})
 	require.NoError(t, h.do(reg("d1", 1)))

@@ -74,8 +74,8 @@ type Resources struct {
 	Subscriptions int64
 }
 
-// Fault is an error path of a [DataStore] that a test can trigger with
-// InjectFault.
+// Fault is an error path of a [DataStore]'s data path, where a fault
+// injector ([WithFaultInjector]) can fail the step.
 type Fault int8
 
 // The fault points of the data path.
@@ -116,8 +116,6 @@ var (
 	// ErrBehindResolved is wrapped by WriteEvents' error for an event at
 	// or below the table's resolved timestamp.
 	ErrBehindResolved = errors.New("store: event at or below the resolved timestamp")
-	// ErrInjectedFault is the error of a fault injected without one.
-	ErrInjectedFault = errors.New("store: injected fault")
 	// ErrLeakedIterators is wrapped by Close's error when iterators were
 	// still open.
 	ErrLeakedIterators = errors.New("store: iterators still open at close")

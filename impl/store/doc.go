@@ -1,8 +1,8 @@
 // Package store defines the two stores an event broker registers a
-// dispatcher with, [EventStore] and [SchemaStore], and implementations
-// with fault injection for tests: the in-memory [MemEventStore] and
-// [MemSchemaStore], and [PebbleEventStore], an event store over Pebble as
-// upstream TiCDC's is.
+// dispatcher with, [EventStore] and [SchemaStore], and two event stores:
+// [PebbleEventStore], over Pebble as upstream TiCDC's is, and the
+// in-memory [MemEventStore]. Their test kit (fault switches, an in-memory
+// schema store, the conformance suite) is package storetest.
 //
 // # Data path
 //
@@ -16,15 +16,16 @@
 // engine (subscriptions, resolved timestamps, notifications, faults,
 // counts); only the storage differs: sorted slices, or one Pebble key per
 // event (table, commit timestamp, row key) in a directory that is removed
-// on Close when the store created it. One conformance test runs against
-// both.
+// on Close when the store created it. One conformance suite
+// (storetest.TestDataStore) holds both to the contract.
 //
 // Resource discipline (TiCDC PR #4366, upstream's defer batch.Close() in
 // writeEvents): every write batch and every iterator is closed on every
 // path, errors included. [DataStore.Resources] counts open batches,
-// iterators and subscriptions, and InjectFault fails each error path of
-// the data path ([Faults]) once, so that a test can require every count
-// back to zero after each failure. The bug LeakBatchOnError (package
+// iterators and subscriptions; a fault injector ([WithFaultInjector], the
+// seam storetest uses) can fail each error path of the data path
+// ([Faults]), so that a test can require every count back to zero after
+// each failure. The bug LeakBatchOnError (package
 // bugs, implementation-only) brings the leak back.
 //
 // Registering an ordinary dispatcher takes two store steps
@@ -34,19 +35,13 @@
 // schema store is still initialising (F-R1). Table-trigger
 // dispatchers touch neither store.
 //
-// The in-memory stores record exactly the state the model tracks per
-// dispatcher in tla/DrainRegistration.tla: the variable subscribed is
-// [MemEventStore.Subscribed], and schemaRef is a positive
-// [MemSchemaStore.Refs] for the dispatcher's table. Their fault switches
-// drive the model's store actions: a refusing event store gives
-// BrokerSubscribeRefused; a failing RegisterTable gives
-// BrokerRegisterTableFails; a blocked RegisterTable, or a blocked
-// UnregisterDispatcher, holds the broker between two steps so that a test
-// can observe the middle of an add or a remove (R2).
+// Usage:
 //
-// Rules the in-memory stores help check: R2 (no hidden registration), R3
-// (failure cleanup: no subscriber, no extra reference), R4 (no
-// notification after removal: [MemEventStore.Notify] calls the live
-// notifier, which the broker drops once it marked the dispatcher removed),
-// R9 (schema references balanced).
+//	es, err := store.OpenPebbleEventStore(ctx, dir)
+//	if err != nil { ... }
+//	defer es.Close()
+//	es.RegisterDispatcher(id, store.Subscription{Table: t, StartTs: ts}, notifier)
+//	_ = es.WriteEvents(t, events)          // the puller
+//	_ = es.AdvanceResolvedTs(t, resolved)
+//	_ = store.ReadEvents(es, id, after, resolved, func(e store.Event) bool { ...; return true })
 package store

@@ -2,7 +2,6 @@ package store
 
 import (
 	"cmp"
-	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -55,77 +54,43 @@ type engine struct {
 	// timestamp and its commit are one step.
 	wmu sync.Mutex
 
-	mu          sync.Mutex
-	subs        map[DispatcherID]subscriber
-	refuse      func(DispatcherID, Subscription) bool
-	unregGate   *Gate
-	closed      bool
-	registers   int
-	unregisters int
-	resolved    map[TableID]uint64
-	faults      map[Fault]error
-	iters       map[*iterator]struct{}
+	mu       sync.Mutex
+	subs     map[DispatcherID]subscriber
+	closed   bool
+	resolved map[TableID]uint64
+	iters    map[*iterator]struct{}
+	// inject is the fault injector of [WithFaultInjector] (nil: none).
+	inject func(Fault) error
 
 	batches atomic.Int64
 }
 
-func newEngine(data backend) engine {
+func newEngine(data backend, opts []Option) engine {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	return engine{data: data, subs: make(map[DispatcherID]subscriber), resolved: make(map[TableID]uint64),
-		faults: make(map[Fault]error), iters: make(map[*iterator]struct{})}
+		iters: make(map[*iterator]struct{}), inject: o.inject}
 }
 
 // RegisterDispatcher implements [EventStore]. It refuses when the store
-// is closed or the refusal predicate holds.
+// is closed.
 func (s *engine) RegisterDispatcher(id DispatcherID, sub Subscription, notify Notifier) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed || (s.refuse != nil && s.refuse(id, sub)) {
+	if s.closed {
 		return false
 	}
 	s.subs[id] = subscriber{sub: sub, notify: notify}
-	s.registers++
 	return true
 }
 
-// UnregisterDispatcher implements [EventStore]. While a gate from
-// BlockUnregister is held, it waits for its release first.
+// UnregisterDispatcher implements [EventStore].
 func (s *engine) UnregisterDispatcher(id DispatcherID) {
-	s.mu.Lock()
-	g := s.unregGate
-	s.mu.Unlock()
-	if g != nil {
-		_ = g.wait(context.Background())
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.subs, id)
-	s.unregisters++
-}
-
-// Refuse makes RegisterDispatcher refuse every id for which pred returns
-// true; a nil pred refuses nothing.
-func (s *engine) Refuse(pred func(DispatcherID, Subscription) bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.refuse = pred
-}
-
-// BlockUnregister makes UnregisterDispatcher calls wait until the returned
-// gate is released. The gate stays installed until Unblock.
-func (s *engine) BlockUnregister() *Gate {
-	g := newGate()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.unregGate = g
-	return g
-}
-
-// Unblock removes the gate installed by BlockUnregister (without releasing
-// calls it already holds).
-func (s *engine) Unblock() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.unregGate = nil
 }
 
 // Close closes the store (see [DataStore]): every later
@@ -161,54 +126,6 @@ func (s *engine) Close() error {
 	return errors.Join(errs...)
 }
 
-// Subscribed reports whether id holds a subscription.
-func (s *engine) Subscribed(id DispatcherID) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	_, ok := s.subs[id]
-	return ok
-}
-
-// Subscribers returns the subscribed ids, sorted.
-func (s *engine) Subscribers() []DispatcherID {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]DispatcherID, 0, len(s.subs))
-	for id := range s.subs {
-		out = append(out, id)
-	}
-	slices.Sort(out)
-	return out
-}
-
-// Registers returns the number of accepted RegisterDispatcher calls.
-func (s *engine) Registers() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.registers
-}
-
-// Unregisters returns the number of UnregisterDispatcher calls that
-// finished.
-func (s *engine) Unregisters() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.unregisters
-}
-
-// Notify calls id's notifier, as a resolved-ts notification would, on the
-// caller's goroutine. It returns false if id holds no subscription.
-func (s *engine) Notify(id DispatcherID) bool {
-	s.mu.Lock()
-	sub, ok := s.subs[id]
-	s.mu.Unlock()
-	if !ok {
-		return false
-	}
-	sub.notify.Notify(sub.sub.Token)
-	return true
-}
-
 // notifyTable calls the notifier of every subscriber of table, in
 // dispatcher order, on the caller's goroutine.
 func (s *engine) notifyTable(table TableID) {
@@ -237,24 +154,12 @@ func (s *engine) notifyTable(table TableID) {
 	}
 }
 
-// InjectFault makes the next pass through fault point f fail with err
-// (ErrInjectedFault if nil). Each injected fault fires once.
-func (s *engine) InjectFault(f Fault, err error) {
-	if err == nil {
-		err = ErrInjectedFault
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.faults[f] = err
-}
-
-// fault returns the error injected at f, once.
+// fault asks the fault injector, if any, whether the step at f fails.
 func (s *engine) fault(f Fault) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	err := s.faults[f]
-	delete(s.faults, f)
-	return err
+	if s.inject == nil {
+		return nil
+	}
+	return s.inject(f)
 }
 
 // Resources returns the open batches, iterators and subscriptions.

@@ -1,37 +1,10 @@
 package store_test
 
 import (
-	"context"
 	"fmt"
 
 	"github.com/drainproof/drainproof/impl/store"
 )
-
-// A schema store that fails its first RegisterTable, as one still
-// initialising does (F-R1).
-func ExampleMemSchemaStore_FailOnce() {
-	s := store.NewMemSchemaStore()
-	s.FailOnce(nil)
-	fmt.Println(s.RegisterTable(context.Background(), 42, 100))
-	fmt.Println(s.RegisterTable(context.Background(), 42, 100))
-	fmt.Println("references:", s.Refs(42))
-	// Output:
-	// store: injected RegisterTable failure
-	// <nil>
-	// references: 1
-}
-
-// The event store calls a subscriber's notifier until it is unregistered.
-func ExampleMemEventStore() {
-	es := store.NewMemEventStore()
-	es.RegisterDispatcher("d1", store.Subscription{Table: 42}, store.NotifierFunc(func() { fmt.Println("notified d1") }))
-	es.Notify("d1")
-	es.UnregisterDispatcher("d1")
-	fmt.Println("notify after unregister:", es.Notify("d1"))
-	// Output:
-	// notified d1
-	// notify after unregister: false
-}
 
 // A puller writes a table's events in a batch and advances its resolved
 // timestamp; a subscriber reads them in commit order.

@@ -7,17 +7,17 @@ import (
 	"sync"
 )
 
-// MemEventStore is an in-memory [DataStore]: it records subscriptions,
-// keeps each table's events sorted in memory, and can refuse
-// registrations, block unregistrations, inject faults on the data path
-// and close. Its zero value is not usable; call [NewMemEventStore].
+// MemEventStore is an in-memory [DataStore]: it records subscriptions and
+// keeps each table's events sorted in memory, for a process that needs no
+// durability and for tests (package storetest adds fault switches around
+// it). Its zero value is not usable; call [NewMemEventStore].
 type MemEventStore struct {
 	engine
 }
 
 // NewMemEventStore returns an empty, open event store.
-func NewMemEventStore() *MemEventStore {
-	return &MemEventStore{engine: newEngine(&memData{tables: make(map[TableID][]Event)})}
+func NewMemEventStore(opts ...Option) *MemEventStore {
+	return &MemEventStore{engine: newEngine(&memData{tables: make(map[TableID][]Event)}, opts)}
 }
 
 // memData keeps each table's events sorted by (CommitTs, Key).

@@ -19,8 +19,8 @@ import (
 // then row key, so that a table's events are one ordered key range. It
 // shares with [MemEventStore] everything but the storage: subscriptions,
 // resolved timestamps (kept in memory, as the puller re-sends them after
-// a restart), notifications, fault injection and resource counts. Its
-// zero value is not usable; call [NewPebbleEventStore].
+// a restart), notifications and resource counts. Its zero value is not
+// usable; call [NewPebbleEventStore].
 type PebbleEventStore struct {
 	engine
 	dir string
@@ -30,7 +30,7 @@ type PebbleEventStore struct {
 // creates a temporary directory that Close removes. The write-ahead log
 // is off, as in upstream's event store: the events are pulled again from
 // the upstream cluster after a crash.
-func NewPebbleEventStore(dir string) (*PebbleEventStore, error) {
+func NewPebbleEventStore(dir string, opts ...Option) (*PebbleEventStore, error) {
 	own := dir == ""
 	if own {
 		d, err := os.MkdirTemp("", "drainproof-pebble-")
@@ -50,19 +50,24 @@ func NewPebbleEventStore(dir string) (*PebbleEventStore, error) {
 		}
 		return nil, fmt.Errorf("store: pebble: %w", err)
 	}
-	return &PebbleEventStore{engine: newEngine(&pebbleData{db: db, dir: dir, own: own}), dir: dir}, nil
+	return &PebbleEventStore{engine: newEngine(&pebbleData{db: db, dir: dir, own: own}, opts), dir: dir}, nil
 }
 
 // OpenPebbleEventStore opens a Pebble event store in dir as
-// [NewPebbleEventStore] does, and retries a failed open under p (package
-// retry: the store-creation retry rule, as TiCDC retries its store
-// creation): a directory still locked by the process that is shutting
-// down before a restart, say. ctx ends the retries.
-func OpenPebbleEventStore(ctx context.Context, dir string, p retry.Policy) (*PebbleEventStore, error) {
+// [NewPebbleEventStore] does, and retries a failed open (package retry:
+// the store-creation retry rule, as TiCDC retries its store creation;
+// [WithOpenRetry] sets the policy): a directory still locked by the
+// process that is shutting down before a restart, say. ctx ends the
+// retries.
+func OpenPebbleEventStore(ctx context.Context, dir string, opts ...Option) (*PebbleEventStore, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	var s *PebbleEventStore
-	err := retry.Do(ctx, p, func(context.Context) error {
+	err := retry.Do(ctx, o.retry, func(context.Context) error {
 		var err error
-		s, err = NewPebbleEventStore(dir)
+		s, err = NewPebbleEventStore(dir, opts...)
 		return err
 	})
 	if err != nil {

@@ -40,13 +40,13 @@ func TestOpenPebbleRetriesTransientFailure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := store.OpenPebbleEventStore(context.Background(), dir, retry.Policy{MaxAttempts: 1}); err == nil {
+	if _, err := store.OpenPebbleEventStore(context.Background(), dir, store.WithOpenRetry(retry.Policy{MaxAttempts: 1})); err == nil {
 		t.Fatal("a second open of a locked directory succeeded: no transient failure to retry")
 	} else if !errors.Is(err, retry.ErrAttemptsExhausted) {
 		t.Fatalf("one attempt: %v, want ErrAttemptsExhausted", err)
 	}
 	clock := &closeOnSleep{t: t, held: held}
-	s, err := store.OpenPebbleEventStore(context.Background(), dir, retry.Policy{MaxAttempts: 3, Clock: clock})
+	s, err := store.OpenPebbleEventStore(context.Background(), dir, store.WithOpenRetry(retry.Policy{MaxAttempts: 3, Clock: clock}))
 	if err != nil {
 		t.Fatalf("open with retries: %v", err)
 	}

@@ -71,9 +71,5 @@ type SchemaStore interface {
 	UnregisterTable(table TableID)
 }
 
-// ErrClosed is returned by the in-memory stores after Close.
+// ErrClosed is returned by a store's calls after its Close.
 var ErrClosed = errors.New("store: closed")
-
-// ErrInjected is the error a [MemSchemaStore] fault returns when the test
-// gave none.
-var ErrInjected = errors.New("store: injected RegisterTable failure")

@@ -1,11 +1,8 @@
 package store_test
 
 import (
-	"context"
-	"errors"
 	"testing"
 
-	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
 	"github.com/drainproof/drainproof/impl/bugs"
@@ -20,106 +17,7 @@ func TestMain(m *testing.M) {
 }
 
 var (
-	_ store.EventStore  = (*store.MemEventStore)(nil)
-	_ store.DataStore   = (*store.MemEventStore)(nil)
-	_ store.DataStore   = (*store.PebbleEventStore)(nil)
-	_ store.SchemaStore = (*store.MemSchemaStore)(nil)
+	_ store.EventStore = (*store.MemEventStore)(nil)
+	_ store.DataStore  = (*store.MemEventStore)(nil)
+	_ store.DataStore  = (*store.PebbleEventStore)(nil)
 )
-
-func TestMemEventStoreSubscribeNotifyUnregister(t *testing.T) {
-	es := store.NewMemEventStore()
-	calls := 0
-	require.True(t, es.RegisterDispatcher("d1", store.Subscription{Table: 1}, store.NotifierFunc(func() { calls++ })))
-	require.True(t, es.Subscribed("d1"))
-	require.True(t, es.Notify("d1"))
-	require.Equal(t, 1, calls)
-	es.UnregisterDispatcher("d1")
-	require.False(t, es.Subscribed("d1"))
-	require.False(t, es.Notify("d1"), "no notifier after unregister") // R4
-	require.Equal(t, 1, es.Unregisters())
-	require.Empty(t, es.Subscribers())
-}
-
-func TestMemEventStoreRefuseAndClose(t *testing.T) {
-	es := store.NewMemEventStore()
-	es.Refuse(func(_ store.DispatcherID, s store.Subscription) bool { return s.OnlyReuse })
-	require.False(t, es.RegisterDispatcher("probe", store.Subscription{OnlyReuse: true}, store.NotifierFunc(func() {})))
-	require.True(t, es.RegisterDispatcher("local", store.Subscription{}, store.NotifierFunc(func() {})))
-	es.Close()
-	require.False(t, es.RegisterDispatcher("late", store.Subscription{}, store.NotifierFunc(func() {})))
-	require.Equal(t, []store.DispatcherID{"local"}, es.Subscribers())
-	require.Equal(t, 1, es.Registers())
-}
-
-func TestMemEventStoreBlockUnregister(t *testing.T) {
-	es := store.NewMemEventStore()
-	es.RegisterDispatcher("d1", store.Subscription{}, store.NotifierFunc(func() {}))
-	g := es.BlockUnregister()
-	done := make(chan struct{})
-	go func() { es.UnregisterDispatcher("d1"); close(done) }()
-	<-g.Entered()
-	require.True(t, es.Subscribed("d1"), "held unregister has not detached yet")
-	g.Release()
-	<-done
-	require.False(t, es.Subscribed("d1"))
-}
-
-func TestMemSchemaStoreFaults(t *testing.T) {
-	ctx := context.Background()
-	boom := errors.New("boom")
-	tests := []struct {
-		name    string
-		install func(*store.MemSchemaStore)
-		want    []error // results of three RegisterTable(7) calls
-	}{
-		{"none", func(*store.MemSchemaStore) {}, []error{nil, nil, nil}},
-		{"once", func(s *store.MemSchemaStore) { s.FailOnce(boom) }, []error{boom, nil, nil}},
-		{"always", func(s *store.MemSchemaStore) { s.FailAlways(nil) }, []error{store.ErrInjected, store.ErrInjected, store.ErrInjected}},
-		{"predicate", func(s *store.MemSchemaStore) {
-			s.FailIf(func(_ store.TableID, ts uint64) bool { return ts == 2 }, boom)
-		}, []error{nil, boom, nil}},
-		{"closed", func(s *store.MemSchemaStore) { s.Close() }, []error{store.ErrClosed, store.ErrClosed, store.ErrClosed}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			s := store.NewMemSchemaStore()
-			tt.install(s)
-			okCount := 0
-			for i, want := range tt.want {
-				err := s.RegisterTable(ctx, 7, uint64(i+1))
-				require.ErrorIs(t, err, want)
-				if want == nil {
-					require.NoError(t, err)
-					okCount++
-				}
-			}
-			// R9: a failed RegisterTable takes no reference.
-			require.Equal(t, okCount, s.Refs(7))
-			require.Equal(t, okCount, s.Registers())
-			for range okCount {
-				s.UnregisterTable(7)
-			}
-			require.Zero(t, s.TotalRefs())
-		})
-	}
-}
-
-func TestMemSchemaStoreBlockHonoursContext(t *testing.T) {
-	s := store.NewMemSchemaStore()
-	g := s.BlockRegisterTable()
-	ctx, cancel := context.WithCancel(context.Background())
-	errc := make(chan error)
-	go func() { errc <- s.RegisterTable(ctx, 1, 1) }()
-	<-g.Entered()
-	cancel()
-	require.ErrorIs(t, <-errc, context.Canceled)
-	require.Zero(t, s.Refs(1))
-
-	go func() { errc <- s.RegisterTable(context.Background(), 1, 1) }()
-	g.Release()
-	require.NoError(t, <-errc)
-	s.Unblock()
-	require.NoError(t, s.RegisterTable(context.Background(), 1, 2))
-	require.Equal(t, 2, s.Refs(1))
-	s.Heal()
-}

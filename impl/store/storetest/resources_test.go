@@ -1,4 +1,4 @@
-package store_test
+package storetest_test
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/drainproof/drainproof/impl/store"
+	"github.com/drainproof/drainproof/impl/store/storetest"
 )
 
 // TestResourcesBackToZeroOnEveryErrorPath is TiCDC PR #4366's batch
@@ -20,8 +21,8 @@ func TestResourcesBackToZeroOnEveryErrorPath(t *testing.T) {
 	boom := errors.New("boom")
 	for _, f := range store.Faults() {
 		t.Run(f.String(), func(t *testing.T) {
-			forEachStore(t, func(t *testing.T, s testStore) {
-				require.True(t, s.RegisterDispatcher("d", store.Subscription{Table: 1}, new(counter)))
+			forEachStore(t, func(t *testing.T, s *storetest.EventStore) {
+				require.True(t, s.RegisterDispatcher("d", store.Subscription{Table: 1}, counter{}))
 				require.NoError(t, s.WriteEvents(1, []store.Event{ev(1, "a", "1"), ev(2, "b", "2")}))
 				s.InjectFault(f, boom)
 				var err error
@@ -41,4 +42,41 @@ func TestResourcesBackToZeroOnEveryErrorPath(t *testing.T) {
 			})
 		})
 	}
+}
+
+// forEachStore runs test against a fresh in-memory and a fresh Pebble
+// store with fault switches, and closes each afterwards.
+func forEachStore(t *testing.T, test func(t *testing.T, s *storetest.EventStore)) {
+	open := map[string]func() (*storetest.EventStore, error){
+		"memory": func() (*storetest.EventStore, error) { return storetest.NewMemEventStore(), nil },
+		"pebble": func() (*storetest.EventStore, error) { return storetest.NewPebbleEventStore("") },
+	}
+	for _, name := range []string{"memory", "pebble"} {
+		t.Run(name, func(t *testing.T) {
+			s, err := open[name]()
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = s.Close() })
+			test(t, s)
+			require.NoError(t, s.Close())
+		})
+	}
+}
+
+type counter struct{}
+
+func (counter) Notify(uint64) {}
+
+func ev(ts uint64, k, v string) store.Event {
+	return store.Event{CommitTs: ts, Key: []byte(k), Value: []byte(v)}
+}
+
+// read returns the events of id's subscription in (after, upTo].
+func read(t *testing.T, s store.DataStore, id store.DispatcherID, after, upTo uint64) []string {
+	t.Helper()
+	var out []string
+	require.NoError(t, store.ReadEvents(s, id, after, upTo, func(e store.Event) bool {
+		out = append(out, e.String())
+		return true
+	}))
+	return out
 }

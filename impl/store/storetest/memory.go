@@ -1,34 +1,41 @@
-package store
+package storetest
 
 import (
 	"context"
+	"errors"
 	"sync"
+
+	"github.com/drainproof/drainproof/impl/store"
 )
 
-// Gate holds store calls until it is released. A test gets one from
-// [MemSchemaStore.BlockRegisterTable] or
-// [MemEventStore.BlockUnregister], waits on [Gate.Entered] until a call
-// is held, inspects the system, and calls [Gate.Release].
-type Gate struct {
+// ErrInjected is the error a [MemSchemaStore] fault returns when the test
+// gave none.
+var ErrInjected = errors.New("storetest: injected RegisterTable failure")
+
+// Hold holds store calls until it is released. A test gets one from
+// [MemSchemaStore.BlockRegisterTable] or [EventStore.BlockUnregister],
+// waits on [Hold.Entered] until a call is held, inspects the system, and
+// calls [Hold.Release].
+type Hold struct {
 	entered  chan struct{}
 	released chan struct{}
 	once     sync.Once
 	enter    sync.Once
 }
 
-func newGate() *Gate {
-	return &Gate{entered: make(chan struct{}), released: make(chan struct{})}
+func newHold() *Hold {
+	return &Hold{entered: make(chan struct{}), released: make(chan struct{})}
 }
 
 // Entered is closed once a call is held by g.
-func (g *Gate) Entered() <-chan struct{} { return g.entered }
+func (g *Hold) Entered() <-chan struct{} { return g.entered }
 
 // Release lets every held call (and every later one) go on. It may be
 // called more than once.
-func (g *Gate) Release() { g.once.Do(func() { close(g.released) }) }
+func (g *Hold) Release() { g.once.Do(func() { close(g.released) }) }
 
 // wait holds the caller until g is released or ctx is done.
-func (g *Gate) wait(ctx context.Context) error {
+func (g *Hold) wait(ctx context.Context) error {
 	g.enter.Do(func() { close(g.entered) })
 	select {
 	case <-g.released:
@@ -38,16 +45,16 @@ func (g *Gate) wait(ctx context.Context) error {
 	}
 }
 
-// MemSchemaStore is an in-memory [SchemaStore] that counts references per
+// MemSchemaStore is an in-memory [store.SchemaStore] that counts references per
 // table and can fail or block RegisterTable and close. Its zero value is
 // not usable; call [NewMemSchemaStore].
 type MemSchemaStore struct {
 	mu          sync.Mutex
-	refs        map[TableID]int
-	fail        func(TableID, uint64) bool
+	refs        map[store.TableID]int
+	fail        func(store.TableID, uint64) bool
 	failErr     error
 	failOnce    bool
-	gate        *Gate
+	hold        *Hold
 	closed      bool
 	registers   int
 	unregisters int
@@ -55,16 +62,16 @@ type MemSchemaStore struct {
 
 // NewMemSchemaStore returns an empty, open schema store.
 func NewMemSchemaStore() *MemSchemaStore {
-	return &MemSchemaStore{refs: make(map[TableID]int)}
+	return &MemSchemaStore{refs: make(map[store.TableID]int)}
 }
 
-// RegisterTable implements [SchemaStore]. In order: a gate from
+// RegisterTable implements [store.SchemaStore]. In order: a hold from
 // BlockRegisterTable holds the call (it returns ctx's error if ctx is done
-// first); a closed store returns [ErrClosed]; an installed failure returns
+// first); a closed store returns [store.ErrClosed]; an installed failure returns
 // its error; otherwise it takes the reference.
-func (s *MemSchemaStore) RegisterTable(ctx context.Context, table TableID, startTs uint64) error {
+func (s *MemSchemaStore) RegisterTable(ctx context.Context, table store.TableID, startTs uint64) error {
 	s.mu.Lock()
-	g := s.gate
+	g := s.hold
 	s.mu.Unlock()
 	if g != nil {
 		if err := g.wait(ctx); err != nil {
@@ -74,7 +81,7 @@ func (s *MemSchemaStore) RegisterTable(ctx context.Context, table TableID, start
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return ErrClosed
+		return store.ErrClosed
 	}
 	if s.fail != nil && s.fail(table, startTs) {
 		err := s.failErr
@@ -88,10 +95,10 @@ func (s *MemSchemaStore) RegisterTable(ctx context.Context, table TableID, start
 	return nil
 }
 
-// UnregisterTable implements [SchemaStore]. Releasing a table with no
+// UnregisterTable implements [store.SchemaStore]. Releasing a table with no
 // reference is a no-op (and is visible as a mismatch of
 // [MemSchemaStore.Unregisters] and [MemSchemaStore.Registers]).
-func (s *MemSchemaStore) UnregisterTable(table TableID) {
+func (s *MemSchemaStore) UnregisterTable(table store.TableID) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.unregisters++
@@ -103,7 +110,7 @@ func (s *MemSchemaStore) UnregisterTable(table TableID) {
 	}
 }
 
-func (s *MemSchemaStore) setFail(pred func(TableID, uint64) bool, err error, once bool) {
+func (s *MemSchemaStore) setFail(pred func(store.TableID, uint64) bool, err error, once bool) {
 	if err == nil {
 		err = ErrInjected
 	}
@@ -115,18 +122,18 @@ func (s *MemSchemaStore) setFail(pred func(TableID, uint64) bool, err error, onc
 // FailOnce makes the next RegisterTable call fail with err (ErrInjected
 // if nil).
 func (s *MemSchemaStore) FailOnce(err error) {
-	s.setFail(func(TableID, uint64) bool { return true }, err, true)
+	s.setFail(func(store.TableID, uint64) bool { return true }, err, true)
 }
 
 // FailAlways makes every RegisterTable call fail with err (ErrInjected if
 // nil) until [MemSchemaStore.Heal].
 func (s *MemSchemaStore) FailAlways(err error) {
-	s.setFail(func(TableID, uint64) bool { return true }, err, false)
+	s.setFail(func(store.TableID, uint64) bool { return true }, err, false)
 }
 
 // FailIf makes every RegisterTable call for which pred holds fail with err
 // (ErrInjected if nil) until [MemSchemaStore.Heal].
-func (s *MemSchemaStore) FailIf(pred func(table TableID, startTs uint64) bool, err error) {
+func (s *MemSchemaStore) FailIf(pred func(table store.TableID, startTs uint64) bool, err error) {
 	s.setFail(pred, err, false)
 }
 
@@ -138,24 +145,24 @@ func (s *MemSchemaStore) Heal() {
 }
 
 // BlockRegisterTable makes RegisterTable calls wait until the returned
-// gate is released. The gate stays installed until [MemSchemaStore.Unblock].
-func (s *MemSchemaStore) BlockRegisterTable() *Gate {
-	g := newGate()
+// hold is released. The hold stays installed until [MemSchemaStore.Unblock].
+func (s *MemSchemaStore) BlockRegisterTable() *Hold {
+	g := newHold()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.gate = g
+	s.hold = g
 	return g
 }
 
-// Unblock removes the gate installed by BlockRegisterTable (without
+// Unblock removes the hold installed by BlockRegisterTable (without
 // releasing calls it already holds).
 func (s *MemSchemaStore) Unblock() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.gate = nil
+	s.hold = nil
 }
 
-// Close makes every later RegisterTable fail with [ErrClosed].
+// Close makes every later RegisterTable fail with [store.ErrClosed].
 func (s *MemSchemaStore) Close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -163,7 +170,7 @@ func (s *MemSchemaStore) Close() {
 }
 
 // Refs returns the number of references held on table.
-func (s *MemSchemaStore) Refs(table TableID) int {
+func (s *MemSchemaStore) Refs(table store.TableID) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.refs[table]
