@@ -92,9 +92,9 @@ type conformance struct {
 	errc      chan error
 }
 
-func (c *conformance) id(d int) DispatcherID         { return DispatcherID(confDispatchers[d]) }
-func (c *conformance) table(d int) TableID           { return TableID(d + 1) }
-func (c *conformance) isTrigger(d int) bool          { return d == 2 }
+func (c *conformance) id(d int) DispatcherID          { return DispatcherID(confDispatchers[d]) }
+func (c *conformance) table(d int) TableID            { return TableID(d + 1) }
+func (c *conformance) isTrigger(d int) bool           { return d == 2 }
 func (c *conformance) es(b int) *storetest.EventStore { return c.h.eventStore(confClusters[b]) }
 func (c *conformance) ss(b int) *storetest.MemSchemaStore {
 	return c.h.schemaStore(confClusters[b])
