@@ -1,6 +1,8 @@
 package spec
 
 import (
+	"github.com/drainproof/drainproof/tla/names"
+
 	"errors"
 	"fmt"
 	"reflect"
@@ -90,23 +92,23 @@ var bugNames = []struct {
 	name string
 	bug  Bug
 }{
-	{"IgnoreBrokerCount", IgnoreBrokerCount},
-	{"TrustLivenessResponse", TrustLivenessResponse},
-	{"AcceptStaleEpoch", AcceptStaleEpoch},
-	{"CountAfterPublish", CountAfterPublish},
-	{"NoAdmissionGate", NoAdmissionGate},
-	{"DecrementBeforeCleanup", DecrementBeforeCleanup},
-	{"LeakOnSchemaFailure", LeakOnSchemaFailure},
-	{"DoubleDecrement", DoubleDecrement},
-	{"DoubleIncrement", DoubleIncrement},
-	{"UnknownErasesCount", UnknownErasesCount},
-	{"SampleBeforeClose", SampleBeforeClose},
-	{"ClosedBeforeBrokers", ClosedBeforeBrokers},
-	{"RollbackBeforeUnsubscribe", RollbackBeforeUnsubscribe},
-	{"SkipDraining", SkipDraining},
-	{"NodeAcceptsSkip", NodeAcceptsSkip},
-	{"LegacyOnUnknown", LegacyOnUnknown},
-	{"NoReReport", NoReReport},
+	{names.BugIgnoreBrokerCount, IgnoreBrokerCount},
+	{names.BugTrustLivenessResponse, TrustLivenessResponse},
+	{names.BugAcceptStaleEpoch, AcceptStaleEpoch},
+	{names.BugCountAfterPublish, CountAfterPublish},
+	{names.BugNoAdmissionGate, NoAdmissionGate},
+	{names.BugDecrementBeforeCleanup, DecrementBeforeCleanup},
+	{names.BugLeakOnSchemaFailure, LeakOnSchemaFailure},
+	{names.BugDoubleDecrement, DoubleDecrement},
+	{names.BugDoubleIncrement, DoubleIncrement},
+	{names.BugUnknownErasesCount, UnknownErasesCount},
+	{names.BugSampleBeforeClose, SampleBeforeClose},
+	{names.BugClosedBeforeBrokers, ClosedBeforeBrokers},
+	{names.BugRollbackBeforeUnsubscribe, RollbackBeforeUnsubscribe},
+	{names.BugSkipDraining, SkipDraining},
+	{names.BugNodeAcceptsSkip, NodeAcceptsSkip},
+	{names.BugLegacyOnUnknown, LegacyOnUnknown},
+	{names.BugNoReReport, NoReReport},
 }
 
 // BugNames lists the names of the bugs, as the TLA+ set BugNames spells

@@ -1,5 +1,7 @@
 package spec
 
+import "github.com/drainproof/drainproof/tla/names"
+
 // This file holds the liveness property DrainCompletes and the fairness
 // of Spec (TLA+ Fairness), one instance per conjunct.
 
@@ -14,26 +16,26 @@ var fairness = []struct {
 	acts      []action
 	knownOnly bool
 }{
-	{"WF BrokerStepsAny", false, []action{actBrokerAdmit, actBrokerReleaseOld, actBrokerSubscribe, actBrokerSubscribeRefused,
-		actBrokerRegisterTable, actBrokerRegisterTableFails, actBrokerUnsubscribe, actBrokerRollback, actBrokerRemoveFinish}, false},
-	{"WF CollectorRemoves", false, []action{actCollectorRemove}, false},
-	{"WF ServiceCloses", false, []action{actServiceStartClose, actServiceCloseBroker, actServiceFinishClose}, false},
-	{"WF CoordSteps", false, []action{actCoordLearnVersion, actMaintainerReportProgress}, false},
-	{"SF ReportSteps", true, []action{actNodeStartHeartbeat, actServiceStartReport, actServiceReadBroker, actServiceSendReport}, false},
-	{"SF NodeSendHeartbeat", true, []action{actNodeSendHeartbeat}, false},
-	{"SF CoordSendsCommand", true, []action{actCoordSendDraining, actCoordSendStopping}, false},
-	{"SF CoordAnswersDrainNode", true, []action{actCoordCompleteDrain, actCoordLegacyRestart}, false},
-	{"SF LogCoordAnswer", true, []action{actLogCoordAnswer}, false},
-	{"SF NodeTakesCommand", true, []action{actNodeRecvCommand}, false},
-	{"SF CoordTakesObservation", true, []action{actCoordRecvHeartbeat, actCoordRecvResponse}, false},
-	{"SF CoordTakesAnswer", true, []action{actCoordRecvAnswer}, false},
-	{"SF CoordTakesKnownAnswer", true, []action{actCoordRecvAnswer}, true},
-	{"SF LogCoordTakesReport", true, []action{actLogCoordRecvReport}, false},
+	{"WF BrokerStepsAny", false, []action{names.BrokerAdmit, names.BrokerReleaseOld, names.BrokerSubscribe, names.BrokerSubscribeRefused,
+		names.BrokerRegisterTable, names.BrokerRegisterTableFails, names.BrokerUnsubscribe, names.BrokerRollback, names.BrokerRemoveFinish}, false},
+	{"WF CollectorRemoves", false, []action{names.CollectorRemove}, false},
+	{"WF ServiceCloses", false, []action{names.ServiceStartClose, names.ServiceCloseBroker, names.ServiceFinishClose}, false},
+	{"WF CoordSteps", false, []action{names.CoordLearnVersion, names.MaintainerReportProgress}, false},
+	{"SF ReportSteps", true, []action{names.NodeStartHeartbeat, names.ServiceStartReport, names.ServiceReadBroker, names.ServiceSendReport}, false},
+	{"SF NodeSendHeartbeat", true, []action{names.NodeSendHeartbeat}, false},
+	{"SF CoordSendsCommand", true, []action{names.CoordSendDraining, names.CoordSendStopping}, false},
+	{"SF CoordAnswersDrainNode", true, []action{names.CoordCompleteDrain, names.CoordLegacyRestart}, false},
+	{"SF LogCoordAnswer", true, []action{names.LogCoordAnswer}, false},
+	{"SF NodeTakesCommand", true, []action{names.NodeRecvCommand}, false},
+	{"SF CoordTakesObservation", true, []action{names.CoordRecvHeartbeat, names.CoordRecvResponse}, false},
+	{"SF CoordTakesAnswer", true, []action{names.CoordRecvAnswer}, false},
+	{"SF CoordTakesKnownAnswer", true, []action{names.CoordRecvAnswer}, true},
+	{"SF LogCoordTakesReport", true, []action{names.LogCoordRecvReport}, false},
 }
 
 // fairMasks maps an action to the fairness conjuncts its steps satisfy:
 // all, and those that only a known answer satisfies.
-var fairMasks, fairKnownMasks = func() (all, known [numActions]uint64) {
+var fairMasks, fairKnownMasks = func() (all, known [names.NumActions]uint64) {
 	for i, f := range fairness {
 		for _, a := range f.acts {
 			if f.knownOnly {
@@ -50,7 +52,7 @@ var fairMasks, fairKnownMasks = func() (all, known [numActions]uint64) {
 // takes the message off the network).
 func isReceive(a action) bool {
 	switch a {
-	case actNodeRecvCommand, actCoordRecvHeartbeat, actCoordRecvResponse, actCoordRecvAnswer, actLogCoordRecvReport:
+	case names.NodeRecvCommand, names.CoordRecvHeartbeat, names.CoordRecvResponse, names.CoordRecvAnswer, names.LogCoordRecvReport:
 		return true
 	}
 	return false
@@ -74,7 +76,7 @@ func (m *Model) fairOf(st step) uint64 {
 		return 0
 	}
 	mask := fairMasks[st.act]
-	if st.act == actCoordRecvAnswer && m.msgs[st.msg].Epoch != None {
+	if st.act == names.CoordRecvAnswer && m.msgs[st.msg].Epoch != None {
 		mask |= fairKnownMasks[st.act]
 	}
 	return mask

@@ -2,100 +2,22 @@ package spec
 
 import (
 	"fmt"
+	"github.com/drainproof/drainproof/tla/names"
 	"strings"
 )
 
-// action numbers the TLA+ actions in the order of Next's disjuncts.
-type action uint8
-
-const (
-	actCollectorSendRegister action = iota
-	actServiceRecvRegister
-	actNetLoseRegister
-	actCollectorRemove
-	actBrokerAdmit
-	actBrokerReleaseOld
-	actBrokerSubscribe
-	actBrokerSubscribeRefused
-	actBrokerRegisterTable
-	actBrokerRegisterTableFails
-	actBrokerUnsubscribe
-	actBrokerRollback
-	actBrokerRemoveFinish
-	actBrokerInactivityCleanup
-	actServiceStartClose
-	actServiceCloseBroker
-	actServiceFinishClose
-	actNodeStartHeartbeat
-	actServiceStartReport
-	actServiceReadBroker
-	actNodeSendHeartbeat
-	actServiceSendReport
-	actNodeRecvCommand
-	actNodeCrashRestart
-	actUpgradeRestart
-	actCoordLearnVersion
-	actCoordSendDraining
-	actCoordSendStopping
-	actCoordLegacyRestart
-	actMaintainerReportProgress
-	actCoordRecvHeartbeat
-	actCoordRecvResponse
-	actCoordRecvAnswer
-	actCoordCompleteDrain
-	actLogCoordRecvReport
-	actLogCoordAnswer
-	actLogCoordAnswerUnknown
-	actLogCoordExpire
-	actNetLose
-	numActions
-)
-
-// actionNames are the TLA+ action operators' names.
-var actionNames = [numActions]string{
-	"CollectorSendRegister",
-	"ServiceRecvRegister",
-	"NetLoseRegister",
-	"CollectorRemove",
-	"BrokerAdmit",
-	"BrokerReleaseOld",
-	"BrokerSubscribe",
-	"BrokerSubscribeRefused",
-	"BrokerRegisterTable",
-	"BrokerRegisterTableFails",
-	"BrokerUnsubscribe",
-	"BrokerRollback",
-	"BrokerRemoveFinish",
-	"BrokerInactivityCleanup",
-	"ServiceStartClose",
-	"ServiceCloseBroker",
-	"ServiceFinishClose",
-	"NodeStartHeartbeat",
-	"ServiceStartReport",
-	"ServiceReadBroker",
-	"NodeSendHeartbeat",
-	"ServiceSendReport",
-	"NodeRecvCommand",
-	"NodeCrashRestart",
-	"UpgradeRestart",
-	"CoordLearnVersion",
-	"CoordSendDraining",
-	"CoordSendStopping",
-	"CoordLegacyRestart",
-	"MaintainerReportProgress",
-	"CoordRecvHeartbeat",
-	"CoordRecvResponse",
-	"CoordRecvAnswer",
-	"CoordCompleteDrain",
-	"LogCoordRecvReport",
-	"LogCoordAnswer",
-	"LogCoordAnswerUnknown",
-	"LogCoordExpire",
-	"NetLose",
-}
+// action numbers the TLA+ actions in the order of Next's disjuncts: the
+// model's names (package names) are the transcription's.
+type action = names.Action
 
 // ActionNames lists the names of the TLA+ actions, in Next's order.
-func ActionNames() []string { return append([]string(nil), actionNames[:]...) }
+func ActionNames() []string {
+	out := make([]string, names.NumActions)
+	for i := range out {
+		out[i] = action(i).String()
+	}
+	return out
+}
 
 // ActionNames lists the names of the TLA+ actions, in Next's order (for
 // reports that list every action, such as check --coverage).
@@ -121,15 +43,15 @@ func (m *Model) brokerSteps(s *State, d int, next *State, f func(st step)) {
 			f(step{act: a, d: int8(d)})
 		}
 	}
-	emit(actBrokerAdmit, m.brokerAdmit(s, next, d))
-	emit(actBrokerReleaseOld, m.brokerReleaseOld(s, next, d))
-	emit(actBrokerSubscribe, m.brokerSubscribe(s, next, d))
-	emit(actBrokerSubscribeRefused, m.brokerSubscribeRefused(s, next, d))
-	emit(actBrokerRegisterTable, m.brokerRegisterTable(s, next, d))
-	emit(actBrokerRegisterTableFails, m.brokerRegisterTableFails(s, next, d))
-	emit(actBrokerUnsubscribe, m.brokerUnsubscribe(s, next, d))
-	emit(actBrokerRollback, m.brokerRollback(s, next, d))
-	emit(actBrokerRemoveFinish, m.brokerRemoveFinish(s, next, d))
+	emit(names.BrokerAdmit, m.brokerAdmit(s, next, d))
+	emit(names.BrokerReleaseOld, m.brokerReleaseOld(s, next, d))
+	emit(names.BrokerSubscribe, m.brokerSubscribe(s, next, d))
+	emit(names.BrokerSubscribeRefused, m.brokerSubscribeRefused(s, next, d))
+	emit(names.BrokerRegisterTable, m.brokerRegisterTable(s, next, d))
+	emit(names.BrokerRegisterTableFails, m.brokerRegisterTableFails(s, next, d))
+	emit(names.BrokerUnsubscribe, m.brokerUnsubscribe(s, next, d))
+	emit(names.BrokerRollback, m.brokerRollback(s, next, d))
+	emit(names.BrokerRemoveFinish, m.brokerRemoveFinish(s, next, d))
 }
 
 // succ calls f for every successor of s, in the order TLC generates them
@@ -154,7 +76,7 @@ func (m *Model) succCollectorsBrokers(s *State, next *State, f func(st step)) {
 	for d := 0; d < m.nd; d++ {
 		for b := 0; b < m.nb; b++ {
 			if m.collectorSendRegister(s, next, d, b) {
-				f(step{act: actCollectorSendRegister, d: int8(d), b: int8(b)})
+				f(step{act: names.CollectorSendRegister, d: int8(d), b: int8(b)})
 			}
 		}
 	}
@@ -162,21 +84,21 @@ func (m *Model) succCollectorsBrokers(s *State, next *State, f func(st step)) {
 		for d := 0; d < m.nd; d++ {
 			for b := 0; b < m.nb; b++ {
 				if m.serviceRecvRegister(s, next, d, b) {
-					f(step{act: actServiceRecvRegister, d: int8(d), b: int8(b)})
+					f(step{act: names.ServiceRecvRegister, d: int8(d), b: int8(b)})
 				}
 			}
 		}
 		for d := 0; d < m.nd; d++ {
 			for b := 0; b < m.nb; b++ {
 				if m.netLoseRegister(s, next, d, b) {
-					f(step{act: actNetLoseRegister, d: int8(d), b: int8(b)})
+					f(step{act: names.NetLoseRegister, d: int8(d), b: int8(b)})
 				}
 			}
 		}
 	}
 	for d := 0; d < m.nd; d++ {
 		if m.collectorRemove(s, next, d) {
-			f(step{act: actCollectorRemove, d: int8(d)})
+			f(step{act: names.CollectorRemove, d: int8(d)})
 		}
 	}
 	for d := 0; d < m.nd; d++ { // BrokerStepsAny
@@ -188,7 +110,7 @@ func (m *Model) succCollectorsBrokers(s *State, next *State, f func(st step)) {
 	if m.has(DoubleDecrement) {
 		for d := 0; d < m.nd; d++ {
 			if m.brokerInactivityCleanup(s, next, d) {
-				f(step{act: actBrokerInactivityCleanup, d: int8(d)})
+				f(step{act: names.BrokerInactivityCleanup, d: int8(d)})
 			}
 		}
 	}
@@ -198,42 +120,42 @@ func (m *Model) succCollectorsBrokers(s *State, next *State, f func(st step)) {
 // ServiceStartClose to UpgradeRestart.
 func (m *Model) succServiceNode(s *State, next *State, f func(st step)) {
 	if m.serviceStartClose(s, next) {
-		f(step{act: actServiceStartClose})
+		f(step{act: names.ServiceStartClose})
 	}
 	for b := 0; b < m.nb; b++ {
 		if m.serviceCloseBroker(s, next, b) {
-			f(step{act: actServiceCloseBroker, b: int8(b)})
+			f(step{act: names.ServiceCloseBroker, b: int8(b)})
 		}
 	}
 	if m.serviceFinishClose(s, next) {
-		f(step{act: actServiceFinishClose})
+		f(step{act: names.ServiceFinishClose})
 	}
 	if m.nodeStartHeartbeat(s, next) {
-		f(step{act: actNodeStartHeartbeat})
+		f(step{act: names.NodeStartHeartbeat})
 	}
 	if m.serviceStartReport(s, next) {
-		f(step{act: actServiceStartReport})
+		f(step{act: names.ServiceStartReport})
 	}
 	for b := 0; b < m.nb; b++ {
 		if m.serviceReadBroker(s, next, b) {
-			f(step{act: actServiceReadBroker, b: int8(b)})
+			f(step{act: names.ServiceReadBroker, b: int8(b)})
 		}
 	}
 	if m.nodeSendHeartbeat(s, next) {
-		f(step{act: actNodeSendHeartbeat})
+		f(step{act: names.NodeSendHeartbeat})
 	}
 	if m.serviceSendReport(s, next) {
-		f(step{act: actServiceSendReport})
+		f(step{act: names.ServiceSendReport})
 	}
 	m.recvAll(s, KindCmd, next, f)
 	for _, v := range m.versions {
 		if m.nodeCrashRestart(s, next, v) {
-			f(step{act: actNodeCrashRestart, v: v})
+			f(step{act: names.NodeCrashRestart, v: v})
 		}
 	}
 	for _, v := range m.versions {
 		if m.upgradeRestart(s, next, v) {
-			f(step{act: actUpgradeRestart, v: v})
+			f(step{act: names.UpgradeRestart, v: v})
 		}
 	}
 }
@@ -242,39 +164,39 @@ func (m *Model) succServiceNode(s *State, next *State, f func(st step)) {
 // CoordLearnVersion to the end (NetLoses).
 func (m *Model) succCoord(s *State, next *State, f func(st step)) {
 	if m.coordLearnVersion(s, next) {
-		f(step{act: actCoordLearnVersion})
+		f(step{act: names.CoordLearnVersion})
 	}
 	if m.coordSendDraining(s, next) {
-		f(step{act: actCoordSendDraining})
+		f(step{act: names.CoordSendDraining})
 	}
 	if m.coordSendStopping(s, next) {
-		f(step{act: actCoordSendStopping})
+		f(step{act: names.CoordSendStopping})
 	}
 	if m.coordLegacyRestart(s, next) {
-		f(step{act: actCoordLegacyRestart})
+		f(step{act: names.CoordLegacyRestart})
 	}
 	if m.maintainerReportProgress(s, next) {
-		f(step{act: actMaintainerReportProgress})
+		f(step{act: names.MaintainerReportProgress})
 	}
 	m.recvAll(s, KindHb, next, f)
 	m.recvAll(s, KindResp, next, f)
 	m.recvAll(s, KindAns, next, f)
 	if m.coordCompleteDrain(s, next) {
-		f(step{act: actCoordCompleteDrain})
+		f(step{act: names.CoordCompleteDrain})
 	}
 	m.recvAll(s, KindReport, next, f)
 	if m.logCoordAnswer(s, next) {
-		f(step{act: actLogCoordAnswer})
+		f(step{act: names.LogCoordAnswer})
 	}
 	if m.logCoordAnswerUnknown(s, next) {
-		f(step{act: actLogCoordAnswerUnknown})
+		f(step{act: names.LogCoordAnswerUnknown})
 	}
 	if m.logCoordExpire(s, next) {
-		f(step{act: actLogCoordExpire})
+		f(step{act: names.LogCoordExpire})
 	}
 	for i := 0; i < int(s.NetLen); i++ { // NetLoses
 		if m.netLose(s, next, s.Net[i]) {
-			f(step{act: actNetLose, msg: s.Net[i]})
+			f(step{act: names.NetLose, msg: s.Net[i]})
 		}
 	}
 }
@@ -290,11 +212,11 @@ func (m *Model) recvAll(s *State, k Kind, next *State, f func(st step)) {
 
 // recvAction is the receive action of a message of kind k.
 var recvAction = [numKinds]action{
-	KindCmd:    actNodeRecvCommand,
-	KindResp:   actCoordRecvResponse,
-	KindHb:     actCoordRecvHeartbeat,
-	KindReport: actLogCoordRecvReport,
-	KindAns:    actCoordRecvAnswer,
+	KindCmd:    names.NodeRecvCommand,
+	KindResp:   names.CoordRecvResponse,
+	KindHb:     names.CoordRecvHeartbeat,
+	KindReport: names.LogCoordRecvReport,
+	KindAns:    names.CoordRecvAnswer,
 }
 
 // recv emits the receive action of message id (in flight), taking it off
@@ -304,15 +226,15 @@ func (m *Model) recv(s *State, id msgID, next *State, f func(st step)) {
 	for _, keep := range [2]bool{false, true} {
 		var ok bool
 		switch a {
-		case actNodeRecvCommand:
+		case names.NodeRecvCommand:
 			ok = m.nodeRecvCommand(s, next, id, keep)
-		case actCoordRecvHeartbeat:
+		case names.CoordRecvHeartbeat:
 			ok = m.coordRecvHeartbeat(s, next, id, keep)
-		case actCoordRecvResponse:
+		case names.CoordRecvResponse:
 			ok = m.coordRecvResponse(s, next, id, keep)
-		case actCoordRecvAnswer:
+		case names.CoordRecvAnswer:
 			ok = m.coordRecvAnswer(s, next, id, keep)
-		case actLogCoordRecvReport:
+		case names.LogCoordRecvReport:
 			ok = m.logCoordRecvReport(s, next, id, keep)
 		}
 		if ok {
@@ -324,7 +246,7 @@ func (m *Model) recv(s *State, id msgID, next *State, f func(st step)) {
 // Next emits every successor of s with the TLA+ action's name (TLA+ Next).
 func (m *Model) Next(s State, emit func(action string, next State)) {
 	var t State
-	m.succ(&s, &t, func(st step) { emit(actionNames[st.act], t) })
+	m.succ(&s, &t, func(st step) { emit(st.act.String(), t) })
 }
 
 // NextInto is Next for the model checker's search: it writes each
@@ -332,7 +254,7 @@ func (m *Model) Next(s State, emit func(action string, next State)) {
 // so a successor is not copied through the calls (see modelcheck's
 // InPlace). It keeps neither pointer.
 func (m *Model) NextInto(s, next *State, emit func(action string)) {
-	m.succ(s, next, func(st step) { emit(actionNames[st.act]) })
+	m.succ(s, next, func(st step) { emit(st.act.String()) })
 }
 
 // Describe labels the step from -> to that action produced as a protocol
@@ -343,7 +265,7 @@ func (m *Model) Describe(actionName string, from, to State) string {
 	found := false
 	var t State
 	m.succ(&from, &t, func(st step) {
-		if found || actionNames[st.act] != actionName || t != to {
+		if found || st.act.String() != actionName || t != to {
 			return
 		}
 		found = true
@@ -353,41 +275,41 @@ func (m *Model) Describe(actionName string, from, to State) string {
 }
 
 func (m *Model) describeStep(st step, from, to *State) string {
-	name := actionNames[st.act]
+	name := st.act.String()
 	switch st.act {
-	case actCollectorSendRegister, actServiceRecvRegister, actNetLoseRegister:
+	case names.CollectorSendRegister, names.ServiceRecvRegister, names.NetLoseRegister:
 		label := fmt.Sprintf("%s(%s, %s)", name, m.cfg.Dispatchers[st.d], m.cfg.Brokers[st.b])
-		if st.act == actServiceRecvRegister && to.Pc[st.d] == from.Pc[st.d] {
+		if st.act == names.ServiceRecvRegister && to.Pc[st.d] == from.Pc[st.d] {
 			label += "  refused by the service's gate check"
 		}
 		return label
-	case actCollectorRemove, actBrokerAdmit, actBrokerReleaseOld, actBrokerSubscribe, actBrokerSubscribeRefused,
-		actBrokerRegisterTable, actBrokerRegisterTableFails, actBrokerUnsubscribe, actBrokerRollback,
-		actBrokerRemoveFinish, actBrokerInactivityCleanup:
+	case names.CollectorRemove, names.BrokerAdmit, names.BrokerReleaseOld, names.BrokerSubscribe, names.BrokerSubscribeRefused,
+		names.BrokerRegisterTable, names.BrokerRegisterTableFails, names.BrokerUnsubscribe, names.BrokerRollback,
+		names.BrokerRemoveFinish, names.BrokerInactivityCleanup:
 		label := fmt.Sprintf("%s(%s)", name, m.cfg.Dispatchers[st.d])
-		if st.act == actBrokerAdmit && to.Count == from.Count && to.Pc[st.d] != PcAdmitted && to.Pc[st.d] != PcReplacing {
+		if st.act == names.BrokerAdmit && to.Count == from.Count && to.Pc[st.d] != PcAdmitted && to.Pc[st.d] != PcReplacing {
 			label += "  refused by the gate bit"
 		}
 		return label
-	case actServiceCloseBroker, actServiceReadBroker:
+	case names.ServiceCloseBroker, names.ServiceReadBroker:
 		label := fmt.Sprintf("%s(%s)", name, m.cfg.Brokers[st.b])
-		if st.act == actServiceReadBroker {
+		if st.act == names.ServiceReadBroker {
 			label += fmt.Sprintf("  count %d, sum %d", from.Count[st.b], to.Sample.Sum)
 		}
 		return label
-	case actNodeCrashRestart, actUpgradeRestart:
+	case names.NodeCrashRestart, names.UpgradeRestart:
 		return fmt.Sprintf("%s  epoch %d, version %s", name, to.Epoch, to.Version)
-	case actNodeRecvCommand, actCoordRecvHeartbeat, actCoordRecvResponse, actCoordRecvAnswer, actLogCoordRecvReport:
+	case names.NodeRecvCommand, names.CoordRecvHeartbeat, names.CoordRecvResponse, names.CoordRecvAnswer, names.LogCoordRecvReport:
 		var b strings.Builder
 		fmt.Fprintf(&b, "%s  %s", name, m.msgs[st.msg])
-		if st.act == actNodeRecvCommand {
+		if st.act == names.NodeRecvCommand {
 			fmt.Fprintf(&b, " -> %s", Resp(from.Epoch, to.Liveness))
 		}
 		if st.keep {
 			b.WriteString(" (kept)")
 		}
 		return b.String()
-	case actNetLose:
+	case names.NetLose:
 		return fmt.Sprintf("%s  %s", name, m.msgs[st.msg])
 	}
 	// A send: name the message that appeared.
