@@ -19,7 +19,7 @@ type Step uint8
 
 // The steps.
 const (
-	stepAdmit        Step = iota // register: the admission gate and the early count (CollectorRegister)
+	stepAdmit        Step = iota // register: the admission gate and the early count (BrokerAdmit)
 	stepOldRelease               // register: a replaced registration's store release
 	stepOldDrop                  // register: a replaced registration's decrement
 	stepSubscribe                // register: RegisterDispatcher (refused: rollback; ok: publish)

@@ -281,7 +281,7 @@ func (c *Cluster) Registered(d int) bool { return c.registered[d] }
 // between steps (the event service's loop is serial).
 var ErrBusy = errors.New("sim: event service busy")
 
-// CollectorRegister sends REGISTER(d) to d's cluster and the event
+// Register sends REGISTER(d) to d's cluster and the event
 // service takes it (TLA+ CollectorSendRegister, ServiceRecvRegister, then
 // BrokerAdmit, and BrokerReleaseOld for a repeated registration). A table
 // trigger, a repeated registration or a refused one completes at once.
@@ -290,7 +290,7 @@ var ErrBusy = errors.New("sim: event service busy")
 // store refuse it (TLA+ BrokerSubscribeRefused, BrokerRollback);
 // BrokerRegisterTable or BrokerRegisterTableFails (with BrokerUnsubscribe
 // and BrokerRollback) finishes it.
-func (c *Cluster) CollectorRegister(d int, refuse bool) error {
+func (c *Cluster) Register(d int, refuse bool) error {
 	if c.Busy() {
 		return ErrBusy
 	}
@@ -316,7 +316,7 @@ func (c *Cluster) Registers() []int { return slices.Clone(c.regs) }
 
 // ServiceRecvRegister delivers REGISTER i of [Cluster.Registers] to T's
 // event service (TLA+ ServiceRecvRegister), keeping it in flight if keep
-// (duplication); the registration then runs as CollectorRegister's does,
+// (duplication); the registration then runs as Register's does,
 // refused by the event store if refuse. The service's loop is serial: it
 // returns ErrBusy while a request is held between store steps.
 func (c *Cluster) ServiceRecvRegister(i int, keep, refuse bool) error {
@@ -343,7 +343,7 @@ func (c *Cluster) NetLoseRegister(i int) error {
 	return nil
 }
 
-// register runs REGISTER(d) in T's event service (see CollectorRegister).
+// register runs REGISTER(d) in T's event service (see Register).
 func (c *Cluster) register(d int, refuse bool) error {
 	p := c.proc
 	req := c.request(eventservice.Register, d)

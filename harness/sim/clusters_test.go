@@ -31,7 +31,7 @@ func TestClusterBrokerPerUpstream(t *testing.T) {
 	}
 	defer c.Close()
 	for d := range 3 {
-		if err := c.CollectorRegister(d, false); err != nil {
+		if err := c.Register(d, false); err != nil {
 			t.Fatalf("register d%d: %v", d+1, err)
 		}
 	}

@@ -241,7 +241,7 @@ func wantErr(err, want error) error {
 
 // registerCandidates lists the outcomes of REGISTER(d) to d's cluster that
 // the model allows now, each the model's steps that the cluster's
-// CollectorRegister performs in one call.
+// Register performs in one call.
 func registerCandidates(m *spec.Model, s *spec.State, c *sim.Cluster, d int, add func(*steps, func() error)) {
 	b := c.ClusterOf(d)
 	q := newSteps(m, s)
@@ -253,7 +253,7 @@ func registerCandidates(m *spec.Model, s *spec.State, c *sim.Cluster, d int, add
 		return
 	}
 	if p := q.s.Pc[d]; p != spec.PcGated && p != spec.PcRegated {
-		add(q.closeRest(), func() error { return wantErr(c.CollectorRegister(d, false), eventservice.ErrAdmissionClosed) })
+		add(q.closeRest(), func() error { return wantErr(c.Register(d, false), eventservice.ErrAdmissionClosed) })
 		return
 	}
 	again := q.s.Pc[d] == spec.PcRegated
@@ -264,19 +264,19 @@ func registerCandidates(m *spec.Model, s *spec.State, c *sim.Cluster, d int, add
 	}
 	switch p := q.s.Pc[d]; {
 	case p == spec.PcRegistered && (!again || replaced): // a table trigger
-		add(q, func() error { return c.CollectorRegister(d, false) })
+		add(q, func() error { return c.Register(d, false) })
 	case p == spec.PcRegistered || p == spec.PcIdle: // refused by the broker's gate bit
-		add(q, func() error { return wantErr(c.CollectorRegister(d, false), eventservice.ErrAdmissionClosed) })
+		add(q, func() error { return wantErr(c.Register(d, false), eventservice.ErrAdmissionClosed) })
 	case replaced: // the cluster completes a re-registration in one call
 		q.thenD("BrokerSubscribe", d, (*spec.Model).BrokerSubscribe).thenD("BrokerRegisterTable", d, (*spec.Model).BrokerRegisterTable)
-		add(q, func() error { return c.CollectorRegister(d, false) })
+		add(q, func() error { return c.Register(d, false) })
 	default: // held inside RegisterTable, or refused by the event store
 		ok := *q
 		ok.names = slices.Clone(q.names)
 		ok.thenD("BrokerSubscribe", d, (*spec.Model).BrokerSubscribe)
-		add(&ok, func() error { return c.CollectorRegister(d, false) })
+		add(&ok, func() error { return c.Register(d, false) })
 		q.thenD("BrokerSubscribeRefused", d, (*spec.Model).BrokerSubscribeRefused).thenD("BrokerRollback", d, (*spec.Model).BrokerRollback)
-		add(q, func() error { return wantErr(c.CollectorRegister(d, true), eventservice.ErrNotReusable) })
+		add(q, func() error { return wantErr(c.Register(d, true), eventservice.ErrNotReusable) })
 	}
 }
 

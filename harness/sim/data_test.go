@@ -59,7 +59,7 @@ func TestDrainedRestartLosesUnreadEvents(t *testing.T) {
 			t.Cleanup(func() { _ = c.Close() }) // closing again is harmless
 			_, isPebble := c.proc.es[0].DataStore.(*store.PebbleEventStore)
 			require.Equal(t, st == StorePebble, isPebble)
-			require.NoError(t, c.CollectorRegister(0, false))
+			require.NoError(t, c.Register(0, false))
 			require.NoError(t, c.BrokerRegisterTable())
 			require.True(t, c.Registered(0))
 			for range 3 {
@@ -103,7 +103,7 @@ func TestDataPathPerCluster(t *testing.T) {
 		require.Len(t, c.proc.es, 2)
 		for d := range 2 { // d0 is c1's, d1 is c2's
 			require.Equal(t, d, c.ClusterOf(d))
-			require.NoError(t, c.CollectorRegister(d, false))
+			require.NoError(t, c.Register(d, false))
 			require.NoError(t, c.BrokerRegisterTable())
 			c.Commit(d)
 			c.Commit(d)

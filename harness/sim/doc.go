@@ -13,7 +13,7 @@
 // It mirrors tla/DrainRegistration.tla (package spec) as a whole: the
 // step methods of [Cluster] are named after the model's actions, some of
 // which run several of the model's steps in one call
-// (CollectorRegister: CollectorSendRegister, ServiceRecvRegister,
+// (Register: CollectorSendRegister, ServiceRecvRegister,
 // BrokerAdmit, BrokerSubscribe or BrokerSubscribeRefused inside it;
 // BrokerRegisterTable, BrokerRegisterTableFails, CollectorRemove,
 // BrokerRemoveFinish; Restart for NodeCrashRestart and UpgradeRestart);

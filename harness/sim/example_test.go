@@ -27,7 +27,7 @@ func ExampleCluster() {
 	c, _ := sim.NewCluster(sim.ClusterConfig{Transport: node.TransportHeartbeat, Dispatchers: 1})
 	defer c.Close()
 	c.Coord.DrainNode(sim.Target, 0)
-	_ = c.CollectorRegister(0, false) // held inside RegisterTable: counted already
+	_ = c.Register(0, false) // held inside RegisterTable: counted already
 	fmt.Println("count while in flight:", c.Observe().Count)
 	_ = c.BrokerRegisterTable()
 	fmt.Println("coordinator sends DRAINING:", c.CoordSendDraining())

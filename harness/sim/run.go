@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/drainproof/drainproof/tla/names"
 	"math/rand/v2"
 
 	"github.com/drainproof/drainproof/impl/coordinator"
@@ -426,7 +427,7 @@ func (r *runner) upgradeController() error {
 		if err != nil {
 			return err
 		}
-		r.restarted("UpgradeRestart")
+		r.restarted(names.UpgradeRestart)
 		r.rejoin()
 		return nil
 	case dec.Complete:
@@ -459,7 +460,7 @@ func (r *runner) legacyRestart() error {
 	if err != nil {
 		return err
 	}
-	r.restarted("UpgradeRestart")
+	r.restarted(names.UpgradeRestart)
 	r.rejoin()
 	return nil
 }
@@ -487,7 +488,7 @@ func (r *runner) crash() error {
 	r.res.Restarts++
 	r.res.CrashRestarts++
 	_, err := r.c.Restart()
-	r.restarted("NodeCrashRestart")
+	r.restarted(names.NodeCrashRestart)
 	r.forgetOldProcess()
 	r.versionKnown = false // the new process announces its version at bootstrap
 	return err

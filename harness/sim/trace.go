@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"github.com/drainproof/drainproof/tla/names"
+
 	"fmt"
 	"slices"
 
@@ -103,7 +105,7 @@ func cacheTTL(cfg Config) int64 {
 // the model's does not know. Those are lost; the old process's messages of
 // an epoch the coordinator has already seen stay in flight: delivered,
 // they are stale (the coordinator must drop them, D2), as in the model.
-func (r *runner) restarted(action string) {
+func (r *runner) restarted(action names.Action) {
 	if r.model {
 		c := r.c
 		seen := c.Coord.Observe(Target).Epoch
@@ -120,7 +122,7 @@ func (r *runner) restarted(action string) {
 }
 
 // traceRestart traces T's restart (action) with the new process's state.
-func (r *runner) traceRestart(action string) {
+func (r *runner) traceRestart(action names.Action) {
 	if r.c.cfg.Tracer == nil {
 		return
 	}

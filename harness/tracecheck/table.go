@@ -9,6 +9,7 @@ package tracecheck
 
 import (
 	"fmt"
+	"github.com/drainproof/drainproof/tla/names"
 	"reflect"
 	"strings"
 
@@ -206,15 +207,15 @@ func normalize(s *spec.State) { s.Registrations = 0 }
 // envActions are the environment's steps that no process sees: a trace
 // never names them; the checker fills them in from the trace's future
 // (see lookahead).
-var envActions = map[string]bool{"NetLose": true, "NetLoseRegister": true}
+var envActions = map[string]bool{names.NetLose.String(): true, names.NetLoseRegister.String(): true}
 
 // The environment's loss of one message, NetLose(m), and of one REGISTER,
 // NetLoseRegister(d, b); the send and the receive of a REGISTER.
-const (
-	loseAction    = "NetLose"
-	loseRegAction = "NetLoseRegister"
-	sendRegAction = "CollectorSendRegister"
-	recvRegAction = "ServiceRecvRegister"
+var (
+	loseAction    = names.NetLose.String()
+	loseRegAction = names.NetLoseRegister.String()
+	sendRegAction = names.CollectorSendRegister.String()
+	recvRegAction = names.ServiceRecvRegister.String()
 )
 
 // netPad is the value spec.State pads its unused network slots with.
@@ -222,7 +223,7 @@ const netPad = 0xFFFF
 
 // indexParams names the parameter of an action of shape
 // func(*State, int) (State, bool) that is not a dispatcher d.
-var indexParams = map[string]string{"ServiceCloseBroker": "b", "ServiceReadBroker": "b"}
+var indexParams = map[string]string{names.ServiceCloseBroker.String(): "b", names.ServiceReadBroker.String(): "b"}
 
 // actionShape is the Go signature of an action method.
 type actionShape uint8
@@ -332,14 +333,14 @@ var actorVars = []struct {
 	prefix string
 	vars   []string
 }{
-	{"CollectorSendRegister", nil},
+	{names.CollectorSendRegister.String(), nil},
 	{"Collector", brokerVars},
 	{"Broker", brokerVars},
-	{"ServiceRecvRegister", append([]string{"closing"}, brokerVars...)},
+	{names.ServiceRecvRegister.String(), append([]string{"closing"}, brokerVars...)},
 	{"Service", serviceVars},
-	{"NodeCrashRestart", restartVars},
+	{names.NodeCrashRestart.String(), restartVars},
 	{"Node", nodeVars},
-	{"UpgradeRestart", restartVars},
+	{names.UpgradeRestart.String(), restartVars},
 	{"Coord", []string{"coordEpoch", "coordVersion", "coordLiveness", "coordCount", "work", "drainedEpoch", "legacyEpoch"}},
 	{"Maintainer", []string{"work"}},
 	{"LogCoord", []string{"cache"}},

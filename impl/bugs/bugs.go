@@ -3,91 +3,20 @@ package bugs
 import (
 	"errors"
 	"fmt"
+	"github.com/drainproof/drainproof/tla/names"
 	"os"
 	"strings"
-)
-
-// The bug names, as the TLA+ set BugNames spells them.
-const (
-	// CountAfterPublish names the bug whose count rises only at publish.
-	CountAfterPublish = "CountAfterPublish"
-	// NoAdmissionGate names the bug that admits registrations after close.
-	NoAdmissionGate = "NoAdmissionGate"
-	// DecrementBeforeCleanup names the bug that decrements before cleanup.
-	DecrementBeforeCleanup = "DecrementBeforeCleanup"
-	// LeakOnSchemaFailure names the bug that leaks a failed registration.
-	LeakOnSchemaFailure = "LeakOnSchemaFailure"
-	// DoubleDecrement names the bug whose removers both decrement.
-	DoubleDecrement = "DoubleDecrement"
-	// DoubleIncrement names the bug that counts a repeated registration twice.
-	DoubleIncrement = "DoubleIncrement"
-	// IgnoreBrokerCount names the bug whose drain completion ignores the
-	// broker count.
-	IgnoreBrokerCount = "IgnoreBrokerCount"
-	// TrustLivenessResponse names the bug that reads a missing count as 0.
-	TrustLivenessResponse = "TrustLivenessResponse"
-	// AcceptStaleEpoch names the bug that applies observations of an older
-	// epoch.
-	AcceptStaleEpoch = "AcceptStaleEpoch"
-	// UnknownErasesCount names the bug whose "unknown" LogCoordinator
-	// answer replaces the accepted count with 0.
-	UnknownErasesCount = "UnknownErasesCount"
-	// SampleBeforeClose names the bug whose report sums the brokers'
-	// counts before it closes admission.
-	SampleBeforeClose = "SampleBeforeClose"
-	// ClosedBeforeBrokers names the bug whose close of admission sets the
-	// service's closed flag before it closes each broker's gate bit.
-	ClosedBeforeBrokers = "ClosedBeforeBrokers"
-	// RollbackBeforeUnsubscribe names the bug whose failed registration
-	// rolls its count back before it releases its event-store
-	// subscription.
-	RollbackBeforeUnsubscribe = "RollbackBeforeUnsubscribe"
-	// SkipDraining names the bug whose coordinator sends STOPPING without
-	// having observed DRAINING and no maintainer work.
-	SkipDraining = "SkipDraining"
-	// NodeAcceptsSkip names the bug whose node takes any forward liveness
-	// step, a skip (ALIVE to STOPPING) included.
-	NodeAcceptsSkip = "NodeAcceptsSkip"
-	// LegacyOnUnknown names the bug whose coordinator gives the legacy
-	// hard-restart answer while a node's version is still unknown.
-	LegacyOnUnknown = "LegacyOnUnknown"
-	// NoReReport names the bug whose event service reports to the
-	// LogCoordinator only when its report changed, so that a cache entry
-	// expired by its TTL is never refreshed.
-	NoReReport = "NoReReport"
-	// LeakBatchOnError names the implementation-only bug whose event store
-	// does not close a write batch when the write fails (TiCDC PR #4366's
-	// defer batch.Close()); it has no counterpart in the TLA+ model.
-	LeakBatchOnError = "LeakBatchOnError"
 )
 
 // EnvVar is the environment variable [FromEnv] reads.
 const EnvVar = "DRAINPROOF_BUG"
 
-var names = []string{
-	IgnoreBrokerCount,
-	TrustLivenessResponse,
-	AcceptStaleEpoch,
-	CountAfterPublish,
-	NoAdmissionGate,
-	DecrementBeforeCleanup,
-	LeakOnSchemaFailure,
-	DoubleDecrement,
-	DoubleIncrement,
-	UnknownErasesCount,
-	SampleBeforeClose,
-	ClosedBeforeBrokers,
-	RollbackBeforeUnsubscribe,
-	SkipDraining,
-	NodeAcceptsSkip,
-	LegacyOnUnknown,
-	NoReReport,
-	LeakBatchOnError,
-}
+// all is every bug: the model's, in the order of BugNames, then the
+// implementation-only ones (package names holds both lists).
+var all = append(names.ModelBugs(), names.ImplOnlyBugs()...)
 
-// modelBugs is how many of names, from the start, are model bugs: the
-// elements of the TLA+ set BugNames. The rest are implementation-only.
-const modelBugs = 17
+// modelBugs is how many of all, from the start, are model bugs.
+var modelBugs = len(names.ModelBugs())
 
 // requires maps a model bug to the bugs its TLA+ model switches on with
 // it (tla/MCDrainRegistrationBug<name>.cfg's Bugs, but name): the bugs
@@ -95,7 +24,7 @@ const modelBugs = 17
 var requires = map[string][]string{
 	// The node accepts a skip only if somebody sends one: the coordinator
 	// of SkipDraining.
-	NodeAcceptsSkip: {SkipDraining},
+	names.BugNodeAcceptsSkip: {names.BugSkipDraining},
 }
 
 // Requires returns the bugs that [Enable] switches on with name: those
@@ -120,7 +49,7 @@ var ErrUnknown = errors.New("bugs: unknown bug")
 // bugs in the order of the TLA+ set BugNames (spec.BugNames; together
 // [ModelNames]), then the implementation-only ones ([ImplOnlyNames]).
 func Names() []string {
-	return append([]string(nil), names...)
+	return append([]string(nil), all...)
 }
 
 // EventService returns the names of the bugs whose fault points are in
@@ -129,15 +58,15 @@ func Names() []string {
 // a whole cluster (package sim) exercises, and the implementation-only
 // ones ([ImplOnlyNames]).
 func EventService() []string {
-	return []string{CountAfterPublish, NoAdmissionGate, DecrementBeforeCleanup, LeakOnSchemaFailure,
-		DoubleDecrement, DoubleIncrement, SampleBeforeClose, ClosedBeforeBrokers, RollbackBeforeUnsubscribe}
+	return []string{names.BugCountAfterPublish, names.BugNoAdmissionGate, names.BugDecrementBeforeCleanup, names.BugLeakOnSchemaFailure,
+		names.BugDoubleDecrement, names.BugDoubleIncrement, names.BugSampleBeforeClose, names.BugClosedBeforeBrokers, names.BugRollbackBeforeUnsubscribe}
 }
 
 // ModelNames returns the names of the model bugs: elements of the TLA+
 // set BugNames in tla/DrainRegistration.tla (and spec.BugNames), in the
 // order of [Names]. Each has a Bugs switch and a .cfg in tla/.
 func ModelNames() []string {
-	return append([]string(nil), names[:modelBugs]...)
+	return append([]string(nil), all[:modelBugs]...)
 }
 
 // ImplOnlyNames returns the names of the implementation-only bugs: defects
@@ -145,16 +74,16 @@ func ModelNames() []string {
 // event store), caught by the implementation's tests and make bugs, with
 // no TLA+ switch. LeakBatchOnError is the one so far.
 func ImplOnlyNames() []string {
-	return append([]string(nil), names[modelBugs:]...)
+	return append([]string(nil), all[modelBugs:]...)
 }
 
 func index(name string) (int, error) {
-	for i, n := range names {
+	for i, n := range all {
 		if n == name {
 			return i, nil
 		}
 	}
-	return 0, fmt.Errorf("%w %q (want one of %s)", ErrUnknown, name, strings.Join(names, ", "))
+	return 0, fmt.Errorf("%w %q (want one of %s)", ErrUnknown, name, strings.Join(all, ", "))
 }
 
 // SetupTest is what a test main calls before its tests: it switches on the

@@ -44,7 +44,7 @@ func Reset() {
 // and not the required ones'. Nil when none.
 func Reference() []string {
 	var out []string
-	for i, n := range names {
+	for i, n := range all {
 		if reference[i].Load() {
 			out = append(out, n)
 		}
@@ -55,7 +55,7 @@ func Reference() []string {
 // Enabled returns the names of the bugs switched on.
 func Enabled() []string {
 	var out []string
-	for i, n := range names {
+	for i, n := range all {
 		if on[i].Load() {
 			out = append(out, n)
 		}

@@ -1,6 +1,8 @@
 package bugs_test
 
 import (
+	"github.com/drainproof/drainproof/tla/names"
+
 	"errors"
 	"fmt"
 	"os"
@@ -64,7 +66,7 @@ func TestEnable(t *testing.T) {
 		t.Skip("a bug is selected from the environment; leave the switches alone")
 	}
 	defer bugs.Reset()
-	err := bugs.Enable(bugs.DoubleIncrement)
+	err := bugs.Enable(names.BugDoubleIncrement)
 	if !bugs.Built {
 		if !errors.Is(err, bugs.ErrNotBuilt) {
 			t.Fatalf("Enable without the tag = %v, want ErrNotBuilt", err)
@@ -122,24 +124,24 @@ func TestEveryNameHasAFaultPoint(t *testing.T) {
 }
 
 var faultPoints = map[string]func() bool{
-	bugs.CountAfterPublish:         bugs.CountAfterPublishOn,
-	bugs.NoAdmissionGate:           bugs.NoAdmissionGateOn,
-	bugs.DecrementBeforeCleanup:    bugs.DecrementBeforeCleanupOn,
-	bugs.LeakOnSchemaFailure:       bugs.LeakOnSchemaFailureOn,
-	bugs.DoubleDecrement:           bugs.DoubleDecrementOn,
-	bugs.DoubleIncrement:           bugs.DoubleIncrementOn,
-	bugs.IgnoreBrokerCount:         bugs.IgnoreBrokerCountOn,
-	bugs.TrustLivenessResponse:     bugs.TrustLivenessResponseOn,
-	bugs.AcceptStaleEpoch:          bugs.AcceptStaleEpochOn,
-	bugs.UnknownErasesCount:        bugs.UnknownErasesCountOn,
-	bugs.SampleBeforeClose:         bugs.SampleBeforeCloseOn,
-	bugs.ClosedBeforeBrokers:       bugs.ClosedBeforeBrokersOn,
-	bugs.RollbackBeforeUnsubscribe: bugs.RollbackBeforeUnsubscribeOn,
-	bugs.SkipDraining:              bugs.SkipDrainingOn,
-	bugs.NodeAcceptsSkip:           bugs.NodeAcceptsSkipOn,
-	bugs.LegacyOnUnknown:           bugs.LegacyOnUnknownOn,
-	bugs.NoReReport:                bugs.NoReReportOn,
-	bugs.LeakBatchOnError:          bugs.LeakBatchOnErrorOn,
+	names.BugCountAfterPublish:         bugs.CountAfterPublishOn,
+	names.BugNoAdmissionGate:           bugs.NoAdmissionGateOn,
+	names.BugDecrementBeforeCleanup:    bugs.DecrementBeforeCleanupOn,
+	names.BugLeakOnSchemaFailure:       bugs.LeakOnSchemaFailureOn,
+	names.BugDoubleDecrement:           bugs.DoubleDecrementOn,
+	names.BugDoubleIncrement:           bugs.DoubleIncrementOn,
+	names.BugIgnoreBrokerCount:         bugs.IgnoreBrokerCountOn,
+	names.BugTrustLivenessResponse:     bugs.TrustLivenessResponseOn,
+	names.BugAcceptStaleEpoch:          bugs.AcceptStaleEpochOn,
+	names.BugUnknownErasesCount:        bugs.UnknownErasesCountOn,
+	names.BugSampleBeforeClose:         bugs.SampleBeforeCloseOn,
+	names.BugClosedBeforeBrokers:       bugs.ClosedBeforeBrokersOn,
+	names.BugRollbackBeforeUnsubscribe: bugs.RollbackBeforeUnsubscribeOn,
+	names.BugSkipDraining:              bugs.SkipDrainingOn,
+	names.BugNodeAcceptsSkip:           bugs.NodeAcceptsSkipOn,
+	names.BugLegacyOnUnknown:           bugs.LegacyOnUnknownOn,
+	names.BugNoReReport:                bugs.NoReReportOn,
+	names.BugLeakBatchOnError:          bugs.LeakBatchOnErrorOn,
 }
 
 // TestRequiresIsTheModelsCompanions: a bug requires exactly the other

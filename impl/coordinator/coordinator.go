@@ -3,6 +3,7 @@ package coordinator
 import (
 	"errors"
 	"fmt"
+	"github.com/drainproof/drainproof/tla/names"
 	"maps"
 	"slices"
 	"sync"
@@ -250,7 +251,7 @@ func (c *Coordinator) ObserveHeartbeat(hb node.Heartbeat, now int64) {
 	usesCount := c.cfg.Transport == node.TransportHeartbeat && hb.HasCount &&
 		hb.Liveness == node.Stopping && hb.AdmissionClosed && hb.Count >= 0
 	c.observe(n, hb.Epoch, hb.Liveness, usesCount, hb.Count, now)
-	c.trace("CoordRecvHeartbeat", hb.From, hb.TraceMsg())
+	c.trace(names.CoordRecvHeartbeat, hb.From, hb.TraceMsg())
 }
 
 // ObserveResponse applies a SetNodeLivenessResponse (TLA+
@@ -263,7 +264,7 @@ func (c *Coordinator) ObserveResponse(r node.Response, now int64) {
 		return
 	}
 	c.observe(n, r.Epoch, r.Liveness, false, 0, now)
-	c.trace("CoordRecvResponse", r.From, r.TraceMsg())
+	c.trace(names.CoordRecvResponse, r.From, r.TraceMsg())
 }
 
 // ObserveAnswer applies the LogCoordinator's answer (TLA+
@@ -286,7 +287,7 @@ func (c *Coordinator) ObserveAnswer(a logcoord.Answer, now int64) {
 	case !a.Known && bugs.UnknownErasesCountOn() && n.liveness == node.Stopping:
 		n.counted, n.count = true, 0
 	}
-	c.trace("CoordRecvAnswer", a.Target, a.TraceMsg())
+	c.trace(names.CoordRecvAnswer, a.Target, a.TraceMsg())
 }
 
 // ReportProgress records the maintainers' progress on target's drain
@@ -297,7 +298,7 @@ func (c *Coordinator) ReportProgress(target node.ID, p Progress) {
 	defer c.mu.Unlock()
 	if s := c.session; s != nil && s.target == target {
 		s.progress = p
-		c.trace("MaintainerReportProgress", target, nil)
+		c.trace(names.MaintainerReportProgress, target, nil)
 	}
 }
 
@@ -384,7 +385,7 @@ func (c *Coordinator) evaluate(target node.ID, now int64, act bool) (Decision, e
 	case c.complete(s, n, now):
 		if act {
 			s.drainedEpoch = n.epoch
-			c.trace("CoordCompleteDrain", target, nil)
+			c.trace(names.CoordCompleteDrain, target, nil)
 		}
 		return Decision{Complete: true, DrainedEpoch: n.epoch}, nil
 	}

@@ -3,6 +3,7 @@ package coordinator
 import (
 	"github.com/drainproof/drainproof/impl/node"
 	"github.com/drainproof/drainproof/impl/trace"
+	"github.com/drainproof/drainproof/tla/names"
 )
 
 // This file is the coordinator's side of trace validation (docs/trace.md):
@@ -23,7 +24,7 @@ import (
 
 // trace writes action about node id (c.mu held); m is the message taken
 // or sent.
-func (c *Coordinator) trace(action string, id node.ID, m *trace.Msg) {
+func (c *Coordinator) trace(action names.Action, id node.ID, m *trace.Msg) {
 	t := c.cfg.Tracer
 	if t == nil || id != c.cfg.TraceNode {
 		return
@@ -65,16 +66,16 @@ func (c *Coordinator) traceLearn(id node.ID) {
 	if n.version < c.cfg.RequiredVersion {
 		v = "legacy"
 	}
-	t.Trace(&trace.Line{Action: "CoordLearnVersion", Vars: []trace.Var{trace.Int("coordEpoch", int64(n.epoch)),
+	t.Trace(&trace.Line{Action: names.CoordLearnVersion, Vars: []trace.Var{trace.Int("coordEpoch", int64(n.epoch)),
 		trace.Str("coordVersion", v)}})
 }
 
 // commandAction names the model action that sends cmd.
-func commandAction(cmd node.Command) string {
+func commandAction(cmd node.Command) names.Action {
 	if cmd.Target == node.Stopping {
-		return "CoordSendStopping"
+		return names.CoordSendStopping
 	}
-	return "CoordSendDraining"
+	return names.CoordSendDraining
 }
 
 // traceLegacy traces CoordLegacyRestart, the legacy hard-restart answer
@@ -84,6 +85,6 @@ func (c *Coordinator) traceLegacy(n *nodeState) {
 	if t == nil || c.nodes[c.cfg.TraceNode] != n {
 		return
 	}
-	t.Trace(&trace.Line{Action: "CoordLegacyRestart", Vars: []trace.Var{trace.Int("coordEpoch", int64(n.epoch)),
+	t.Trace(&trace.Line{Action: names.CoordLegacyRestart, Vars: []trace.Var{trace.Int("coordEpoch", int64(n.epoch)),
 		trace.Int("legacyEpoch", int64(n.epoch))}})
 }

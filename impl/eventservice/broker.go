@@ -284,7 +284,7 @@ func (b *broker) step(a brokerStep, d *dispatcher, delta int64) {
 // add runs the store steps of a registration already admitted and
 // counted, d being in its changefeed status (TLA+ BrokerSubscribe, BrokerSubscribeRefused,
 // BrokerRegisterTable, BrokerRegisterTableFails; a table trigger's add is
-// the one step of CollectorRegister). On failure it leaves no trace: R3.
+// the one step of BrokerAdmit). On failure it leaves no trace: R3.
 func (b *broker) add(ctx context.Context, d *dispatcher, req *Request, slot hint) error {
 	if !d.tableTrigger {
 		// d.gen is written only by newDispatcher, in this goroutine.
@@ -311,7 +311,7 @@ func (b *broker) add(ctx context.Context, d *dispatcher, req *Request, slot hint
 	}
 	a := stepRegisterTable // TLA+ BrokerRegisterTable
 	if d.tableTrigger {
-		a = stepNone // its CollectorRegister was the admission
+		a = stepNone // its BrokerAdmit was the admission
 	}
 	b.step(a, d, delta)
 	return nil

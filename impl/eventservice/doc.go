@@ -7,7 +7,7 @@
 // (and its Go transcription, package spec): the variables count,
 // admissionClosed and the removed mark, and the actions
 //
-//   - CollectorRegister: [Service.Do] or [Service.Submit] with a
+//   - ServiceRecvRegister, BrokerAdmit: [Service.Do] or [Service.Submit] with a
 //     [Register] request passes the admission gate and raises the count
 //     (the early count) before any store call;
 //   - BrokerSubscribe / BrokerSubscribeRefused: EventStore.RegisterDispatcher

@@ -1,6 +1,7 @@
 package eventservice
 
 import (
+	"github.com/drainproof/drainproof/tla/names"
 	"slices"
 
 	"github.com/drainproof/drainproof/impl/bugs"
@@ -141,7 +142,7 @@ func (s *Service) finishClose() {
 	finished := !s.closed.Swap(true)
 	if ts != nil {
 		if finished {
-			ts.emit("ServiceFinishClose", "", "", trace.Bool("admissionClosed", true))
+			ts.emit(names.ServiceFinishClose, "", "", trace.Bool("admissionClosed", true))
 		}
 		ts.mu.Unlock()
 	}

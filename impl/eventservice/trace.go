@@ -1,6 +1,7 @@
 package eventservice
 
 import (
+	"github.com/drainproof/drainproof/tla/names"
 	"slices"
 	"sync"
 
@@ -87,14 +88,14 @@ func (s *Service) lockTrace() *traceState {
 func (ts *traceState) lock() { ts.mu.Lock() }
 
 // emit writes one line (ts.mu held).
-func (ts *traceState) emit(action, d, b string, vars ...trace.Var) {
+func (ts *traceState) emit(action names.Action, d, b string, vars ...trace.Var) {
 	ts.vars = append(ts.vars[:0], vars...)
 	l := trace.Line{Action: action, D: d, B: b, Vars: ts.vars}
 	ts.t.Trace(&l)
 }
 
 // unlockAfter writes one line and releases the trace lock.
-func (ts *traceState) unlockAfter(action, d, b string, vars ...trace.Var) {
+func (ts *traceState) unlockAfter(action names.Action, d, b string, vars ...trace.Var) {
 	ts.emit(action, d, b, vars...)
 	ts.mu.Unlock()
 }
@@ -103,7 +104,7 @@ func (ts *traceState) unlockAfter(action, d, b string, vars ...trace.Var) {
 func (s *Service) traceSendRegister(req *Request) {
 	if ts := s.lockTrace(); ts != nil {
 		ts.pending, ts.received, ts.again, ts.req = true, false, false, *req
-		ts.unlockAfter("CollectorSendRegister", string(req.Dispatcher), string(req.Cluster))
+		ts.unlockAfter(names.CollectorSendRegister, string(req.Dispatcher), string(req.Cluster))
 	}
 }
 
@@ -114,7 +115,7 @@ func (ts *traceState) recvRefused(s *Service) {
 		return
 	}
 	ts.received = true
-	ts.emit("ServiceRecvRegister", string(ts.req.Dispatcher), string(ts.req.Cluster),
+	ts.emit(names.ServiceRecvRegister, string(ts.req.Dispatcher), string(ts.req.Cluster),
 		trace.Bool("closing", s.closing.Load()))
 }
 
@@ -128,7 +129,7 @@ func (ts *traceState) gated(b *broker) {
 		pc = "regated"
 	}
 	id := string(ts.req.Dispatcher)
-	ts.emit("ServiceRecvRegister", id, string(ts.req.Cluster), trace.At("pc", id, pc), trace.At("brk", id, string(ts.req.Cluster)))
+	ts.emit(names.ServiceRecvRegister, id, string(ts.req.Cluster), trace.At("pc", id, pc), trace.At("brk", id, string(ts.req.Cluster)))
 }
 
 // admit traces the admission's compare-and-swap at broker b, which
@@ -140,7 +141,7 @@ func (ts *traceState) admit(b *broker, ok bool) {
 		if ts.again {
 			pc, brk = "registered", string(ts.req.Cluster)
 		}
-		ts.emit("BrokerAdmit", id, "", trace.At("pc", id, pc), trace.At("brk", id, brk))
+		ts.emit(names.BrokerAdmit, id, "", trace.At("pc", id, pc), trace.At("brk", id, brk))
 		return
 	}
 	pc := "admitted"
@@ -150,7 +151,7 @@ func (ts *traceState) admit(b *broker, ok bool) {
 	case ts.req.TableTrigger:
 		pc = "registered"
 	}
-	ts.emit("BrokerAdmit", id, "", trace.At("pc", id, pc), trace.At("brk", id, string(b.cluster)),
+	ts.emit(names.BrokerAdmit, id, "", trace.At("pc", id, pc), trace.At("brk", id, string(b.cluster)),
 		trace.At("count", string(b.cluster), b.count()), trace.At("removed", id, false))
 }
 
@@ -181,23 +182,23 @@ func (ts *traceState) brokerStepLine(a brokerStep, b *broker, d *dispatcher) {
 	none := trace.At("brk", id, "none")
 	switch a {
 	case stepSubscribe:
-		ts.emit("BrokerSubscribe", id, "", pc("subscribed"), trace.At("subscribed", id, true))
+		ts.emit(names.BrokerSubscribe, id, "", pc("subscribed"), trace.At("subscribed", id, true))
 	case stepSubscribeRefused:
-		ts.emit("BrokerSubscribeRefused", id, "", pc("rollback"), trace.At("removed", id, d.isRemoved()))
+		ts.emit(names.BrokerSubscribeRefused, id, "", pc("rollback"), trace.At("removed", id, d.isRemoved()))
 	case stepRegisterTable:
-		ts.emit("BrokerRegisterTable", id, "", pc("registered"), trace.At("schemaRef", id, true), count())
+		ts.emit(names.BrokerRegisterTable, id, "", pc("registered"), trace.At("schemaRef", id, true), count())
 	case stepRegisterTableFails:
-		ts.emit("BrokerRegisterTableFails", id, "", pc("failed"), trace.At("removed", id, d.isRemoved()))
+		ts.emit(names.BrokerRegisterTableFails, id, "", pc("failed"), trace.At("removed", id, d.isRemoved()))
 	case stepUnsubscribe:
-		ts.emit("BrokerUnsubscribe", id, "", pc("rollback"), trace.At("subscribed", id, !d.isRemoved()))
+		ts.emit(names.BrokerUnsubscribe, id, "", pc("rollback"), trace.At("subscribed", id, !d.isRemoved()))
 	case stepRollback:
-		ts.emit("BrokerRollback", id, "", pc("idle"), none, count())
+		ts.emit(names.BrokerRollback, id, "", pc("idle"), none, count())
 	case stepCollectorRemove:
-		ts.emit("CollectorRemove", id, "", pc("removing"), trace.At("removed", id, true), count())
+		ts.emit(names.CollectorRemove, id, "", pc("removing"), trace.At("removed", id, true), count())
 	case stepRemoveFinish:
-		action := "BrokerRemoveFinish"
+		action := names.BrokerRemoveFinish
 		if d.tableTrigger {
-			action = "CollectorRemove"
+			action = names.CollectorRemove
 		}
 		ts.emit(action, id, "", pc("idle"), none, trace.At("subscribed", id, false),
 			trace.At("schemaRef", id, false), trace.At("removed", id, true), count())
@@ -206,7 +207,7 @@ func (ts *traceState) brokerStepLine(a brokerStep, b *broker, d *dispatcher) {
 		if ts.req.TableTrigger {
 			p = "registered"
 		}
-		ts.emit("BrokerReleaseOld", id, "", pc(p), count(), trace.At("subscribed", id, false),
+		ts.emit(names.BrokerReleaseOld, id, "", pc(p), count(), trace.At("subscribed", id, false),
 			trace.At("schemaRef", id, false), trace.At("removed", id, false))
 	}
 }
@@ -217,10 +218,10 @@ func (ts *traceState) brokerStepLine(a brokerStep, b *broker, d *dispatcher) {
 func (ts *traceState) startClose(byGate bool) {
 	if byGate && ts.pending && !ts.received {
 		ts.received = true
-		ts.emit("ServiceRecvRegister", string(ts.req.Dispatcher), string(ts.req.Cluster), trace.Bool("closing", true))
+		ts.emit(names.ServiceRecvRegister, string(ts.req.Dispatcher), string(ts.req.Cluster), trace.Bool("closing", true))
 		return
 	}
-	ts.emit("ServiceStartClose", "", "", trace.Bool("closing", true))
+	ts.emit(names.ServiceStartClose, "", "", trace.Bool("closing", true))
 }
 
 // closedBroker traces the close of cluster c's gate bit, once (ts.mu
@@ -228,7 +229,7 @@ func (ts *traceState) startClose(byGate bool) {
 func (ts *traceState) closedBroker(c ClusterID) {
 	if !ts.gateTraced[c] {
 		ts.gateTraced[c] = true
-		ts.emit("ServiceCloseBroker", "", string(c), trace.At("gateClosed", string(c), true))
+		ts.emit(names.ServiceCloseBroker, "", string(c), trace.At("gateClosed", string(c), true))
 	}
 }
 
@@ -246,10 +247,10 @@ func (ts *traceState) absent(brokers []*broker, f func(ClusterID)) {
 // readBroker traces the report's read of cluster c's count, sum being
 // the report's sum so far (ts.mu held).
 func (ts *traceState) readBroker(c ClusterID, sum int64) {
-	ts.emit("ServiceReadBroker", "", string(c), trace.At("sample", "sum", sum))
+	ts.emit(names.ServiceReadBroker, "", string(c), trace.At("sample", "sum", sum))
 }
 
 // startReport traces the report's read of the gate (ts.mu held).
 func (ts *traceState) startReport(closed bool) {
-	ts.emit("ServiceStartReport", "", "", trace.At("sample", "phase", "reading"), trace.At("sample", "closed", closed))
+	ts.emit(names.ServiceStartReport, "", "", trace.At("sample", "phase", "reading"), trace.At("sample", "closed", closed))
 }

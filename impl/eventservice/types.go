@@ -27,7 +27,7 @@ type Action int8
 
 // The request actions (DispatcherRequest.action_type).
 const (
-	// Register admits and adds a dispatcher (TLA+ CollectorRegister).
+	// Register admits and adds a dispatcher (TLA+ ServiceRecvRegister, BrokerAdmit and the broker steps after it).
 	Register Action = iota + 1
 	// Remove removes a dispatcher (TLA+ CollectorRemove).
 	Remove

@@ -1,6 +1,7 @@
 package logcoord
 
 import (
+	"github.com/drainproof/drainproof/tla/names"
 	"sync"
 
 	"github.com/drainproof/drainproof/impl/node"
@@ -61,7 +62,7 @@ func (c *Cache) OnReport(r node.Report, now int64) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	changed := c.onReport(r, now)
-	c.trace("LogCoordRecvReport", r.From, r.TraceMsg())
+	c.trace(names.LogCoordRecvReport, r.From, r.TraceMsg())
 	return changed
 }
 
@@ -98,7 +99,7 @@ func (c *Cache) Answer(target node.ID, now int64) Answer {
 	e, ok := c.entries[target]
 	if ok && c.cfg.TTL > 0 && now-e.receivedAt > c.cfg.TTL {
 		delete(c.entries, target)
-		c.trace("LogCoordExpire", target, nil)
+		c.trace(names.LogCoordExpire, target, nil)
 		ok = false
 	}
 	a := Unknown(target)
@@ -107,9 +108,9 @@ func (c *Cache) Answer(target node.ID, now int64) Answer {
 			AdmissionClosed: e.report.AdmissionClosed}
 	}
 	if ok {
-		c.trace("LogCoordAnswer", target, a.TraceMsg())
+		c.trace(names.LogCoordAnswer, target, a.TraceMsg())
 	} else {
-		c.trace("LogCoordAnswerUnknown", target, a.TraceMsg())
+		c.trace(names.LogCoordAnswerUnknown, target, a.TraceMsg())
 	}
 	return a
 }
@@ -126,7 +127,7 @@ func (c *Cache) Expire(now int64) int {
 	for id, e := range c.entries {
 		if now-e.receivedAt > c.cfg.TTL {
 			delete(c.entries, id)
-			c.trace("LogCoordExpire", id, nil)
+			c.trace(names.LogCoordExpire, id, nil)
 			n++
 		}
 	}
@@ -139,7 +140,7 @@ func (c *Cache) RemoveNode(n node.ID) {
 	defer c.mu.Unlock()
 	if _, ok := c.entries[n]; ok {
 		delete(c.entries, n)
-		c.trace("LogCoordExpire", n, nil)
+		c.trace(names.LogCoordExpire, n, nil)
 	}
 }
 

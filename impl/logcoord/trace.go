@@ -3,6 +3,7 @@ package logcoord
 import (
 	"github.com/drainproof/drainproof/impl/node"
 	"github.com/drainproof/drainproof/impl/trace"
+	"github.com/drainproof/drainproof/tla/names"
 )
 
 // This file is the LogCoordinator's side of trace validation
@@ -27,7 +28,7 @@ func (a Answer) TraceMsg() *trace.Msg {
 
 // trace writes action about node n (c.mu held), with the cache entry
 // after it and m, the message taken or sent.
-func (c *Cache) trace(action string, n node.ID, m *trace.Msg) {
+func (c *Cache) trace(action names.Action, n node.ID, m *trace.Msg) {
 	t := c.cfg.Tracer
 	if t == nil || (c.cfg.TraceNode != "" && n != c.cfg.TraceNode) {
 		return

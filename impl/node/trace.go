@@ -1,6 +1,9 @@
 package node
 
-import "github.com/drainproof/drainproof/impl/trace"
+import (
+	"github.com/drainproof/drainproof/impl/trace"
+	"github.com/drainproof/drainproof/tla/names"
+)
 
 // This file is the node's side of trace validation (docs/trace.md): with
 // Config.Tracer set, the node writes one line per model action it takes.
@@ -39,7 +42,7 @@ func (r Report) TraceMsg() *trace.Msg {
 // transport: the node read its liveness l (the report comes next).
 func (n *Node) traceStartHeartbeat(l Liveness) {
 	if t := n.cfg.Tracer; t != nil {
-		t.Trace(&trace.Line{Action: "NodeStartHeartbeat", Vars: []trace.Var{trace.At("sample", "phase", "liveness"),
+		t.Trace(&trace.Line{Action: names.NodeStartHeartbeat, Vars: []trace.Var{trace.At("sample", "phase", "liveness"),
 			trace.At("sample", "liveness", l.String())}})
 	}
 }
@@ -53,14 +56,14 @@ func (n *Node) traceHeartbeat(hb Heartbeat) {
 		} else {
 			vars = append(vars, trace.Str("liveness", hb.Liveness.String()))
 		}
-		t.Trace(&trace.Line{Action: "NodeSendHeartbeat", M: hb.TraceMsg(), Vars: vars})
+		t.Trace(&trace.Line{Action: names.NodeSendHeartbeat, M: hb.TraceMsg(), Vars: vars})
 	}
 }
 
 // traceCommand traces the command cmd the node took and its response.
 func (n *Node) traceCommand(cmd Command, resp Response) {
 	if t := n.cfg.Tracer; t != nil {
-		t.Trace(&trace.Line{Action: "NodeRecvCommand", M: cmd.TraceMsg(), Reply: resp.TraceMsg(),
+		t.Trace(&trace.Line{Action: names.NodeRecvCommand, M: cmd.TraceMsg(), Reply: resp.TraceMsg(),
 			Vars: []trace.Var{trace.Int("epoch", int64(resp.Epoch)), trace.Str("liveness", resp.Liveness.String())}})
 	}
 }
@@ -68,7 +71,7 @@ func (n *Node) traceCommand(cmd Command, resp Response) {
 // traceReport traces the report r the node just built.
 func (n *Node) traceReport(r Report) {
 	if t := n.cfg.Tracer; t != nil && n.cfg.Service != nil {
-		t.Trace(&trace.Line{Action: "ServiceSendReport", M: r.TraceMsg(), Vars: []trace.Var{
+		t.Trace(&trace.Line{Action: names.ServiceSendReport, M: r.TraceMsg(), Vars: []trace.Var{
 			trace.Int("epoch", int64(r.Epoch)), trace.At("sample", "phase", "idle")}})
 	}
 }

@@ -3,6 +3,7 @@ package trace
 import (
 	"bufio"
 	"encoding/json"
+	"github.com/drainproof/drainproof/tla/names"
 	"io"
 	"strconv"
 	"sync"
@@ -26,7 +27,7 @@ type Tracer interface {
 // Line is one action: its TLA+ name, parameters and the model variables
 // the emitter observed after it.
 type Line struct {
-	Action string
+	Action names.Action
 	// D is the dispatcher parameter d, B the broker parameter b, V the
 	// version parameter v ("" if the action has none).
 	D, B, V string
@@ -149,7 +150,7 @@ func (w *Writer) Close() error {
 // AppendLine appends l as one JSON object (without a newline).
 func AppendLine(b []byte, l *Line) []byte {
 	b = append(b, `{"action":`...)
-	b = strconv.AppendQuote(b, l.Action)
+	b = strconv.AppendQuote(b, l.Action.String())
 	if l.D != "" || l.B != "" || l.V != "" || l.M != nil || l.Reply != nil {
 		b = append(b, `,"params":{`...)
 		sep := ""

@@ -3,6 +3,7 @@ package trace_test
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/drainproof/drainproof/tla/names"
 	"strings"
 	"sync"
 	"testing"
@@ -13,7 +14,7 @@ import (
 )
 
 func TestAppendLine(t *testing.T) {
-	l := trace.Line{Action: "NodeRecvCommand",
+	l := trace.Line{Action: names.NodeRecvCommand,
 		M:     &trace.Msg{Kind: "cmd", Epoch: 1, Liveness: "DRAINING", Count: trace.None},
 		Reply: &trace.Msg{Kind: "resp", Epoch: 1, Liveness: "DRAINING", Count: trace.None},
 		Vars: []trace.Var{trace.Int("epoch", 1), trace.At("pc", "d1", "idle"), trace.At("pc", "d2", "admitted"),
@@ -24,8 +25,8 @@ func TestAppendLine(t *testing.T) {
 		`"vars":{"epoch":1,"pc":{"d1":"idle","d2":"admitted"},"liveness":"DRAINING","cache":{"closed":true},"admissionClosed":false}}`, got)
 	var v map[string]any
 	require.NoError(t, json.Unmarshal([]byte(got), &v))
-	require.Equal(t, `{"action":"CollectorRegister","params":{"d":"d1"}}`,
-		string(trace.AppendLine(nil, &trace.Line{Action: "CollectorRegister", D: "d1"})))
+	require.Equal(t, `{"action":"CollectorSendRegister","params":{"d":"d1"}}`,
+		string(trace.AppendLine(nil, &trace.Line{Action: names.CollectorSendRegister, D: "d1"})))
 }
 
 func TestWriterOrdersConcurrentLines(t *testing.T) {
@@ -38,7 +39,7 @@ func TestWriterOrdersConcurrentLines(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := range 100 {
-				w.Trace(&trace.Line{Action: "A", Vars: []trace.Var{trace.Int("g", int64(g)), trace.Int("i", int64(i))}})
+				w.Trace(&trace.Line{Action: names.BrokerAdmit, Vars: []trace.Var{trace.Int("g", int64(g)), trace.Int("i", int64(i))}})
 			}
 		}()
 	}
@@ -64,7 +65,7 @@ func TestWriterOrdersConcurrentLines(t *testing.T) {
 func TestTeeAndLines(t *testing.T) {
 	var a, b trace.Lines
 	tr := trace.Tee(&a, nil, &b)
-	tr.Trace(&trace.Line{Action: "X", Vars: []trace.Var{trace.Int("count", 1)}})
+	tr.Trace(&trace.Line{Action: names.BrokerRollback, Vars: []trace.Var{trace.Int("count", 1)}})
 	require.Len(t, a.All(), 1)
 	require.Equal(t, a.All(), b.All())
 }
