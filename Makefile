@@ -4,7 +4,15 @@ CHECKER := $(GO) run ./cmd/checker
 # where make check writes the traces it validates
 TRACES  ?= $(or $(TMPDIR),/tmp)/drainproof-traces
 
-.PHONY: check test lint bench bugs tlc trace-parity fuzz build pgo clean
+.PHONY: check check-steps test test-steps lint bench bugs tlc trace-parity fuzz build pgo clean
+
+# timed runs TARGET-steps and ends with one line: passed or FAILED, and how
+# long it took.
+define timed
+	@start=$$(date +%s); if $(MAKE) --no-print-directory $(1)-steps; then \
+		echo "make $(1): passed in $$(( $$(date +%s) - start )) s"; \
+	else echo "make $(1): FAILED after $$(( $$(date +%s) - start )) s"; exit 1; fi
+endef
 
 ## check: every model of tla/models.json against its recorded figures and
 ## bug matrix, action coverage over the correct models, the calibration
@@ -13,8 +21,12 @@ TRACES  ?= $(or $(TMPDIR),/tmp)/drainproof-traces
 ## drain still open that does not complete once the faults stop), one
 ## linearizability check of the event service, and trace validation
 ## (docs/trace.md) of model-scope simulations of both transports, of a
-## short stress run of the event service and of a lincheck run in trace mode
+## short stress run of the event service and of a lincheck run in trace mode;
+## it ends with one line, passed or FAILED, and the time it took
 check:
+	$(call timed,check)
+
+check-steps:
 	$(CHECKER) verify --models tla/models.json --coverage
 	$(CHECKER) check --model twophase --rms 3 --progress 0
 	$(CHECKER) simulate --seed 1 --seeds 50 --steps 2000 --settle 3000 --transport heartbeat --store memory
@@ -35,6 +47,9 @@ check:
 ## spares a second build of every dependency for cmd/checker's tests (the profile
 ## changes what the compiler inlines, not what the code does)
 test:
+	$(call timed,test)
+
+test-steps:
 	$(GO) test -race -pgo=off -count=1 -timeout 8m ./...
 
 ## lint: gofmt, go vet and (when it installs) staticcheck
