@@ -107,7 +107,7 @@ func abstract(m *spec.Model, c *sim.Cluster, s *spec.State) spec.State {
 		}
 	}
 	a.Registrations = int8(c.Registrations())
-	co := c.Coord.Observe(sim.Target)
+	co := c.Coord.NodeView(sim.Target)
 	a.CoordEpoch, a.CoordLiveness, a.Work, a.DrainedEpoch = int8(co.Epoch), spec.Liveness(co.Liveness), int8(co.Work), optional(co.DrainedEpoch)
 	a.LegacyEpoch = optional(co.LegacyEpoch)
 	a.CoordVersion = s.CoordVersion
@@ -485,7 +485,7 @@ func TestConformance(t *testing.T) {
 					rt.Fatalf("after %s broker %s counts %d, the model's count[%s] %d", step, sim.ClusterID(b), n, confBrokers[b], want)
 				}
 			}
-			if co := c.Coord.Observe(sim.Target); s.CoordVersion == spec.VersionNew && (!co.VersionKnown || co.Version != node.VersionBrokerDrain) {
+			if co := c.Coord.NodeView(sim.Target); s.CoordVersion == spec.VersionNew && (!co.VersionKnown || co.Version != node.VersionBrokerDrain) {
 				rt.Fatalf("after %s the model's coordinator knows T's version, the coordinator does not: %+v", step, co)
 			}
 			var bus []spec.Msg

@@ -172,7 +172,7 @@ func (r *runner) event() error {
 	if r.step == r.legacyUntil {
 		c.Coord.ObserveVersion(peer, 1, r.peerVersion(r.step)) // the peer was upgraded
 	}
-	draining := c.Coord.Observe(Target).Liveness >= node.Draining
+	draining := c.Coord.NodeView(Target).Liveness >= node.Draining
 	type event struct {
 		w  int
 		do func() error
@@ -234,7 +234,7 @@ func (r *runner) tick() error {
 		// T's bootstrap, announced again (as the membership does) until
 		// the coordinator, which must first see T's epoch, takes it.
 		c.Coord.ObserveVersion(Target, c.Epoch(), node.VersionBrokerDrain)
-		o := c.Coord.Observe(Target)
+		o := c.Coord.NodeView(Target)
 		r.versionKnown = o.VersionKnown && o.Epoch == c.Epoch()
 	}
 	if r.chance(0.02) && !r.calm && !r.model {
@@ -378,7 +378,7 @@ func (r *runner) brokerStep() error {
 // observed), one unit at a time.
 func (r *runner) maintainers() error {
 	c := r.c
-	if _, ok := c.Coord.Target(); !ok || c.Coord.Observe(Target).Liveness < node.Draining || r.work == 0 {
+	if _, ok := c.Coord.Target(); !ok || c.Coord.NodeView(Target).Liveness < node.Draining || r.work == 0 {
 		return nil
 	}
 	r.work--

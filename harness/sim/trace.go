@@ -108,7 +108,7 @@ func cacheTTL(cfg Config) int64 {
 func (r *runner) restarted(action names.Action) {
 	if r.model {
 		c := r.c
-		seen := c.Coord.Observe(Target).Epoch
+		seen := c.Coord.NodeView(Target).Epoch
 		for i := len(c.bus) - 1; i >= 0; i-- {
 			m := c.bus[i]
 			if (m.Kind == node.KindHb && m.Hb.Epoch < c.epoch && m.Hb.Epoch > seen) ||

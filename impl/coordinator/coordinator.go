@@ -85,10 +85,10 @@ type Decision struct {
 	Waiting bool
 }
 
-// Observation is the coordinator's view of one node: the model's
+// NodeView is the coordinator's view of one node: the model's
 // coordEpoch, coordLiveness, coordCount (CountObserved false is None),
 // work, drainedEpoch and legacyEpoch (0 is None).
-type Observation struct {
+type NodeView struct {
 	Epoch         uint64
 	Liveness      node.Liveness
 	CountObserved bool
@@ -513,12 +513,12 @@ func (c *Coordinator) NextQuery(now int64) (node.ID, bool) {
 }
 
 // Observe returns the coordinator's view of id.
-func (c *Coordinator) Observe(id node.ID) Observation {
+func (c *Coordinator) NodeView(id node.ID) NodeView {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	var o Observation
+	var o NodeView
 	if n := c.nodes[id]; n != nil {
-		o = Observation{Epoch: n.epoch, Liveness: n.liveness, CountObserved: n.counted, Count: n.count,
+		o = NodeView{Epoch: n.epoch, Liveness: n.liveness, CountObserved: n.counted, Count: n.count,
 			Member: true, VersionKnown: n.versionKnown, Version: n.version}
 	}
 	if s := c.session; s != nil && s.target == id {

@@ -149,7 +149,7 @@ func TestBrokerCountBlocksCompletion(t *testing.T) {
 	if d, _ := c.DrainNode(T, 5); !d.Complete || d.DrainedEpoch != 42 || d.Remaining != 0 {
 		t.Fatalf("decision = %+v, want complete for epoch 42", d)
 	}
-	if o := c.Observe(T); o.DrainedEpoch != 42 {
+	if o := c.NodeView(T); o.DrainedEpoch != 42 {
 		t.Fatalf("drained epoch = %d", o.DrainedEpoch)
 	}
 }
@@ -162,7 +162,7 @@ func TestNewEpochResetsObservations(t *testing.T) {
 	c.ReportProgress(T, coordinator.Progress{})
 	c.ObserveHeartbeat(hb(42, node.Stopping, 2, true), 2)
 	c.ObserveHeartbeat(hb(43, node.Alive, 0, false), 3) // T restarted
-	o := c.Observe(T)
+	o := c.NodeView(T)
 	if o.Epoch != 43 || o.Liveness != node.Alive || o.CountObserved || o.Work != 0 {
 		t.Fatalf("after the new epoch: %+v; want epoch 43 ALIVE, no count, work kept at 0", o)
 	}
@@ -170,7 +170,7 @@ func TestNewEpochResetsObservations(t *testing.T) {
 		t.Fatal("the drain request must survive a new epoch")
 	}
 	c.ObserveHeartbeat(hb(42, node.Stopping, 0, true), 4) // delayed, old process
-	if o := c.Observe(T); o.Epoch != 43 || o.Liveness != node.Alive || o.CountObserved {
+	if o := c.NodeView(T); o.Epoch != 43 || o.Liveness != node.Alive || o.CountObserved {
 		t.Fatalf("a stale heartbeat changed the observation: %+v", o)
 	}
 	if cmd, ok := c.NextCommand(5); ok {
@@ -183,7 +183,7 @@ func TestNewEpochResetsObservations(t *testing.T) {
 	// Within an epoch liveness never goes back.
 	c.ObserveResponse(resp(43, node.Draining), 6)
 	c.ObserveHeartbeat(hb(43, node.Alive, 0, false), 7)
-	if o := c.Observe(T); o.Liveness != node.Draining {
+	if o := c.NodeView(T); o.Liveness != node.Draining {
 		t.Fatalf("liveness went back to %v", o.Liveness)
 	}
 }
@@ -411,12 +411,12 @@ func TestVersionBelongsToTheProcess(t *testing.T) {
 	c2, _ := coordinator.New(coordinator.Config{})
 	c2.AddNode(T, 1, 0)
 	c2.ObserveVersion(T, 3, node.VersionBrokerDrain)
-	if got := c2.Observe(T); got.Epoch != 1 || got.VersionKnown {
+	if got := c2.NodeView(T); got.Epoch != 1 || got.VersionKnown {
 		t.Fatalf("Observe = %+v, want epoch 1, version unknown", got)
 	}
 	c2.ObserveHeartbeat(hb(3, node.Alive, 0, false), 1)
 	c2.ObserveVersion(T, 3, node.VersionBrokerDrain)
-	if got := c2.Observe(T); got.Epoch != 3 || !got.VersionKnown || got.Version != node.VersionBrokerDrain {
+	if got := c2.NodeView(T); got.Epoch != 3 || !got.VersionKnown || got.Version != node.VersionBrokerDrain {
 		t.Fatalf("Observe = %+v, want epoch 3 with its version", got)
 	}
 }

@@ -12,7 +12,7 @@
 // [Coordinator.ReportProgress] is MaintainerReportProgress, and
 // [Coordinator.DrainNode] returning Complete is CoordCompleteDrain. The
 // model's coordEpoch, coordLiveness, coordCount, work and drainedEpoch are
-// the fields of [Observation].
+// the fields of [NodeView].
 //
 // # Rules implemented
 //
