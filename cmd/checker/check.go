@@ -132,7 +132,7 @@ func checkFlagSet(f *checkFlags, stderr io.Writer) *flag.FlagSet {
 	fs.Int64Var(&f.maxStates, "max-states", 0, "stop after this many distinct states (0: no limit)")
 	fs.IntVar(&f.maxDepth, "max-depth", 0, "stop at this depth (0: no limit)")
 	fs.DurationVar(&f.timeout, "timeout", 0, "stop after this long (0: no limit)")
-	fs.BoolVar(&f.json, "json", false, "print one JSON object instead of text (see the README's \"JSON output\")")
+	fs.BoolVar(&f.json, "json", false, "print one JSON object instead of text (see docs/checker.md, \"JSON output\")")
 	fs.DurationVar(&f.progress, "progress", 5*time.Second, "interval between progress lines on stderr (0: none)")
 	fs.StringVar(&f.html, "html", "", "also write the result as an HTML page to this file (a violation's counterexample as a table of steps and variables)")
 	fs.BoolVar(&f.simulate, "simulate", false, "random walks instead of exhaustive search, as TLC -simulate (finds bugs in huge models; proves nothing)")

@@ -18,7 +18,7 @@
 //	checker help [COMMAND]
 //
 // Every command prints one JSON object of the same shape with --json
-// (report.go; the README's "JSON output"), its help on stdout with -h,
+// (report.go; docs/checker.md's "JSON output"), its help on stdout with -h,
 // and bad input as one line on stderr with exit code 2, before anything
 // runs. Exit codes: 0 ok, 1 violation, deadlock, broken stream or a model
 // not as recorded, 2 usage or operational error, 3 incomplete (a limit, a

@@ -104,7 +104,7 @@ func parseLincheck(args []string, stdout, stderr io.Writer) (f lincheckFlags, co
 	fs.StringVar(&f.html, "html", "", "write the HTML report to this file (an illegal history's report goes to a new temporary file if not given)")
 	fs.StringVar(&f.history, "history", "", "check the history saved in this file instead of recording one")
 	fs.StringVar(&f.save, "save", "", "save the recorded history to this file")
-	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object (see the README's \"JSON output\")")
+	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object (see docs/checker.md, \"JSON output\")")
 	fs.StringVar(&f.trace, "trace", "", "write the event service's trace (docs/trace.md) of the recording to this file, for checker trace;\n"+
 		"implies the trace mode, which keeps the run inside the model: dispatchers d0..d5, t0, t1 only, one reporter\n"+
 		"(client 0, through a node's heartbeat a coordinator observes), the node driven to STOPPING before the close")

@@ -41,7 +41,7 @@ commands:
   version   print the module version and the VCS revision
   help      print this help, or a command's (checker help <command>)
 
-Each command takes --json for one JSON object (see the README, "JSON output").
+Each command takes --json for one JSON object (see docs/checker.md, "JSON output").
 ` + exitCodes + "\n"
 
 // commands maps each subcommand to its function.

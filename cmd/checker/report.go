@@ -21,7 +21,7 @@ const (
 )
 
 // report is the one JSON object every subcommand prints with --json (see
-// the README's "JSON output"). The fields up to Models mean the same in
+// docs/checker.md's "JSON output"). The fields up to Models mean the same in
 // every subcommand; check, simulate and lincheck add an object of their
 // own, named after them.
 type report struct {

@@ -115,7 +115,7 @@ func parseSimulateFlags(args []string, stdout, stderr io.Writer) (f simulateFlag
 	storeKind := fs.String("store", "memory", "T's event store: memory or pebble (a temporary directory per process)")
 	fs.IntVar(&f.settle, "settle", 0, "after the steps, up to this many fault-free events while a drain is still open; one still open then is a violation (0..100,000,000; 0: none)")
 	fs.StringVar(&f.bug, "bug", "", "switch on a bug of the zoo (binary built with -tags bugs): "+fmt.Sprint(bugs.Names()))
-	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object (see the README's \"JSON output\")")
+	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object (see docs/checker.md, \"JSON output\")")
 	fs.StringVar(&f.traceDir, "trace", "", "write each seed's trace (docs/trace.md) to DIR/seed-N-TRANSPORT.ndjson")
 	fs.BoolVar(&f.modelScope, "model-scope", false, "keep the runs within what the TLA+ model describes (see sim.Config.ModelScope), so that their traces validate")
 	fs.Usage = usageFunc(fs, "checker simulate [--seed S] [--seeds K] [--steps N] [--settle M] [--transport heartbeat|logcoord] [--store memory|pebble] [--bug NAME] [--model-scope] [--trace DIR] [--json]",

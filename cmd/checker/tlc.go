@@ -188,7 +188,7 @@ func (t *tlcSession) parse(args []string) (code int, ok bool) {
 	fs.StringVar(&f.only, "only", "", "run only the model whose config is this file name (large or not)")
 	fs.BoolVar(&f.record, "record", false, "write TLC's figures into the manifest instead of comparing")
 	fs.BoolVar(&f.whole, "continue", true, "for a safety violation, also run TLC -continue for the whole space's distinct count (false: the trace only; a recorded count is then kept)")
-	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object (see the README's \"JSON output\")")
+	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object (see docs/checker.md, \"JSON output\")")
 	fs.BoolVar(&f.versus, "versus", false, "after TLC, run our checker on each model expected ok with the same workers and print both times and their ratio")
 	fs.Usage = usageFunc(fs, "checker tlc [--models FILE] [--jar tla2tools.jar] [--all | --only CFG] [--workers N] [--record] [--json] [--versus]",
 		"Run TLC itself on the models of the manifest and compare its verdicts and counts with the recorded ones\n(or, with --record, record them). TLC's progress lines are shown on stderr.")
