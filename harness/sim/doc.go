@@ -33,7 +33,7 @@
 // it late (maybe after T went STOPPING), twice (a re-registration that
 // replaces the first) or never; a restart loses those in flight.
 //
-// A registration is held between its store steps by the stores' gates
+// A registration is held between its store steps by the test kit's holds (storetest.Hold)
 // (its count raised, its subscription taken, RegisterTable not yet
 // returned), and a removal inside UnregisterDispatcher, so the model's
 // in-flight and half-removed states occur for real.

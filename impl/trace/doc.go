@@ -11,37 +11,13 @@
 // goroutines are in the order the effects happened, not in timestamp
 // order. Writer serialises its calls with one mutex.
 //
-// # Which Go function emits which action
+// # Which Go code emits which action
 //
-//	impl/eventservice (each line under the service's trace lock, with the effect it describes)
-//	  Service.register, on entry                  CollectorSendRegister(d, b)
-//	  Service.gateCheck, past or refused
-//	    (refused and starting the close: closeAdmission)  ServiceRecvRegister(d, b)
-//	  Service.admit (the compare-and-swap)        BrokerAdmit(d)
-//	  broker.release of the replaced one          BrokerReleaseOld(d)
-//	  broker.add, broker.step                     BrokerSubscribe(d), BrokerSubscribeRefused(d), BrokerRollback(d),
-//	                                              BrokerRegisterTable(d), BrokerRegisterTableFails(d), BrokerUnsubscribe(d)
-//	  broker.removeID, broker.remove, release     CollectorRemove(d), BrokerRemoveFinish(d)
-//	  Service.closeAdmission, closeBroker,
-//	    finishClose                               ServiceStartClose, ServiceCloseBroker(b), ServiceFinishClose
-//	  Service.startReport, readCounts             ServiceStartReport, ServiceReadBroker(b)
-//	impl/node
-//	  Node.Heartbeat                              NodeStartHeartbeat (heartbeat transport), NodeSendHeartbeat
-//	  Node.RecvCommand (after the liveness step)  NodeRecvCommand, with the response as reply
-//	  Node.Report (logcoord transport)            ServiceSendReport
-//	impl/coordinator (under the coordinator's mutex; only Config.TraceNode)
-//	  ObserveHeartbeat, ObserveResponse, ObserveAnswer   CoordRecvHeartbeat, CoordRecvResponse, CoordRecvAnswer
-//	  ObserveVersion, and a newer epoch observed  CoordLearnVersion
-//	  NextCommand                                 CoordSendDraining, CoordSendStopping
-//	  ReportProgress                              MaintainerReportProgress
-//	  DrainNode, when it records the drained epoch  CoordCompleteDrain
-//	  DrainNode, when it gives the legacy answer    CoordLegacyRestart
-//	impl/logcoord (under the cache's mutex; only Config.TraceNode)
-//	  Cache.OnReport                              LogCoordRecvReport
-//	  Cache.Answer                                LogCoordAnswer, LogCoordAnswerUnknown (an expired entry: LogCoordExpire first)
-//	  Cache.Expire, Cache.RemoveNode              LogCoordExpire
-//	harness/sim (the environment)
-//	  runner.crash, runner.upgradeController      NodeCrashRestart, UpgradeRestart
+// tla/README.md ("Actions and their Go code") maps every action to the Go
+// code that performs it and emits its line; it is the one copy of that
+// mapping, and a test (internal/docs) keeps its Go identifiers real. The
+// action names are package names' constants: a line's Action is a
+// names.Action.
 //
 // The event service's close and report run on their caller's goroutine:
 // their lines are in the order of their effects whatever the number of
