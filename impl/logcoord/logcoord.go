@@ -4,6 +4,7 @@ import (
 	"github.com/drainproof/drainproof/tla/names"
 	"sync"
 
+	"github.com/drainproof/drainproof/impl/bugs"
 	"github.com/drainproof/drainproof/impl/node"
 	"github.com/drainproof/drainproof/impl/trace"
 )
@@ -36,9 +37,13 @@ type Config struct {
 	_ struct{}
 }
 
+// entry is a node's cached report. receivedAt dates it: the arrival of
+// the newest sample (by Report.Seq) the cache has had from the process,
+// never of an older one delivered late.
 type entry struct {
 	report     node.Report
 	receivedAt int64
+	seq        uint64 // the newest Report.Seq received for report.Epoch
 }
 
 // Cache is the LogCoordinator's cache of event broker reports, one entry
@@ -70,19 +75,32 @@ func (c *Cache) onReport(r node.Report, now int64) bool {
 	old, ok := c.entries[r.From]
 	switch {
 	case !ok || r.Epoch > old.report.Epoch:
-		c.entries[r.From] = entry{report: r, receivedAt: now}
+		c.entries[r.From] = entry{report: r, receivedAt: now, seq: r.Seq}
 		return true
 	case r.Epoch < old.report.Epoch:
 		return false
 	}
-	// The same epoch: the process is alive; refresh, and keep the value
-	// monotone.
-	changed := !old.report.AdmissionClosed ||
-		(r.AdmissionClosed && r.Count < old.report.Count)
+	// The same epoch. A report no newer than what the cache holds (an
+	// earlier sample, or a copy of the newest one, delivered late: a Seq
+	// not above the cached one; for unnumbered reports an earlier value,
+	// open after closed or a closed count above the cached one) says
+	// nothing about now: it neither changes the value nor refreshes the
+	// entry's age (TiCDC #6155, where an observation dated at receipt let
+	// a stale zero look fresh).
+	older := r.Seq != 0 && r.Seq <= old.seq ||
+		r.Seq == 0 && old.report.AdmissionClosed && (!r.AdmissionClosed || r.Count > old.report.Count)
+	if older && !bugs.RefreshOnOlderReportOn() {
+		return false
+	}
+	// A sample at least as new: the process is alive; refresh, and keep
+	// the value monotone.
+	changed := !older && (!old.report.AdmissionClosed ||
+		(r.AdmissionClosed && r.Count < old.report.Count))
 	if changed {
 		old.report = r
 	}
 	old.receivedAt = max(old.receivedAt, now)
+	old.seq = max(old.seq, r.Seq)
 	c.entries[r.From] = old
 	return changed
 }
