@@ -80,26 +80,24 @@ func (c *Cache) onReport(r node.Report, now int64) bool {
 	case r.Epoch < old.report.Epoch:
 		return false
 	}
-	// The same epoch. A report no newer than what the cache holds (an
+	// The same epoch: the value stays monotone (L2: any report replaces
+	// an open entry; a closed one only falls). The entry's age is that of
+	// the newest sample: a report no newer than what the cache has had (an
 	// earlier sample, or a copy of the newest one, delivered late: a Seq
-	// not above the cached one; for unnumbered reports an earlier value,
-	// open after closed or a closed count above the cached one) says
-	// nothing about now: it neither changes the value nor refreshes the
-	// entry's age (TiCDC #6155, where an observation dated at receipt let
-	// a stale zero look fresh).
+	// not above the cached one; for unnumbered reports one the monotone
+	// order puts before the cached value) does not make the entry look
+	// fresh (TiCDC #6155, where an observation dated at receipt let a
+	// stale zero look fresh).
 	older := r.Seq != 0 && r.Seq <= old.seq ||
 		r.Seq == 0 && old.report.AdmissionClosed && (!r.AdmissionClosed || r.Count > old.report.Count)
-	if older && !bugs.RefreshOnOlderReportOn() {
-		return false
-	}
-	// A sample at least as new: the process is alive; refresh, and keep
-	// the value monotone.
-	changed := !older && (!old.report.AdmissionClosed ||
-		(r.AdmissionClosed && r.Count < old.report.Count))
+	changed := !old.report.AdmissionClosed ||
+		(r.AdmissionClosed && r.Count < old.report.Count)
 	if changed {
 		old.report = r
 	}
-	old.receivedAt = max(old.receivedAt, now)
+	if !older || bugs.RefreshOnOlderReportOn() {
+		old.receivedAt = max(old.receivedAt, now)
+	}
 	old.seq = max(old.seq, r.Seq)
 	c.entries[r.From] = old
 	return changed

@@ -74,9 +74,11 @@ func TestExpiryAndLeave(t *testing.T) {
 
 // An entry is dated by the arrival of the newest sample the cache has had,
 // not of whatever arrives last (TiCDC #6155): an older report of the same
-// process delivered late, or a late copy of the newest one, neither
-// changes the value nor keeps the entry fresh, so the entry still expires
-// a TTL after its newest sample arrived. Under the bug RefreshOnOlderReport
+// process delivered late, or a late copy of the newest one, does not keep
+// the entry fresh (nor, the entry being closed, change its value), so the
+// entry still expires a TTL after its newest sample arrived. While the
+// entry is open the model's L2 lets any report replace the value, an
+// older one too, but its age stays the newest sample's. Under the bug RefreshOnOlderReport
 // the late report refreshes the entry and the coordinator is answered
 // with a stale value past the TTL.
 func TestOlderReportDoesNotRefresh(t *testing.T) {
@@ -104,6 +106,20 @@ func TestOlderReportDoesNotRefresh(t *testing.T) {
 				t.Fatalf("Answer at 11 = %+v: the entry's newest sample arrived at 0, TTL 10; the late report at 8 refreshed it", a)
 			}
 		})
+	}
+}
+
+// An open entry's value follows any report (L2), an older one delivered
+// late too, but that report does not refresh the entry's age.
+func TestOlderReportReplacesAnOpenValueButNotItsAge(t *testing.T) {
+	seq := func(r node.Report, s uint64) node.Report { r.Seq = s; return r }
+	c := logcoord.New(logcoord.Config{TTL: 10})
+	c.OnReport(seq(rep(1, 2, false), 2), 0)
+	if !c.OnReport(seq(rep(1, 1, false), 1), 8) {
+		t.Fatal("L2: any report replaces an open entry's value")
+	}
+	if a := c.Answer("T", 11); a.Known {
+		t.Fatalf("Answer at 11 = %+v: the older report at 8 refreshed the entry", a)
 	}
 }
 
