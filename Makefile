@@ -4,7 +4,7 @@ CHECKER := $(GO) run ./cmd/checker
 # where make check writes the traces it validates
 TRACES  ?= $(or $(TMPDIR),/tmp)/drainproof-traces
 
-.PHONY: check check-steps test test-steps lint bench bugs tlc trace-parity fuzz build pgo clean
+.PHONY: check check-steps test test-steps mutate lint bench bugs tlc trace-parity fuzz build pgo clean
 
 # timed runs TARGET-steps and ends with one line: passed or FAILED, and how
 # long it took.
@@ -51,6 +51,12 @@ test:
 
 test-steps:
 	$(GO) test -race -pgo=off -count=1 -timeout 8m ./...
+
+## mutate: mutation testing (go-gremlins) over the product, the trace
+## validator, spec and modelcheck, judged against the efficacy targets and
+## internal/mutation/equivalent.txt; about an hour, not part of CI
+mutate:
+	.ci/mutate.sh
 
 ## lint: gofmt, go vet and (when it installs) staticcheck
 lint:
