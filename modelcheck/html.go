@@ -37,7 +37,7 @@ table.hide-const [data-const]{display:none}
 <h1>{{.Title}}</h1>
 <p class="sum">{{.Summary}}</p>
 {{if .Fails}}<p class="fail" id="fails">{{.Fails}}</p>{{end}}
-{{if .Loop}}<p class="loopnote" id="loopnote">↻ Steps {{.Loop}}–{{len .Rows}} (marked ↻) repeat forever.</p>{{end}}
+{{if .LoopNote}}<p class="loopnote" id="loopnote">↻ {{.LoopNote}}</p>{{end}}
 {{if .Definition}}<pre class="def" id="definition">{{.Definition}}</pre>{{end}}
 {{if .Rows}}{{if .Constant}}<button id="toggle" onclick="var t=document.getElementById('trace');t.classList.toggle('hide-const');this.textContent=t.classList.contains('hide-const')?'show the {{.Constant}} unchanged columns':'hide the {{.Constant}} unchanged columns'">show the {{.Constant}} unchanged columns</button>{{end}}
 <div id="scroller">
@@ -60,7 +60,7 @@ window.addEventListener('load', () => {
   else if (last) box.scrollTop = last.offsetTop + last.offsetHeight - box.clientHeight
 })
 </script>{{end}}
-{{if .Loop}}<p class="sum">The steps marked in red from step {{.Loop}} on repeat forever.</p>{{end}}
+{{if .LoopNote}}<p class="sum">The rows marked in red, from state {{.Loop}} to the last, are the loop.</p>{{end}}
 </body></html>
 `))
 
@@ -88,8 +88,14 @@ type htmlCol struct {
 type HTMLTrace struct {
 	// Title and Summary head the page.
 	Title, Summary string
-	// LoopStart >= 0 marks where a liveness lasso's loop begins.
+	// LoopStart >= 0 marks where a liveness lasso's loop begins; the
+	// page then ends with the step that closes the loop, "Back to state
+	// N: LoopLabel" (the state it returns to), or "Stuttering" when
+	// LoopLabel is empty, as the text report does.
 	LoopStart int
+	// LoopLabel labels the step from the last state back to the state at
+	// LoopStart (modelcheck.Result's LoopLabel).
+	LoopLabel string
 	// Fails, if set, is said above the table: where the property fails.
 	Fails string
 	// Definition, if set, is shown above the table: the violated
@@ -154,7 +160,7 @@ func WriteTraceHTMLWith[S any](w io.Writer, m Model[S], trace []Step[S], h HTMLT
 		if h.LoopStart >= 0 && i >= h.LoopStart {
 			row.Class = "loop"
 		}
-		if i == len(trace)-1 {
+		if i == len(trace)-1 && h.LoopStart < 0 {
 			row.Class += " last"
 		}
 		for k, j := range order {
@@ -164,20 +170,52 @@ func WriteTraceHTMLWith[S any](w io.Writer, m Model[S], trace []Step[S], h HTMLT
 		}
 		rows = append(rows, row)
 	}
+	loop, note := 0, ""
+	if h.LoopStart >= 0 && h.LoopStart < len(trace) {
+		// The closing step, as a row of its own: the state it leads to
+		// is the loop's first, compared with the last state.
+		n, k := len(trace), h.LoopStart+1
+		back := htmlRow{N: n + 1, Class: "loop back last", Label: fmt.Sprintf("Back to state %d: %s", k, h.LoopLabel)}
+		to := k - 1
+		if h.LoopLabel == "" {
+			back.Label, to = "Stuttering", n-1
+		}
+		for kk, j := range order {
+			v := states[to][j]
+			changed := j >= len(states[n-1]) || states[n-1][j] != v
+			back.Cells = append(back.Cells, htmlCell{Value: v[1], Changed: changed, Long: len(v[1]) > 32, Const: cols[kk].Const})
+		}
+		rows = append(rows, back)
+		loop, note = k, LoopText(n, h.LoopStart, h.LoopLabel)
+	}
 	constant := 0
 	for _, c := range cols {
 		if c.Const {
 			constant++
 		}
 	}
-	loop := 0
-	if h.LoopStart >= 0 {
-		loop = h.LoopStart + 1
-	}
 	return htmlTrace.Execute(w, struct {
-		Title, Summary, Fails, Definition string
-		Cols                              []htmlCol
-		Rows                              []htmlRow
-		Loop, Constant                    int
-	}{h.Title, h.Summary, h.Fails, h.Definition, cols, rows, loop, constant})
+		Title, Summary, Fails, Definition, LoopNote string
+		Cols                                        []htmlCol
+		Rows                                        []htmlRow
+		Loop, Constant                              int
+	}{h.Title, h.Summary, h.Fails, h.Definition, note, cols, rows, loop, constant})
+}
+
+// LoopText says in words how a lasso of n states whose loop starts at
+// index loopStart goes on forever: which steps make the loop, the last of
+// them the closing step labelled loopLabel (empty: the last state
+// stutters). Steps and states count from 1, as the reports number them;
+// the closing step is step n+1, so that no one reads the last action as
+// the one that repeats.
+func LoopText(n, loopStart int, loopLabel string) string {
+	k := loopStart + 1
+	if loopLabel == "" {
+		return fmt.Sprintf("From state %d on nothing changes: the behaviour stutters there forever (step %d, Stuttering).", k, n+1)
+	}
+	steps := fmt.Sprintf("steps %d–%d", k+1, n+1)
+	if k == n {
+		steps = fmt.Sprintf("step %d", n+1)
+	}
+	return fmt.Sprintf("From state %d the behaviour goes round a loop forever: %s, the last of which (%s) leads back to state %d.", k, steps, loopLabel, k)
 }

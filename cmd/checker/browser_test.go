@@ -171,7 +171,8 @@ func TestBrowserLasso(t *testing.T) {
 	require.NotNil(t, r.LoopStart)
 	requireOnScreen(t, ctx, "lasso",
 		[2]string{"h1", "DrainCompletes violated"},
-		[2]string{"#loopnote", fmt.Sprintf("Steps %d–%d", *r.LoopStart+1, r.Steps)},
+		[2]string{"#loopnote", fmt.Sprintf("steps %d–%d", *r.LoopStart+2, r.Steps+1)},
+		[2]string{"tr.back td.step", r.LoopBack.Label}, // the step that closes the loop
 		[2]string{"#definition", "DrainCompletes == TRUE ~> DrainReported"},
 		[2]string{"tr.loop td.step", "↻"},
 	)

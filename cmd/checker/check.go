@@ -260,6 +260,7 @@ func runModel[S any](ctx context.Context, m modelcheck.Model[S], opts modelcheck
 		}
 		if res.Kind == "liveness" {
 			r.LoopStart = &res.LoopStart
+			r.LoopBack = loopBack(res.LoopStart, res.LoopAction, res.LoopLabel)
 		}
 		if err := writeReport(out.stdout, r); err != nil {
 			fmt.Fprintf(out.stderr, "checker check: %v\n", err)
@@ -277,7 +278,7 @@ func runModel[S any](ctx context.Context, m modelcheck.Model[S], opts modelcheck
 	v := verdict{outcome: res.Outcome, kind: res.Kind, violated: res.Violated, reason: res.Reason, loop: -1,
 		figures: fmt.Sprintf("%s distinct states explored, %s generated, depth %d", commas(res.Distinct), commas(res.Generated), res.Depth)}
 	if res.Kind == "liveness" {
-		v.loop = res.LoopStart
+		v.loop, v.loopLabel = res.LoopStart, res.LoopLabel
 	}
 	if !htmlReport(out, m, v, res.Trace) {
 		return exitUsage
@@ -297,6 +298,7 @@ type verdict struct {
 	kind, violated, reason string
 	figures                string // the run's counts, in words
 	loop                   int    // where a lasso's loop starts, or -1
+	loopLabel              string // the label of the step that closes the loop
 }
 
 // htmlReport writes the report of a run to out.html, if set, and says so;
@@ -320,7 +322,7 @@ func writeHTML[S any](path, name string, m modelcheck.Model[S], v verdict, trace
 	if err != nil {
 		return err
 	}
-	h := modelcheck.HTMLTrace{LoopStart: v.loop}
+	h := modelcheck.HTMLTrace{LoopStart: v.loop, LoopLabel: v.loopLabel}
 	switch v.outcome {
 	case modelcheck.OK:
 		h.Title, h.Summary = "No error has been found", fmt.Sprintf("%s: no error has been found (%s).", name, v.figures)
@@ -336,7 +338,7 @@ func writeHTML[S any](path, name string, m modelcheck.Model[S], v verdict, trace
 		if n := len(trace); n > 0 {
 			switch v.kind {
 			case "liveness":
-				h.Fails = fmt.Sprintf("%s fails: after step %d the behaviour loops through steps %d–%d forever.", v.violated, v.loop, v.loop+1, n)
+				h.Fails = fmt.Sprintf("%s fails: the behaviour below ends in a loop that it goes round forever (state %d to step %d).", v.violated, v.loop+1, n+1)
 			case "action":
 				h.Fails = fmt.Sprintf("%s fails on the last step, %d: %s.", v.violated, n, trace[n-1].Label)
 			case "deadlock":

@@ -44,6 +44,9 @@ type report struct {
 	Trace []jsonStep `json:"trace,omitempty"`
 	// LoopStart is the index in Trace where a lasso's loop starts.
 	LoopStart *int `json:"loop_start,omitempty"`
+	// LoopBack is a lasso's closing step, from the last state of Trace
+	// back to Trace[LoopStart] (the text's "Back to state N: ...").
+	LoopBack *loopStep `json:"loop_back,omitempty"`
 	// Summary counts the models of verify and tlc.
 	Summary *summary `json:"summary,omitempty"`
 	// Models are the rows of verify and tlc.
@@ -61,6 +64,24 @@ type jsonStep struct {
 	Action string            `json:"action"`
 	Label  string            `json:"label"`
 	State  map[string]string `json:"state"`
+}
+
+// loopStep is the step that closes a lasso: its action and label (empty
+// action and label "Stuttering" when the last state repeats forever) and
+// the state it returns to, numbered from 1 as the text numbers states.
+type loopStep struct {
+	Action  string `json:"action"`
+	Label   string `json:"label"`
+	ToState int    `json:"to_state"`
+}
+
+// loopBack is the closing step of a lasso whose loop starts at index
+// loopStart.
+func loopBack(loopStart int, action, label string) *loopStep {
+	if label == "" {
+		return &loopStep{Label: "Stuttering", ToState: loopStart + 1}
+	}
+	return &loopStep{Action: action, Label: fmt.Sprintf("Back to state %d: %s", loopStart+1, label), ToState: loopStart + 1}
 }
 
 // summary counts the models of a verify or tlc run.
