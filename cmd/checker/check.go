@@ -83,7 +83,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "checker check: %v\n", err)
 		return exitUsage
 	}
-	if flagErr(stderr, "checker check", writable("html", f.html)) {
+	if flagErr(stderr, "checker check", writable("html", f.html), writableDir("checkpoint", f.ckDir)) {
 		return exitUsage
 	}
 	out := output{stdout: stdout, stderr: stderr, json: f.json, name: j.name, html: f.html}

@@ -68,6 +68,26 @@ func writable(flag, path string) error {
 	return os.Remove(path)
 }
 
+// writableDir returns an error naming flag if files cannot be created in
+// the folder dir (created if missing, as the run would): like writable,
+// it is checked before the run, so that a --checkpoint folder that cannot
+// be written fails at once and not at the first checkpoint, after
+// --checkpoint-every of search.
+func writableDir(flag, dir string) error {
+	if dir == "" {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("--%s: %w", flag, err)
+	}
+	f, err := os.CreateTemp(dir, ".writable-*")
+	if err != nil {
+		return fmt.Errorf("--%s: %w", flag, err)
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
+
 // readable returns an error naming flag if path cannot be opened for
 // reading.
 func readable(flag, path string) error {
