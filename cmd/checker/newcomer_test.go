@@ -50,3 +50,24 @@ func TestLassoClosingStepInEveryForm(t *testing.T) {
 func htmlEscape(s string) string {
 	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&#34;", "'", "&#39;").Replace(s)
 }
+
+// SYMMETRY with a liveness property is refused with the remedy; asking
+// for the safety part alone (--liveness=false) is not refused, and checks
+// it under the symmetry.
+func TestSymmetryLivenessRemedy(t *testing.T) {
+	b, err := os.ReadFile("../../tla/MCDrainRegistration.cfg")
+	require.NoError(t, err)
+	require.NotContains(t, string(b), "SYMMETRY")
+	path := filepath.Join(t.TempDir(), "sym.cfg")
+	require.NoError(t, os.WriteFile(path, append(b, "\nSYMMETRY OrdinarySymmetry\nPROPERTY DrainCompletes\n"...), 0o644))
+	code, out, errOut := runCLI(t, "check", "--config", path, "--progress", "0")
+	require.Equal(t, exitUsage, code, out)
+	oneLine(t, errOut, nil, "liveness property DrainCompletes cannot be checked under a SYMMETRY",
+		"remove the SYMMETRY OrdinarySymmetry line", "--liveness=false")
+
+	code, out, errOut = runCLI(t, "check", "--config", path, "--progress", "0", "--liveness=false", "--json")
+	require.Equal(t, exitOK, code, errOut)
+	r := decodeReport(t, out, "check")
+	require.Empty(t, r.Check.Properties.Temporal)
+	require.NotEmpty(t, r.Check.Properties.Invariants)
+}

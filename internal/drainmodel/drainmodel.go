@@ -296,12 +296,18 @@ func (m *Model) selectProperties(cfg *tlacfg.Config, liveness bool, opts *modelc
 			if cfg.Specification.Name == "" {
 				return at(p.Line, "liveness property %s needs SPECIFICATION Spec (INIT/NEXT carry no fairness)", p.Name)
 			}
+			if !liveness {
+				continue // --liveness=false: the safety part, which a SYMMETRY or VIEW does not affect
+			}
 			if opts.UseSymmetry || opts.UseView {
-				return at(p.Line, "liveness property %s cannot be checked under a SYMMETRY or VIEW (TLC warns it may miss violations there)", p.Name)
+				kw, n := "SYMMETRY", cfg.Symmetry
+				if !opts.UseSymmetry {
+					kw, n = "VIEW", cfg.View
+				}
+				return at(p.Line, "liveness property %s cannot be checked under a %s (TLC warns it may miss violations there): "+
+					"remove the %s %s line (line %d) to check it, or check the safety properties alone with --liveness=false", p.Name, kw, kw, n.Name, n.Line)
 			}
-			if liveness {
-				opts.Liveness = append(opts.Liveness, p.Name)
-			}
+			opts.Liveness = append(opts.Liveness, p.Name)
 		default:
 			return at(p.Line, "unknown property %q (the model defines %v)", p.Name, append(m.ActionProperties(), live...))
 		}
