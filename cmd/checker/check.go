@@ -75,7 +75,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return code
 	}
 	budget, ok := validateCheckFlags(&f, stderr)
-	if !ok {
+	if !ok || conflictingCheckFlags(&f, setFlags(fs), stderr) {
 		return exitUsage
 	}
 	j, err := checkJob(&f)
@@ -187,6 +187,26 @@ func validateCheckFlags(f *checkFlags, stderr io.Writer) (budget int64, ok bool)
 		return 0, false
 	}
 	return budget, true
+}
+
+// conflictingCheckFlags refuses, with one line, a flag given for the
+// other mode (exhaustive search or --simulate) or another model, which
+// would otherwise be ignored without a word.
+func conflictingCheckFlags(f *checkFlags, set map[string]bool, stderr io.Writer) bool {
+	var errs []error
+	if f.simulate {
+		errs = append(errs, notWith(set, "--simulate", "they set the exhaustive search; random walks keep no state graph",
+			"max-states", "max-depth", "continue", "coverage", "checkpoint", "checkpoint-every", "recover", "fp", "memory"))
+	} else {
+		errs = append(errs, notWith(set, "the exhaustive search", "they set --simulate's random walks", "depth", "walks", "seed"))
+	}
+	if f.model != "twophase" && f.model != "twophase-bug" {
+		errs = append(errs, notWith(set, "this model", "only --model twophase and twophase-bug have resource managers", "rms"))
+	}
+	if f.ckDir == "" {
+		errs = append(errs, notWith(set, "no --checkpoint", "it spaces the checkpoints", "checkpoint-every"))
+	}
+	return flagErr(stderr, "checker check", errs...)
 }
 
 // checkJob builds the job the flags select: the protocol model of
@@ -440,11 +460,27 @@ func runSimulation[S any](ctx context.Context, m modelcheck.Model[S], so modelch
 		fmt.Fprintf(out.stderr, "checker check: %v\n", err)
 		return exitUsage
 	}
+	// Ctrl-C, or a --timeout before the --walks asked for, stops the
+	// walks early: the run is incomplete (exit 3), as an exhaustive
+	// search stopped early is. Without --walks the timeout is the run's
+	// length, not a limit it hit.
+	outcome, reason := res.Outcome, ""
+	if outcome == modelcheck.OK {
+		switch {
+		case ctx.Err() != nil:
+			outcome, reason = modelcheck.Incomplete, fmt.Sprintf("interrupted after %s walks", commas(res.Walks))
+			if so.Walks > 0 {
+				reason = fmt.Sprintf("interrupted: %s of %s walks run", commas(res.Walks), commas(so.Walks))
+			}
+		case so.Walks > 0 && res.Walks < so.Walks:
+			outcome, reason = modelcheck.Incomplete, fmt.Sprintf("timeout (%v): %s of %s walks run", so.Timeout, commas(res.Walks), commas(so.Walks))
+		}
+	}
 	if out.json {
-		r := report{Command: "check", Steps: len(res.Trace), Seconds: res.Elapsed.Seconds(), Trace: jsonTrace(m, res.Trace),
+		r := report{Command: "check", Reason: reason, Steps: len(res.Trace), Seconds: res.Elapsed.Seconds(), Trace: jsonTrace(m, res.Trace),
 			Check: &checkReport{Model: out.name, Mode: "simulate", Properties: props, Workers: so.Workers, Generated: res.Generated,
 				Seed: so.Seed, Walks: res.Walks, WalkSteps: res.Steps}}
-		r.Outcome, r.Kind = checkOutcome(res.Outcome, res.Kind)
+		r.Outcome, r.Kind = checkOutcome(outcome, res.Kind)
 		if r.Outcome == outcomeViolated {
 			r.Violated = res.Violated
 		}
@@ -456,9 +492,11 @@ func runSimulation[S any](ctx context.Context, m modelcheck.Model[S], so modelch
 			return exitUsage
 		}
 	} else {
-		switch res.Outcome {
+		switch outcome {
 		case modelcheck.OK:
 			fmt.Fprintln(out.stdout, "Simulation found no error (random walks prove nothing about the states they did not visit).")
+		case modelcheck.Incomplete:
+			fmt.Fprintf(out.stdout, "Simulation stopped early: %s. It found no error in those walks; the figures below are partial.\n", reason)
 		case modelcheck.Deadlock:
 			fmt.Fprintf(out.stdout, "Error: Deadlock reached (walk %d of seed %d).\n", res.Walk, so.Seed)
 		default:
@@ -471,13 +509,16 @@ func runSimulation[S any](ctx context.Context, m modelcheck.Model[S], so modelch
 		fmt.Fprintf(out.stdout, "%s walks, %s steps, %s states generated and checked in %.2fs.\n",
 			commas(res.Walks), commas(res.Steps), commas(res.Generated), res.Elapsed.Seconds())
 	}
-	v := verdict{outcome: res.Outcome, kind: res.Kind, violated: res.Violated, loop: -1,
+	v := verdict{outcome: outcome, kind: res.Kind, violated: res.Violated, reason: reason, loop: -1,
 		figures: fmt.Sprintf("random walks, seed %d: %s walks, %s steps, %s states generated", so.Seed, commas(res.Walks), commas(res.Steps), commas(res.Generated))}
 	if !htmlReport(out, m, v, res.Trace) {
 		return exitUsage
 	}
-	if res.Outcome == modelcheck.OK {
+	switch outcome {
+	case modelcheck.OK:
 		return exitOK
+	case modelcheck.Incomplete:
+		return exitIncomplete
 	}
 	return exitViolation
 }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -70,4 +71,51 @@ func TestSymmetryLivenessRemedy(t *testing.T) {
 	r := decodeReport(t, out, "check")
 	require.Empty(t, r.Check.Properties.Temporal)
 	require.NotEmpty(t, r.Check.Properties.Invariants)
+}
+
+// Random walks stopped by Ctrl-C, or by --timeout before the --walks
+// asked for, are incomplete (exit 3, as the README's table of exit codes
+// says); with no --walks the timeout is the run's length, and it passes.
+func TestSimulateWalksStoppedEarlyExitThree(t *testing.T) {
+	walks := []string{"check", "--model", "twophase", "--rms", "7", "--simulate", "--progress", "0"}
+	code, out, errOut := runCLICtx(t, 150*time.Millisecond, append(walks, "--timeout", "1h")...)
+	require.Equal(t, exitIncomplete, code, errOut)
+	require.Contains(t, out, "Simulation stopped early: interrupted after")
+	code, out, errOut = runCLICtx(t, 150*time.Millisecond, append(walks, "--walks", "1000000000", "--json")...)
+	require.Equal(t, exitIncomplete, code, errOut)
+	r := decodeReport(t, out, "check")
+	require.Equal(t, outcomeIncomplete, r.Outcome)
+	require.Contains(t, r.Reason, "interrupted: ")
+	require.Contains(t, r.Reason, "of 1,000,000,000 walks run")
+
+	code, out, errOut = runCLI(t, append(walks, "--walks", "1000000000", "--timeout", "100ms")...)
+	require.Equal(t, exitIncomplete, code, errOut)
+	require.Contains(t, out, "Simulation stopped early: timeout (100ms)")
+	code, out, errOut = runCLI(t, append(walks, "--timeout", "100ms")...)
+	require.Equal(t, exitOK, code, errOut)
+	require.Contains(t, out, "Simulation found no error")
+}
+
+// A flag that the rest of the command line makes meaningless is refused
+// with one line naming it, instead of being ignored.
+func TestConflictingFlagsRefused(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"check", "--model", "twophase", "--simulate", "--walks", "5", "--max-states", "10"}, []string{"--max-states", "--simulate"}},
+		{[]string{"check", "--model", "twophase", "--simulate", "--walks", "5", "--checkpoint", t.TempDir()}, []string{"--checkpoint", "--simulate"}},
+		{[]string{"check", "--model", "twophase", "--simulate", "--walks", "5", "--continue", "--coverage"}, []string{"--continue, --coverage", "--simulate"}},
+		{[]string{"check", "--model", "twophase", "--walks", "5"}, []string{"--walks", "exhaustive"}},
+		{[]string{"check", "--model", "twophase", "--seed", "3", "--depth", "9"}, []string{"--depth, --seed", "exhaustive"}},
+		{[]string{"check", "--config", "../../tla/MCDrainRegistration.cfg", "--rms", "4"}, []string{"--rms", "twophase"}},
+		{[]string{"check", "--model", "twophase", "--checkpoint-every", "1m"}, []string{"--checkpoint-every", "no --checkpoint"}},
+		{[]string{"lincheck", "--history", "x.json", "--ops", "10"}, []string{"--ops", "--history"}},
+		{[]string{"lincheck", "--history", "x.json", "--clients", "2", "--seed", "4", "--round", "3"}, []string{"--clients, --seed, --round", "--history"}},
+	} {
+		code, out, errOut := runCLI(t, tc.args...)
+		require.Equal(t, exitUsage, code, "%v: %s", tc.args, out)
+		require.Empty(t, out, "%v", tc.args)
+		oneLine(t, errOut, tc.args, tc.want...)
+	}
 }
