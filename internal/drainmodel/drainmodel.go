@@ -215,13 +215,31 @@ func checkHeader(cfg *tlacfg.Config, at errAt) error {
 	return nil
 }
 
+// moduleConstants are the CONSTANTS of DrainRegistration.tla and the
+// model values MCDrainRegistration.tla declares: TLC refuses a cfg that
+// leaves any of them unassigned ("The constant parameter Bugs is not
+// assigned a value by the configuration file"), so the checker does too,
+// rather than run with a default (an empty Bugs, a MaxEpoch of 0).
+var moduleConstants = append([]string{"Dispatchers", "TableTriggers", "Brokers", "Versions", "MaxEpoch", "MaxReg", "MaxMsgs", "Transport", "Bugs"},
+	spec.ModelValues...)
+
 // specModel sets the cfg's constants; a value the model refuses is
-// reported at its assignment.
+// reported at its assignment, a constant not assigned at the CONSTANTS
+// keyword.
 func specModel(cfg *tlacfg.Config, at errAt) (*spec.Model, error) {
 	var sc spec.Config
 	for _, c := range cfg.Constants {
 		if err := sc.SetConstant(c.Name, plain(c.Value)); err != nil {
 			return nil, at(c.Line, "%v", err)
+		}
+	}
+	for _, name := range moduleConstants {
+		if _, ok := cfg.Constant(name); !ok {
+			hint := ""
+			if slices.Contains(spec.ModelValues, name) {
+				hint = fmt.Sprintf(" (a model value: %s = %s)", name, name)
+			}
+			return nil, at(max(cfg.ConstantsLine, 1), "the constant %s is not assigned a value%s; TLC refuses such a file too", name, hint)
 		}
 	}
 	sm, err := spec.New(sc)
