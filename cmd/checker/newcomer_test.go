@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -117,5 +118,49 @@ func TestConflictingFlagsRefused(t *testing.T) {
 		require.Equal(t, exitUsage, code, "%v: %s", tc.args, out)
 		require.Empty(t, out, "%v", tc.args)
 		oneLine(t, errOut, tc.args, tc.want...)
+	}
+}
+
+// make test ends with one line saying that the browser tests were skipped,
+// with the install command, when no chromium is on PATH outside CI; not
+// when one is, nor in CI (where they fail instead), and the suite's exit
+// status is kept. The test runs the Makefile's recipe with a stand-in go
+// and a PATH of only that.
+func TestMakeTestSaysBrowserTestsSkipped(t *testing.T) {
+	mk, err := exec.LookPath("make")
+	if err != nil {
+		t.Skip("no make on this machine")
+	}
+	sh, err := exec.LookPath("sh")
+	require.NoError(t, err)
+	bin := t.TempDir()
+	fakeGo := filepath.Join(bin, "go")
+	require.NoError(t, os.WriteFile(fakeGo, []byte("#!"+sh+"\necho ok fake suite\nexit ${FAKE_GO_STATUS:-0}\n"), 0o755))
+	makeTest := func(env ...string) (string, int) {
+		cmd := exec.Command(mk, "--no-print-directory", "-C", "../..", "test", "GO="+fakeGo)
+		cmd.Env = append([]string{"PATH=" + bin, "HOME=" + t.TempDir()}, env...)
+		out, err := cmd.CombinedOutput()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else {
+			require.NoError(t, err)
+		}
+		return string(out), code
+	}
+	const note = "make test: the browser tests of cmd/checker were skipped: no chromium on this machine (install it: apt-get install -y chromium)\n"
+	out, code := makeTest()
+	require.Zero(t, code, out)
+	require.True(t, strings.HasSuffix(out, "ok fake suite\n"+note), "the last line:\n%s", out)
+	out, code = makeTest("FAKE_GO_STATUS=1")
+	require.NotZero(t, code, "a failing suite still fails make test")
+	require.Contains(t, out, "ok fake suite\n"+note+"make: ***", "the note, then make's own error line:\n%s", out)
+	out, _ = makeTest("CI=1")
+	require.NotContains(t, out, "skipped", "in CI the browser tests fail instead")
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "headless-shell"} {
+		require.NoError(t, os.WriteFile(filepath.Join(bin, name), []byte("#!"+sh+"\n"), 0o755))
+		out, _ = makeTest()
+		require.NotContains(t, out, "skipped", name)
+		require.NoError(t, os.Remove(filepath.Join(bin, name)))
 	}
 }
