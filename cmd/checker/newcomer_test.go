@@ -1,14 +1,19 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/drainproof/drainproof/internal/tracecheck"
+	"github.com/drainproof/drainproof/spec"
 	"github.com/stretchr/testify/require"
 )
 
@@ -163,4 +168,72 @@ func TestMakeTestSaysBrowserTestsSkipped(t *testing.T) {
 		require.NotContains(t, out, "skipped", name)
 		require.NoError(t, os.Remove(filepath.Join(bin, name)))
 	}
+}
+
+// checker traceparity's corpus holds the two cases where checker trace
+// and TLC once differed, and compares them: a send line without its
+// message (an input error for checker trace, a rejection for TLC: they
+// agree when TLC rejects that line) and an epoch past the header's
+// MaxEpoch (a rejection for both). TLC is a stand-in here that answers
+// what TLC answers (make trace-parity runs the real one).
+func TestTraceParityComparesUnnamedSends(t *testing.T) {
+	dir := t.TempDir()
+	good := tracecheck.TraceConfig(spec.DefaultConfig())
+	gm, err := spec.New(good)
+	require.NoError(t, err)
+	b, err := walkBatch(dir, spec.TransportHeartbeat, good, gm, rand.New(rand.NewPCG(1, 2)), 6, 60)
+	require.NoError(t, err)
+	// The line each mutant changed, from its walk: TLC rejects there.
+	changed := func(file string) int {
+		walk := regexp.MustCompile(`(nomsg|pastepoch)-`).ReplaceAllString(file, "walk-")
+		x, err := os.ReadFile(walk)
+		require.NoError(t, err)
+		y, err := os.ReadFile(file)
+		require.NoError(t, err)
+		xs, ys := strings.Split(string(x), "\n"), strings.Split(string(y), "\n")
+		require.Equal(t, len(xs), len(ys))
+		for i := range xs {
+			if xs[i] != ys[i] {
+				return i + 1
+			}
+		}
+		t.Fatalf("%s is its walk", file)
+		return 0
+	}
+	kinds := map[string]int{}
+	var batch parityBatch
+	for _, f := range b.files {
+		kind := strings.SplitN(filepath.Base(f), "-", 2)[0]
+		if kind != "nomsg" && kind != "pastepoch" {
+			continue
+		}
+		kinds[kind]++
+		line := changed(f)
+		res, err := tracecheck.CheckFile(f, nil, tracecheck.Options{})
+		if kind == "nomsg" {
+			require.ErrorIs(t, err, tracecheck.ErrUnnamedSend, f)
+		} else {
+			require.NoError(t, err)
+			require.Equal(t, tracecheck.Rejected, res.Verdict, "%s: %+v", f, res)
+			require.Contains(t, res.Reason, "MaxEpoch")
+		}
+		require.Equal(t, line-2, res.Lines, "%s: the lines before the changed one are explained", f)
+		require.NoError(t, os.WriteFile(f+".tlc", []byte(fmt.Sprintf("rejected %d", line-2)), 0o644))
+		batch.files = append(batch.files, f)
+	}
+	require.Positive(t, kinds["nomsg"], "the corpus has sends without their message")
+	require.Positive(t, kinds["pastepoch"], "the corpus has epochs past MaxEpoch")
+
+	bin := t.TempDir()
+	java := "#!/bin/sh\nsed 's/^{\"file\":\"\\(.*\\)\"}$/\\1/' \"$TRACES\" | while read f; do echo \"\\\"TRACE $f $(cat \"$f.tlc\")\\\"\"; done\n"
+	require.NoError(t, os.WriteFile(filepath.Join(bin, "java"), []byte(java), 0o755))
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	batch.name = "unnamed"
+	var out parityOutput
+	var errb strings.Builder
+	f := parityFlags{jar: "x.jar", mods: "y.jar", dir: dir, tlaDir: dir}
+	require.NoError(t, out.check(context.Background(), &f, batch, &errb))
+	require.Zero(t, out.Disagree, errb.String())
+	require.Equal(t, kinds["nomsg"], out.UnnamedSend)
+	require.Equal(t, len(batch.files), out.Rejected)
 }

@@ -108,7 +108,7 @@ func reportTraces(stdout io.Writer, out *traceOutput, asJSON, quiet bool) int {
 	case out.Rejected > 0:
 		code, r.Outcome, r.Violated, r.Kind = exitViolation, outcomeViolated, "trace", "trace"
 	case out.Incomplete > 0:
-		code, r.Outcome, r.Reason = exitIncomplete, outcomeIncomplete, "a trace leaves the model's or the search's bounds"
+		code, r.Outcome, r.Reason = exitIncomplete, outcomeIncomplete, "a trace is past a bound that a larger value would lift (each trace's reason names it)"
 	}
 	if asJSON {
 		if err := writeReport(stdout, r); err != nil {
