@@ -64,6 +64,10 @@ type output struct {
 	json           bool
 	name           string
 	html           string // where to write an HTML counterexample, if anywhere
+	// hold, when set (--json with --coverage), takes the run's report
+	// instead of stdout, for the coverage to complete and print: one
+	// JSON object for both.
+	hold *report
 }
 
 // runCheck is `checker check`: parse and check the flags, build the job
@@ -87,6 +91,9 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return exitUsage
 	}
 	out := output{stdout: stdout, stderr: stderr, json: f.json, name: j.name, html: f.html}
+	if f.json && f.coverage && !f.simulate {
+		out.hold = &report{}
+	}
 	if f.cpuprof == "" {
 		return runJob(ctx, &f, j, budget, out)
 	}
@@ -282,7 +289,9 @@ func runModel[S any](ctx context.Context, m modelcheck.Model[S], opts modelcheck
 			r.LoopStart = &res.LoopStart
 			r.LoopBack = loopBack(res.LoopStart, res.LoopAction, res.LoopLabel)
 		}
-		if err := writeReport(out.stdout, r); err != nil {
+		if out.hold != nil {
+			*out.hold = r
+		} else if err := writeReport(out.stdout, r); err != nil {
 			fmt.Fprintf(out.stderr, "checker check: %v\n", err)
 			return exitUsage
 		}

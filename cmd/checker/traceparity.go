@@ -95,8 +95,12 @@ func runTraceParity(ctx context.Context, args []string, stdout, stderr io.Writer
 		}
 	}
 	if f.asJSON {
-		if err := json.NewEncoder(stdout).Encode(out); err != nil {
-			return exitUsage
+		r := report{Command: "traceparity", Outcome: outcomeOK, Seconds: out.GoSeconds + out.TLCSeconds, Parity: &out}
+		if out.Disagree > 0 {
+			r.Outcome = outcomeUnexpected
+		}
+		if err := writeReport(stdout, r); err != nil {
+			return fail("%v", err)
 		}
 	} else {
 		fmt.Fprintf(stdout, "traceparity: %d traces (%d accepted, %d rejected, %d of those a send line without its message; %d also with TLC's free environment), %d lines, in %s\n",
@@ -122,7 +126,7 @@ func parseParityFlags(args []string, stdout, stderr io.Writer) (f parityFlags, c
 	fs.IntVar(&f.steps, "steps", 80, "lines per generated trace")
 	fs.IntVar(&f.freeN, "free", 20, "traces (of 25 lines) also checked with TLC's free environment (TRACE_FREE_ENV)")
 	fs.BoolVar(&f.withSim, "sim", false, "also the traces of model-scope simulations of the implementation")
-	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object")
+	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object (see the README's \"JSON output\")")
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return f, code, false
 	}
