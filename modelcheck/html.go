@@ -13,6 +13,8 @@ var htmlTrace = template.Must(template.New("trace").Parse(`<!DOCTYPE html>
 <style>
 body{font-family:system-ui,sans-serif;margin:1em 1.5em;color:#222}
 h1{font-size:1.3em;margin:.2em 0} p.sum{color:#555;margin:.3em 0}
+#verdict{padding:.3em .8em;margin:0 0 .4em 0;border-left:6px solid #888;background:#f3f3f3}
+#verdict.ok{border-color:#2a7;background:#e3f6ea} #verdict.violated{border-color:#d33;background:#fde2e2} #verdict.incomplete{border-color:#c80;background:#fdf0dc}
 p.fail{margin:.3em 0;font-weight:600;color:#a11}
 p.loopnote{margin:.3em 0;font-weight:600;color:#a11}
 pre.def{background:#f6f8fa;border-left:4px solid #d33;padding:.4em .8em;margin:.4em 0;font-size:12px;max-height:10em;overflow:auto}
@@ -34,8 +36,8 @@ tr.last td.step{color:#a11}
 span.mark{color:#d33;font-weight:700}
 table.hide-const [data-const]{display:none}
 </style></head><body>
-<h1>{{.Title}}</h1>
-<p class="sum">{{.Summary}}</p>
+<div id="verdict"{{if .Verdict}} class="{{.Verdict}}"{{end}}><h1>{{.Title}}</h1>
+<p class="sum">{{.Summary}}</p></div>
 {{if .Fails}}<p class="fail" id="fails">{{.Fails}}</p>{{end}}
 {{if .LoopNote}}<p class="loopnote" id="loopnote">↻ {{.LoopNote}}</p>{{end}}
 {{if .Definition}}<pre class="def" id="definition">{{.Definition}}</pre>{{end}}
@@ -86,8 +88,9 @@ type htmlCol struct {
 
 // HTMLTrace is what WriteTraceHTMLWith shows besides the trace.
 type HTMLTrace struct {
-	// Title and Summary head the page.
-	Title, Summary string
+	// Title and Summary head the page, in a box coloured by Verdict:
+	// "ok" (green), "violated" (red), "incomplete" (amber), or "" (grey).
+	Title, Summary, Verdict string
 	// LoopStart >= 0 marks where a liveness lasso's loop begins; the
 	// page then ends with the step that closes the loop, "Back to state
 	// N: LoopLabel" (the state it returns to), or "Stuttering" when
@@ -195,11 +198,11 @@ func WriteTraceHTMLWith[S any](w io.Writer, m Model[S], trace []Step[S], h HTMLT
 		}
 	}
 	return htmlTrace.Execute(w, struct {
-		Title, Summary, Fails, Definition, LoopNote string
-		Cols                                        []htmlCol
-		Rows                                        []htmlRow
-		Loop, Constant                              int
-	}{h.Title, h.Summary, h.Fails, h.Definition, note, cols, rows, loop, constant})
+		Title, Summary, Verdict, Fails, Definition, LoopNote string
+		Cols                                                 []htmlCol
+		Rows                                                 []htmlRow
+		Loop, Constant                                       int
+	}{h.Title, h.Summary, h.Verdict, h.Fails, h.Definition, note, cols, rows, loop, constant})
 }
 
 // LoopText says in words how a lasso of n states whose loop starts at

@@ -354,15 +354,17 @@ func writeHTML[S any](path, name string, m modelcheck.Model[S], v verdict, trace
 	h := modelcheck.HTMLTrace{LoopStart: v.loop, LoopLabel: v.loopLabel}
 	switch v.outcome {
 	case modelcheck.OK:
+		h.Verdict = "ok"
 		h.Title, h.Summary = "No error has been found", fmt.Sprintf("%s: no error has been found (%s).", name, v.figures)
 	case modelcheck.Incomplete:
+		h.Verdict = "incomplete"
 		h.Title, h.Summary = "Model checking stopped early", fmt.Sprintf("%s: %s; the figures are partial (%s).", name, v.reason, v.figures)
 	default:
 		what := v.violated
 		if v.kind != "deadlock" {
 			what = kindText(v.kind) + " " + v.violated
 		}
-		h.Title = what + " violated"
+		h.Verdict, h.Title = "violated", what+" violated"
 		h.Summary = fmt.Sprintf("%s: %s is violated after %d states (%s).", name, what, len(trace), v.figures)
 		if n := len(trace); n > 0 {
 			switch v.kind {
