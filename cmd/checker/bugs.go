@@ -63,6 +63,13 @@ func runBugs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	if *list {
+		if *asJSON {
+			if err := writeReport(stdout, report{Command: "bugs", Outcome: outcomeOK, BugNames: bugs.Names()}); err != nil {
+				fmt.Fprintf(stderr, "checker bugs: %v\n", err)
+				return exitUsage
+			}
+			return exitOK
+		}
 		for _, n := range bugs.Names() {
 			fmt.Fprintln(stdout, n)
 		}
@@ -91,6 +98,7 @@ func runBugs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail("%v", err)
 	}
+	start := time.Now()
 	var rows []bugRow
 	for _, name := range bugs.ModelNames() {
 		if *only != "" && name != *only {
@@ -109,13 +117,27 @@ func runBugs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if *asJSON {
-		if err := json.NewEncoder(stdout).Encode(rows); err != nil {
+		if err := writeReport(stdout, bugsReport(rows, time.Since(start))); err != nil {
+			fmt.Fprintf(stderr, "checker bugs: %v\n", err)
 			return exitUsage
 		}
 		return code
 	}
 	printBugMatrix(stdout, rows)
 	return code
+}
+
+// bugsReport is the JSON report of the bug matrix: one object, the rows
+// under bugs; outcome unexpected when a bug is caught by fewer than two
+// techniques.
+func bugsReport(rows []bugRow, took time.Duration) report {
+	r := report{Command: "bugs", Outcome: outcomeOK, Seconds: took.Seconds(), Bugs: rows}
+	for _, row := range rows {
+		if row.Caught < 2 {
+			r.Outcome = outcomeUnexpected
+		}
+	}
+	return r
 }
 
 // buildBugTests builds, once, the test binaries of the rapid conformance

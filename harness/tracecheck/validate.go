@@ -94,7 +94,8 @@ const (
 	OK Verdict = "ok"
 	// Rejected: a line that no step explains (Result.Line).
 	Rejected Verdict = "rejected"
-	// Incomplete: the trace leaves the model's bounds or the search's.
+	// Incomplete: a larger bound would explain the trace (Result.Reason
+	// names it: --max-candidates, MaxReg, the int8 range of values).
 	Incomplete Verdict = "incomplete"
 )
 
@@ -151,10 +152,23 @@ type InputError struct {
 	File string
 	Line int
 	Msg  string
+	// Err, if set, is the kind of input error (ErrUnnamedSend).
+	Err error
 }
 
 // Error returns "file:line: what is wrong".
 func (e *InputError) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg) }
+
+// Unwrap returns the kind of input error, if any.
+func (e *InputError) Unwrap() error { return e.Err }
+
+// ErrUnnamedSend is the input error of a line whose action sends a
+// message that the line does not name (no params.m). TLC's trace spec
+// rejects such a line instead (its SentAsSaid: a line without m sends
+// nothing); docs/trace.md, "A send without its message", says why the
+// checker calls it an input error, and checker traceparity counts the
+// two as agreeing.
+var ErrUnnamedSend = errors.New("a send line does not name its message")
 
 // maxShown bounds the candidates a rejection lists.
 const maxShown = 8
@@ -309,12 +323,17 @@ func (c *Checker) search(data []byte, lines []line, res *Result) error {
 		}
 		res.Line, res.Text = lineAt(data, ln.off)
 		if c.unnamedSend {
-			return &InputError{File: res.File, Line: res.Line,
+			return &InputError{File: res.File, Line: res.Line, Err: ErrUnnamedSend,
 				Msg: fmt.Sprintf("%s sends a message the line does not name (params.m)", c.actions[ln.act].name)}
 		}
 		var be *boundError
 		if errors.As(err, &be) {
-			res.Verdict, res.Reason = Incomplete, "outside the model's bounds: "+be.msg
+			res.Verdict, res.Reason = Incomplete, "past a bound: "+be.msg
+			return nil
+		}
+		var oe *outsideError
+		if errors.As(err, &oe) {
+			res.Verdict, res.Reason = Rejected, oe.msg
 			return nil
 		}
 		res.Verdict = Rejected
