@@ -4,14 +4,17 @@ CHECKER := $(GO) run ./cmd/checker
 # where make check writes the traces it validates
 TRACES  ?= $(or $(TMPDIR),/tmp)/drainproof-traces
 
-.PHONY: check check-steps test test-steps mutate lint bench bugs tlc trace-parity fuzz build pgo clean
+.PHONY: check check-steps test mutate lint bench bugs tlc trace-parity fuzz build pgo clean
+
+# bash for its SECONDS: the recipes time themselves without date(1)
+SHELL := /bin/bash
 
 # timed runs TARGET-steps and ends with one line: passed or FAILED, and how
 # long it took.
 define timed
-	@start=$$(date +%s); if $(MAKE) --no-print-directory $(1)-steps; then \
-		echo "make $(1): passed in $$(( $$(date +%s) - start )) s"; \
-	else echo "make $(1): FAILED after $$(( $$(date +%s) - start )) s"; exit 1; fi
+	@SECONDS=0; if $(MAKE) --no-print-directory $(1)-steps; then \
+		echo "make $(1): passed in $$SECONDS s"; \
+	else echo "make $(1): FAILED after $$SECONDS s"; exit 1; fi
 endef
 
 ## check: every model of tla/models.json against its recorded figures and
@@ -48,10 +51,8 @@ check-steps:
 ## changes what the compiler inlines, not what the code does). Without a chromium
 ## binary the browser tests skip (outside CI): the last line then says so
 test:
-	$(call timed,test)
-
-test-steps:
-	@echo "$(GO) test -race -pgo=off -count=1 -timeout 8m ./..."; status=0; $(GO) test -race -pgo=off -count=1 -timeout 8m ./... || status=$$?; \
+	@SECONDS=0; echo "$(GO) test -race -pgo=off -count=1 -timeout 8m ./..."; status=0; $(GO) test -race -pgo=off -count=1 -timeout 8m ./... || status=$$?; \
+	if [ $$status -eq 0 ]; then echo "make test: passed in $$SECONDS s"; else echo "make test: FAILED after $$SECONDS s"; fi; \
 	if [ -z "$$CI" ] && ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1 && \
 		! command -v google-chrome >/dev/null 2>&1 && ! command -v headless-shell >/dev/null 2>&1; then \
 		echo "make test: the browser tests of cmd/checker were skipped: no chromium on this machine (install it: apt-get install -y chromium)"; \

@@ -156,10 +156,10 @@ func TestMakeTestSaysBrowserTestsSkipped(t *testing.T) {
 	const note = "make test: the browser tests of cmd/checker were skipped: no chromium on this machine (install it: apt-get install -y chromium)\n"
 	out, code := makeTest()
 	require.Zero(t, code, out)
-	require.True(t, strings.HasSuffix(out, "ok fake suite\n"+note), "the last line:\n%s", out)
+	require.Regexp(t, "ok fake suite\nmake test: passed in [0-9]+ s\n"+regexp.QuoteMeta(note)+"$", out, "the time, then the note as the last line")
 	out, code = makeTest("FAKE_GO_STATUS=1")
 	require.NotZero(t, code, "a failing suite still fails make test")
-	require.Contains(t, out, "ok fake suite\n"+note+"make: ***", "the note, then make's own error line:\n%s", out)
+	require.Regexp(t, "ok fake suite\nmake test: FAILED after [0-9]+ s\n"+regexp.QuoteMeta(note)+"make: \\*\\*\\*", out, "the time, the note, then make's own error line")
 	out, _ = makeTest("CI=1")
 	require.NotContains(t, out, "skipped", "in CI the browser tests fail instead")
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "headless-shell"} {
