@@ -62,6 +62,9 @@ func runBugs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
+	if *list && flagErr(stderr, "checker bugs", notWith(setFlags(fs), "--list", "--list only names the bugs; it runs nothing", "only", "seeds")) {
+		return exitUsage
+	}
 	if *list {
 		if *asJSON {
 			if err := writeReport(stdout, report{Command: "bugs", Outcome: outcomeOK, BugNames: bugs.Names()}); err != nil {

@@ -12,6 +12,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Exit codes of every subcommand.
@@ -143,7 +144,9 @@ func runJSON(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	r.Command, r.Outcome = args[0], outcomeError
 	r.Violated, r.Kind, r.Reason = "", "", ""
+	errs.mu.Lock()
 	r.Error = strings.TrimSpace(errs.last)
+	errs.mu.Unlock()
 	if r.Error == "" {
 		r.Error = fmt.Sprintf("checker %s: exit status %d", args[0], code)
 	}
@@ -154,14 +157,18 @@ func runJSON(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 // lastWrite passes writes through to w and keeps the last one: a
-// command's error is one write, its last on stderr.
+// command's error is one write, its last on stderr. The mutex orders
+// writes from a run's progress goroutine and its own.
 type lastWrite struct {
+	mu   sync.Mutex
 	w    io.Writer
 	last string
 }
 
 // Write writes p to w and remembers it.
 func (l *lastWrite) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	if len(bytes.TrimSpace(p)) > 0 {
 		l.last = string(p)
 	}

@@ -118,6 +118,8 @@ func TestConflictingFlagsRefused(t *testing.T) {
 		{[]string{"check", "--model", "twophase", "--checkpoint-every", "1m"}, []string{"--checkpoint-every", "no --checkpoint"}},
 		{[]string{"lincheck", "--history", "x.json", "--ops", "10"}, []string{"--ops", "--history"}},
 		{[]string{"lincheck", "--history", "x.json", "--clients", "2", "--seed", "4", "--round", "3"}, []string{"--clients, --seed, --round", "--history"}},
+		{[]string{"tlc", "--only", "MCDrainRegistration.cfg", "--all"}, []string{"--all", "--only"}},
+		{[]string{"bugs", "--list", "--only", "NoReReport"}, []string{"--only", "--list"}},
 	} {
 		code, out, errOut := runCLI(t, tc.args...)
 		require.Equal(t, exitUsage, code, "%v: %s", tc.args, out)
