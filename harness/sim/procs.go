@@ -83,7 +83,9 @@ func newProcTraces(open func(proc, after string, clock uint64) (*trace.Writer, e
 // startT opens the trace of T's process of epoch e.
 func (pt *procTraces) startT(e uint64) (*trace.Writer, error) {
 	pt.tFirst = trace.Stamp{}
-	return pt.open(TProcess(e), pt.prev, pt.prevClock)
+	tw, err := pt.open(TProcess(e), pt.prev, pt.prevClock)
+	pt.prev = TProcess(e)
+	return tw, err
 }
 
 // endT ends the trace of T's process tw: a kill loses some of its unsent
