@@ -85,6 +85,14 @@ func TestMergedTracesAccepted(t *testing.T) {
 			require.Equal(t, tracecheck.OK, res.Verdict, "%s seed %d: line %d (%s %s:%d) %s\n%s\n%+v", tr, seed, res.Line,
 				res.Process, res.ProcessFile, res.ProcessLine, res.Reason, res.Text, res.Candidates)
 			require.Greater(t, res.Lines, 500)
+			files, _, err := tracecheck.RunFiles(dir)
+			require.NoError(t, err)
+			m, err := tracecheck.Merge(files)
+			require.NoError(t, err)
+			inMemory, err := tracecheck.CheckBytes(m.Data, "merged", nil, tracecheck.Options{})
+			require.NoError(t, err)
+			require.Equal(t, res.Verdict, inMemory.Verdict, "the streaming and the in-memory check agree")
+			require.Equal(t, res.Lines, inMemory.Lines)
 			lost += run.TraceLinesLost
 			crashes += run.CrashRestarts
 		}

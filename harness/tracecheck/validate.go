@@ -315,6 +315,7 @@ func (c *Checker) compile(data []byte, off int, name string, buf *buffers) (line
 	for off < len(data) {
 		text, rest := nextLine(data[off:])
 		n++
+		key := text
 		if len(bytes.TrimSpace(text)) > 0 {
 			// The stamp (p, c, after, from) comes first; the line's
 			// body, the rest, is what repeats.
@@ -330,24 +331,23 @@ func (c *Checker) compile(data []byte, off int, name string, buf *buffers) (line
 				}
 				return lines, &causalCut{off: off, proc: st.proc, err: err}, nil
 			}
-			text = text[body:]
+			key = text[body:]
 		}
-		if j, ok := cache[string(text)]; ok {
+		if j, ok := cache[string(key)]; ok {
 			lines = append(lines, lines[j])
 			lines[len(lines)-1].off = off
 			hits++
 		} else if len(bytes.TrimSpace(text)) > 0 {
 			lines = append(lines, line{})
 			ln := &lines[len(lines)-1]
-			full, _ := nextLine(data[off:])
-			if err := c.parseLine(full, ln); err != nil {
+			if err := c.parseLine(text, ln); err != nil {
 				return nil, nil, &InputError{File: name, Line: n, Msg: err.Error()}
 			}
 			ln.off = off
 			switch {
 			case cache == nil:
 			case len(cache) < lineCacheSize:
-				cache[string(text)] = int32(len(lines) - 1)
+				cache[string(key)] = int32(len(lines) - 1)
 			case hits < len(lines)/2:
 				cache = nil // most lines are new: the cache does not pay
 			}
