@@ -313,6 +313,7 @@ func runTraceGen(_ context.Context, args []string, stdout, stderr io.Writer) int
 	seeds := fs.Int("seeds", 10, "number of traces")
 	steps := fs.Int("steps", 100, "lines per trace (fewer if the walk deadlocks)")
 	bug := fs.String("bug", "", "walk the model with this bug on (the header still names the model without it): "+strings.Join(spec.BugNames(), ", "))
+	asRun := fs.Bool("run", false, "write each walk as the per-process traces of one run, DIR/seed-N/PROCESS.ndjson (tracecheck.WriteRun; written as it walks, so --steps may pass memory)")
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
@@ -345,6 +346,16 @@ func runTraceGen(_ context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	for i := 0; i < *seeds; i++ {
 		s := *seed + uint64(i)
+		if *asRun {
+			if *bug != "" {
+				return fail("--run and --bug: a run's headers name the model it walks")
+			}
+			src := fmt.Sprintf("checker tracegen --run --config %s --seed %d --steps %d", *cfgPath, s, *steps)
+			if _, err := tracecheck.WriteRun(filepath.Join(*dir, fmt.Sprintf("seed-%d", s)), wm, s, *steps, src); err != nil {
+				return fail("%v", err)
+			}
+			continue
+		}
 		lines, err := tracecheck.Generate(wm, s, *steps)
 		if err != nil {
 			return fail("%v", err)

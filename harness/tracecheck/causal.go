@@ -37,7 +37,16 @@ func (r ref) String() string { return r.proc + ":" + strconv.FormatUint(r.clock,
 // without a stamp has st.proc empty.
 func splitStamp(text []byte, st *stamp) (off int, err error) {
 	p := scanner{b: text}
+	// The names are those of the last line, mostly: kept, they need no
+	// new string.
+	proc, after := st.proc, st.after
 	*st = stamp{from: st.from[:0]}
+	name := func(s []byte, old string) string {
+		if string(s) == old {
+			return old
+		}
+		return string(s)
+	}
 	if !p.expect('{') {
 		return 0, p.err
 	}
@@ -66,9 +75,9 @@ func splitStamp(text []byte, st *stamp) (off int, err error) {
 				return 0, fmt.Errorf("column %d: empty process name", p.i)
 			}
 			if k[0] == 'p' {
-				st.proc = string(s)
+				st.proc = name(s, proc)
 			} else {
-				st.after = string(s)
+				st.after = name(s, after)
 			}
 		case "c":
 			if !p.expect(':') {
@@ -104,13 +113,17 @@ func splitStamp(text []byte, st *stamp) (off int, err error) {
 func (p *scanner) clock() (uint64, bool) {
 	p.ws()
 	start := p.i
+	var n uint64
+	over := false
 	for p.i < len(p.b) && p.b[p.i] >= '0' && p.b[p.i] <= '9' {
+		d := uint64(p.b[p.i] - '0')
+		over = over || n > (1<<64-1-d)/10
+		n = n*10 + d
 		p.i++
 	}
-	n, err := strconv.ParseUint(string(p.b[start:p.i]), 10, 64)
-	if err != nil || n == 0 {
+	if p.i == start || n == 0 || over || p.i-start > 1 && p.b[start] == '0' {
 		p.i = start
-		return 0, p.fail("want a clock (an integer from 1)")
+		return 0, p.fail("want a clock (an integer from 1 to 2^64-1)")
 	}
 	return n, true
 }
@@ -131,7 +144,12 @@ func (p *scanner) fromList(out *[]ref) bool {
 			switch string(k) {
 			case "p":
 				s, ok := p.str()
-				r.proc, hasP = string(s), ok && len(s) > 0
+				if i := len(*out); i < cap(*out) && (*out)[:i+1][i].proc == string(s) {
+					r.proc = (*out)[:i+1][i].proc // the name the slot held: no new string
+				} else {
+					r.proc = string(s)
+				}
+				hasP = ok && len(s) > 0
 				return ok
 			case "c":
 				var ok bool

@@ -65,6 +65,7 @@ type procTrace struct {
 	lineNo int    // the head's line number
 	head   stamp
 	text   []byte // the head's text, valid until the next read
+	body   int    // where the head's body (after its stamp) starts
 }
 
 // open opens the trace at path and reads its header.
@@ -126,9 +127,11 @@ func (t *procTrace) next() (bool, error) {
 		if len(bytes.TrimSpace(text)) == 0 {
 			continue
 		}
-		if _, err := splitStamp(text, &t.head); err != nil {
+		body, err := splitStamp(text, &t.head)
+		if err != nil {
 			return false, &InputError{File: t.path, Line: t.lineNo, Msg: err.Error()}
 		}
+		t.body = body
 		if t.head.proc != t.proc {
 			return false, &InputError{File: t.path, Line: t.lineNo,
 				Msg: fmt.Sprintf("a line of process %q in the trace of %s (every line names its process: p)", t.head.proc, t.proc)}
@@ -296,18 +299,19 @@ func (m *merger) push(t *procTrace) error {
 }
 
 // next returns the next line of the merged order (valid until the next
-// call), its stamp and where it comes from; false at the end, or at the
-// first line in no order of the run (m.Cut).
-func (m *merger) next() (text []byte, st *stamp, src SrcLine, ok bool, err error) {
+// call), where its body starts (after its stamp) and where it comes
+// from; false at the end, or at the first line in no order of the run
+// (m.Cut).
+func (m *merger) next() (text []byte, body int, src SrcLine, ok bool, err error) {
 	if m.pop != nil {
 		t := m.pop
 		m.pop = nil
 		if err := m.push(t); err != nil {
-			return nil, nil, src, false, err
+			return nil, 0, src, false, err
 		}
 	}
 	if m.h.Len() == 0 || m.Cut != nil {
-		return nil, nil, src, false, nil
+		return nil, 0, src, false, nil
 	}
 	t := heap.Pop(&m.h).(*procTrace)
 	src = SrcLine{File: t.file, Line: t.lineNo}
@@ -315,14 +319,14 @@ func (m *merger) next() (text []byte, st *stamp, src SrcLine, ok bool, err error
 		var v *violation
 		var l *lostLine
 		if !errors.As(err, &v) && !errors.As(err, &l) {
-			return nil, nil, src, false, &InputError{File: t.path, Line: t.lineNo, Msg: err.Error()}
+			return nil, 0, src, false, &InputError{File: t.path, Line: t.lineNo, Msg: err.Error()}
 		}
 		m.Cut = &CutLine{SrcLine: src, Proc: t.proc, Text: string(t.text),
 			Reason: "happens-before: " + err.Error(), Lost: l != nil}
-		return nil, nil, src, false, nil
+		return nil, 0, src, false, nil
 	}
 	m.pop = t
-	return t.text, &t.head, src, true, nil
+	return t.text, t.body, src, true, nil
 }
 
 // close closes the traces.
@@ -398,7 +402,7 @@ func CheckRun(paths []string, name string, model *spec.Model, opts Options) (Res
 	var ln line
 	n := 0
 	for {
-		text, _, src, ok, err := mg.next()
+		text, body, src, ok, err := mg.next()
 		if err != nil {
 			mg.close()
 			return res, err
@@ -406,7 +410,7 @@ func CheckRun(paths []string, name string, model *spec.Model, opts Options) (Res
 		if !ok {
 			break
 		}
-		if err := lc.compile(text, &ln); err != nil {
+		if err := lc.compile(text, body, &ln); err != nil {
 			mg.close()
 			return res, &InputError{File: paths[src.File], Line: src.Line, Msg: err.Error()}
 		}
@@ -421,11 +425,11 @@ func CheckRun(paths []string, name string, model *spec.Model, opts Options) (Res
 	}
 	defer mg.close()
 	for i := 0; i < n; i++ {
-		text, _, src, ok, err := mg.next()
+		text, body, src, ok, err := mg.next()
 		if err != nil || !ok {
 			return res, errors.Join(err, fmt.Errorf("%s: the traces changed while they were checked", name))
 		}
-		if err := lc.compile(text, &ln); err != nil {
+		if err := lc.compile(text, body, &ln); err != nil {
 			return res, &InputError{File: paths[src.File], Line: src.Line, Msg: err.Error()}
 		}
 		la.apply(i, &ln)
@@ -484,13 +488,8 @@ func newLineCompiler(c *Checker) *lineCompiler {
 	return &lineCompiler{c: c, cache: map[string]line{}}
 }
 
-// compile compiles text into ln.
-func (lc *lineCompiler) compile(text []byte, ln *line) error {
-	var st stamp
-	body, err := splitStamp(text, &st)
-	if err != nil {
-		return err
-	}
+// compile compiles text, whose body starts at body, into ln.
+func (lc *lineCompiler) compile(text []byte, body int, ln *line) error {
 	lc.seen++
 	if l, ok := lc.cache[string(text[body:])]; ok {
 		*ln = l

@@ -178,3 +178,48 @@ func TestRunInputErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestWriteRunAccepted: a walk written as a run of several processes
+// (WriteRun) merges back into the walk: accepted, the same lines as the
+// walk as one trace; and a walk of a buggy model so written is rejected
+// where the single trace is.
+func TestWriteRunAccepted(t *testing.T) {
+	for name, cfg := range configs() {
+		for seed := uint64(1); seed <= 10; seed++ {
+			m, err := spec.New(cfg)
+			require.NoError(t, err)
+			files, err := tracecheck.WriteRun(t.TempDir(), m, seed, 400, "test")
+			require.NoError(t, err)
+			require.GreaterOrEqual(t, len(files), 3)
+			res, err := tracecheck.CheckRun(files, "run", nil, tracecheck.Options{})
+			require.NoError(t, err)
+			lines, _ := traceOf(t, cfg, seed, 400)
+			require.Equal(t, tracecheck.OK, res.Verdict, "%s seed %d: %s %s", name, seed, res.Reason, res.Text)
+			require.Equal(t, len(lines), res.Lines)
+		}
+	}
+	cfg := configs()["heartbeat"]
+	bug, _ := spec.ParseBug("DoubleIncrement")
+	bc := cfg
+	bc.Bugs = bug
+	bm, err := spec.New(bc)
+	require.NoError(t, err)
+	gm, err := spec.New(cfg)
+	require.NoError(t, err)
+	rejected := 0
+	for seed := uint64(1); seed <= 10; seed++ {
+		files, err := tracecheck.WriteRun(t.TempDir(), bm, seed, 400, "test")
+		require.NoError(t, err)
+		// The headers name the buggy model: check against the correct one.
+		res, err := tracecheck.CheckRun(files, "run", gm, tracecheck.Options{})
+		require.NoError(t, err)
+		lines, _ := traceOf(t, bc, seed, 400)
+		want := check(t, encode(t, cfg, lines))
+		require.Equal(t, want.Verdict, res.Verdict)
+		require.Equal(t, want.Lines, res.Lines)
+		if res.Verdict == tracecheck.Rejected {
+			rejected++
+		}
+	}
+	require.Positive(t, rejected)
+}
