@@ -27,7 +27,8 @@ import (
 )
 
 // The techniques of the bug matrix, in its column order.
-var bugTechniques = []string{"model checker", "rapid conformance", "lincheck", "simulator", "trace validation"}
+var bugTechniques = []string{"model checker", "rapid conformance", "lincheck", "simulator", "trace validation",
+	"distributed trace validation"}
 
 // bugCell is one technique's result on one bug.
 type bugCell struct {
@@ -195,6 +196,7 @@ func bugMatrixRow(ctx context.Context, name string, seeds int, tests map[string]
 			}
 			return bugTests(ctx, name, map[string]string{"eventservice": tests["eventservice"]}, "^TestStressTrace$")
 		}),
+		timed("distributed trace validation", func() (bool, string, error) { return bugRunTraces(ctx, seeds) }),
 	)
 	return row, errors.Join(errs...)
 }
@@ -299,6 +301,41 @@ func bugTraces(ctx context.Context, seeds int) (bool, string, error) {
 			}
 			if caught, how, err := rejected(buf.Bytes(), fmt.Sprintf("%s seed %d", tr, s)); caught || err != nil {
 				return caught, how, err
+			}
+		}
+	}
+	return false, "", nil
+}
+
+// bugRunTraces validates the per-process traces of model-scope
+// simulations of both transports, merged (docs/trace.md, multi-process
+// runs): caught when a run is rejected.
+func bugRunTraces(ctx context.Context, seeds int) (bool, string, error) {
+	tmp, err := os.MkdirTemp("", "checker-bugs-runs")
+	if err != nil {
+		return false, "", err
+	}
+	defer os.RemoveAll(tmp)
+	for _, tr := range []node.Transport{node.TransportHeartbeat, node.TransportLogCoord} {
+		for s := 1; s <= seeds; s++ {
+			cfg := sim.Config{Seed: uint64(s), Steps: 2000, Transport: tr, ModelScope: true}
+			dir := runDir(tmp, cfg)
+			if _, err := traceSimProcs(ctx, cfg, dir); err != nil {
+				return false, "", err
+			}
+			files, _, err := tracecheck.RunFiles(dir)
+			if err != nil {
+				return false, "", err
+			}
+			res, err := tracecheck.CheckRun(files, dir, nil, tracecheck.Options{})
+			if err != nil {
+				return false, "", err
+			}
+			if res.Verdict == tracecheck.Rejected {
+				return true, fmt.Sprintf("%s seed %d: %s line %d (%s)", tr, s, res.Process, res.ProcessLine, actionOf(res.Text)), nil
+			}
+			if err := os.RemoveAll(dir); err != nil {
+				return false, "", err
 			}
 		}
 	}

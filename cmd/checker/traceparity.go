@@ -58,6 +58,7 @@ type parityFlags struct {
 	jar, mods, dir, tlaDir string
 	perKind, steps, freeN  int
 	withSim, asJSON        bool
+	onlySim                bool
 }
 
 // runTraceParity is `checker traceparity`: a corpus of traces (model walks
@@ -84,7 +85,10 @@ func runTraceParity(ctx context.Context, args []string, stdout, stderr io.Writer
 	if f.dir, err = filepath.Abs(f.dir); err != nil {
 		return fail("%v", err)
 	}
-	batches, err := parityCorpus(ctx, f.dir, f.perKind, f.steps, f.freeN, f.withSim)
+	batches, err := parityCorpus(ctx, f.dir, f.perKind, f.steps, f.freeN, f.withSim || f.onlySim)
+	if f.onlySim {
+		batches = slices.DeleteFunc(batches, func(b parityBatch) bool { return !strings.HasPrefix(b.name, "sim-") })
+	}
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -125,8 +129,9 @@ func parseParityFlags(args []string, stdout, stderr io.Writer) (f parityFlags, c
 	fs.IntVar(&f.perKind, "n", 30, "traces per kind and transport")
 	fs.IntVar(&f.steps, "steps", 80, "lines per generated trace")
 	fs.IntVar(&f.freeN, "free", 20, "traces (of 25 lines) also checked with TLC's free environment (TRACE_FREE_ENV)")
-	fs.BoolVar(&f.withSim, "sim", false, "also the traces of model-scope simulations of the implementation")
-	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object (see the README's \"JSON output\")")
+	fs.BoolVar(&f.withSim, "sim", false, "also the traces of model-scope simulations of the implementation (each run's per-process traces merged)")
+	fs.BoolVar(&f.onlySim, "only-sim", false, "only the merged traces of model-scope simulations (n per transport)")
+	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object (see docs/checker.md, \"JSON output\")")
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return f, code, false
 	}
@@ -319,19 +324,25 @@ func walkBatch(dir, tr string, good spec.Config, gm *spec.Model, rng *rand.Rand,
 }
 
 // simBatch is the batch of transport tr's model-scope simulations of the
-// implementation.
+// implementation: each run traced per process and merged (docs/trace.md,
+// multi-process runs), the merged trace being what both checkers read.
 func simBatch(ctx context.Context, dir, tr string, n, steps int) (parityBatch, error) {
 	sb := parityBatch{name: "sim-" + tr}
 	for s := 1; s <= n; s++ {
 		cfg := sim.Config{Seed: uint64(s), Steps: steps * 4, Transport: node.Transport(tr), ModelScope: true}
 		path := filepath.Join(dir, "sim-"+tr, fmt.Sprintf("seed-%d.ndjson", s))
+		runs := filepath.Join(dir, "sim-"+tr+"-runs")
+		if _, err := runSimTraced(ctx, cfg, runs); err != nil {
+			return sb, err
+		}
+		files, _, err := tracecheck.RunFiles(runDir(runs, cfg))
+		if err != nil {
+			return sb, err
+		}
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			return sb, err
 		}
-		if _, err := runSimTraced(ctx, cfg, filepath.Dir(path)); err != nil {
-			return sb, err
-		}
-		if err := os.Rename(filepath.Join(filepath.Dir(path), fmt.Sprintf("seed-%d-%s.ndjson", s, tr)), path); err != nil {
+		if err := writeMerged(files, path); err != nil {
 			return sb, err
 		}
 		sb.files = append(sb.files, path)

@@ -25,7 +25,7 @@ func TestMalformedTraces(t *testing.T) {
 	}{
 		{"empty", "", 1, "no header"},
 		{"header not json", "hello\n", 1, "bad header"},
-		{"header version", `{"drainproof_trace":2,"model":{}}` + "\n", 1, "version 2"},
+		{"header version", `{"drainproof_trace":3,"model":{}}` + "\n", 1, "version 3"},
 		{"header unknown key", `{"drainproof_trace":1,"model":{},"x":1}` + "\n", 1, "unknown field"},
 		{"header bad constant", `{"drainproof_trace":1,"model":{"MaxEpoch":"two"}}` + "\n", 1, "MaxEpoch"},
 		{"header unknown constant", `{"drainproof_trace":1,"model":{"Foo":1}}` + "\n", 1, "Foo"},

@@ -311,8 +311,17 @@ func (c *Checker) parseLine(text []byte, ln *line) error {
 			return p.object(func(k []byte) bool { return c.parseParam(&p, k, ln) })
 		case "vars":
 			return p.object(func(k []byte) bool { return c.parseVar(&p, k, ln) })
+		case "p", "after": // the stamp (causal.go)
+			_, ok := p.str()
+			return ok
+		case "c":
+			_, ok := p.clock()
+			return ok
+		case "from":
+			var from []ref
+			return p.fromList(&from)
 		}
-		return p.fail("unknown key %q (a line has action, params, vars)", k)
+		return p.fail("unknown key %q (a line has action, params, vars; p, c, after, from in a multi-process run)", k)
 	})
 	if ok && p.peek() != 0 {
 		ok = p.fail("trailing text after the object")
