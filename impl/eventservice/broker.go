@@ -73,7 +73,7 @@ const maxFree = 64
 // loop. Such a broker locks the loop's own steps (see loopLock) and does
 // not reuse released dispatchers (a remover outside the loop may still
 // read one the loop released). Every other build and bug runs the normal
-// build's code: the tag adds fault points and step hooks, nothing else.
+// build's code: the tag adds fault points, nothing else.
 func offLoopRemover() bool { return bugs.Built && bugs.DoubleDecrementOn() }
 
 // changefeedStatus is a changefeed's entry in its broker (mu).
@@ -272,7 +272,7 @@ func (b *broker) admit() bool {
 // broker step a of d under the same trace lock, so that the line is in
 // the order of the count change among every goroutine's lines.
 func (b *broker) step(a brokerStep, d *dispatcher, delta int64) {
-	ts := b.svc.lockTrace()
+	ts := b.svc.lockTrace(pointBrokerStep, b)
 	if delta != 0 {
 		b.addCount(delta)
 	}
@@ -342,6 +342,7 @@ func (b *broker) registerTableFailed(d *dispatcher) {
 	if early {
 		b.addCount(b.rollbackDelta()) // the bug: the count falls while d is still subscribed
 	}
+	b.svc.at(pointUnsubscribe, b)
 	if !leak {
 		b.es.UnregisterDispatcher(d.id)
 	}
@@ -408,6 +409,7 @@ func (b *broker) release(d *dispatcher, last brokerStep) {
 	if early {
 		b.addCount(-1)
 	}
+	b.svc.at(pointRelease, b)
 	if !d.tableTrigger {
 		b.es.UnregisterDispatcher(d.id)
 		b.ss.UnregisterTable(d.table)

@@ -112,17 +112,20 @@
 // granularity (SampleBeforeClose, ClosedBeforeBrokers,
 // RollbackBeforeUnsubscribe: a step of Report, CloseAdmission or a failed
 // registration's rollback taken out of order); the normal build compiles
-// them out. The same builds have step hooks (hooks.go) at which the tests
-// stop a registration between the gate check and the broker's
-// compare-and-swap, a close before a broker's gate bit or a report before
-// a broker's count, so that each out-of-order step is caught
-// deterministically (granularity_test.go, and the conformance test's
-// closeByBroker and reportByBroker); the normal build has none. The tag
-// changes nothing else: with no bug on, or any bug but DoubleDecrement,
+// them out. Every build has points (hooks.go) before each effect another
+// goroutine can observe, where a test's hook stops a registration
+// between the gate check and the broker's compare-and-swap, a close
+// before a broker's gate bit or a report before a broker's count, so
+// that each out-of-order step is caught deterministically
+// (granularity_test.go, the conformance test's closeByBroker and
+// reportByBroker), and where a controlled scheduler runs every
+// interleaving of small scenarios (explore_test.go); the product sets no
+// hook, and an unset one costs a compare per point. The tag changes
+// nothing else: with no bug on, or any bug but DoubleDecrement,
 // the tagged build runs the normal build's code. DoubleDecrement, which
 // runs the inactivity cleanup beside the request loop, makes a broker
 // created while it is on lock the loop's own steps and stop reusing
 // released dispatchers (offLoopRemover), since a remover then runs
 // outside the loop. A traced service runs the same code as an untraced
-// one, fault points and hooks included (trace.go).
+// one, fault points and points included (trace.go).
 package eventservice

@@ -39,7 +39,7 @@ func (s *Service) Report() (count int64, admissionClosed bool) {
 
 // startReport reads the gate for a report (TLA+ ServiceStartReport).
 func (s *Service) startReport() bool {
-	ts := s.lockTrace()
+	ts := s.lockTrace(pointStartReport, nil)
 	closed := s.closed.Load()
 	if ts != nil {
 		ts.startReport(closed)
@@ -52,7 +52,7 @@ func (s *Service) startReport() bool {
 // time (TLA+ ServiceReadBroker(b) for each b; a model broker not created
 // when the list is read counts 0 then).
 func (s *Service) readCounts() int64 {
-	ts := s.lockTrace()
+	ts := s.lockTrace(pointReportList, nil)
 	brokers := *s.brokers.Load()
 	if ts != nil {
 		ts.absent(brokers, func(c ClusterID) { ts.readBroker(c, 0) })
@@ -60,8 +60,7 @@ func (s *Service) readCounts() int64 {
 	}
 	var n int64
 	for _, b := range brokers {
-		s.at(stepReadBroker, b)
-		ts := s.lockTrace()
+		ts := s.lockTrace(pointReadBroker, b)
 		n += b.count()
 		if ts != nil {
 			ts.readBroker(b.cluster, n)
@@ -101,7 +100,7 @@ func (s *Service) closeAdmission(byGate bool) {
 	if s.closed.Load() {
 		return
 	}
-	ts := s.lockTrace()
+	ts := s.lockTrace(pointStartClose, nil)
 	started := !s.closing.Swap(true) // TLA+ ServiceStartClose
 	if ts != nil {
 		if started {
@@ -112,14 +111,13 @@ func (s *Service) closeAdmission(byGate bool) {
 	if bugs.ClosedBeforeBrokersOn() {
 		s.finishClose() // the bug: closed before the brokers' bits
 	}
-	ts = s.lockTrace()
+	ts = s.lockTrace(pointCloseList, nil)
 	brokers := *s.brokers.Load()
 	if ts != nil {
 		ts.absent(brokers, ts.closedBroker) // created closed by brokerFor
 		ts.mu.Unlock()
 	}
 	for _, b := range brokers {
-		s.at(stepCloseBroker, b)
 		s.closeBroker(b) // TLA+ ServiceCloseBroker(b)
 	}
 	s.finishClose() // TLA+ ServiceFinishClose
@@ -127,7 +125,7 @@ func (s *Service) closeAdmission(byGate bool) {
 
 // closeBroker sets b's gate bit (TLA+ ServiceCloseBroker(b)).
 func (s *Service) closeBroker(b *broker) {
-	ts := s.lockTrace()
+	ts := s.lockTrace(pointCloseBroker, b)
 	b.countGate.Or(gateClosed)
 	if ts != nil {
 		ts.closedBroker(b.cluster)
@@ -137,7 +135,7 @@ func (s *Service) closeBroker(b *broker) {
 
 // finishClose sets closed (TLA+ ServiceFinishClose).
 func (s *Service) finishClose() {
-	ts := s.lockTrace()
+	ts := s.lockTrace(pointFinishClose, nil)
 	finished := !s.closed.Swap(true)
 	if ts != nil {
 		if finished {

@@ -19,19 +19,19 @@ import (
 // broker's compare-and-swap (TLA+ pc "gated"), a close of admission
 // stopped before a broker's gate bit (ServiceCloseBroker(b)), a failed
 // registration stopped inside its store release (BrokerUnsubscribe). They
-// use two brokers (clusters c1 and c2) and the step hooks of hooks.go,
-// which exist only under the tag bugs, where `make bugs` runs them.
+// use two brokers (clusters c1 and c2) and the points of hooks.go, which
+// every build has, so that plain `go test` runs them.
 //
 // The property they check is the one a drain relies on (TLA+ DrainSafety
 // over the sum of the brokers' counts): once a report says admission is
 // closed, its count is at least every later count and at least the
 // number of subscriptions the event stores still hold.
 
-// pause is a one-shot stop at a step of the code: the first goroutine that
-// reaches step p at the broker of cluster c runs fn, or if fn is nil
+// pause is a one-shot stop at a point of the code: the first goroutine that
+// reaches point p at the broker of cluster c runs fn, or if fn is nil
 // signals entered and waits for release.
 type pause struct {
-	p        step
+	p        point
 	c        ClusterID
 	fn       func()
 	hit      atomic.Bool
@@ -52,7 +52,10 @@ type pauses struct {
 	list []*pause
 }
 
-func (ps *pauses) hook(p step, b *broker) {
+func (ps *pauses) hook(p point, b *broker) {
+	if b == nil {
+		return // every pause is at one broker's point
+	}
 	ps.mu.Lock()
 	var hit *pause
 	for _, x := range ps.list {
@@ -76,26 +79,15 @@ func (ps *pauses) hook(p step, b *broker) {
 // pauseT is what at needs of a *testing.T or a *rapid.T.
 type pauseT interface {
 	Helper()
-	Skip(args ...any)
 	Cleanup(func())
 }
 
-// at arms a pause at step p of cluster c's broker; fn nil means stop
-// there until Release. It skips the test in a build without the hooks.
-func (h *harness) at(t pauseT, p step, c ClusterID, fn func()) *pause {
+// at arms a pause at point p of cluster c's broker; fn nil means stop
+// there until Release.
+func (h *harness) at(t pauseT, p point, c ClusterID, fn func()) *pause {
 	t.Helper()
-	if !hooks {
-		t.Skip("the step hooks exist only under -tags bugs (make bugs)")
-	}
 	x := &pause{p: p, c: c, fn: fn, entered: make(chan struct{}), released: make(chan struct{})}
 	t.Cleanup(x.Release)
-	h.mu.Lock()
-	if h.pauses == nil {
-		h.pauses = &pauses{}
-		f := hookFunc(h.pauses.hook)
-		h.svc.hook.Store(&f)
-	}
-	h.mu.Unlock()
 	h.pauses.mu.Lock()
 	h.pauses.list = append(h.pauses.list, x)
 	h.pauses.mu.Unlock()
@@ -161,7 +153,7 @@ type gatedReg struct {
 func gatedRegistration(t *testing.T, opts ...harnessOption) (*harness, *gatedReg) {
 	h := newHarness(t, opts...)
 	twoBrokers(t, h)
-	r := &gatedReg{h: h, gated: h.at(t, stepGated, "c2", nil), held: h.schemaStore("c2").BlockRegisterTable()}
+	r := &gatedReg{h: h, gated: h.at(t, pointAdmit, "c2", nil), held: h.schemaStore("c2").BlockRegisterTable()}
 	t.Cleanup(r.held.Release) // before the harness's: a failed test must not hold the loop
 	r.errc = async(h, regOn("c2", "d3", 3))
 	waitFor(t, r.gated.Entered(), "the registration at its gate word")
@@ -195,7 +187,7 @@ func testReportClosesBeforeSampling(t *testing.T, opts ...harnessOption) {
 	h.stopping.Store(true) // the node goes STOPPING
 	// While the report closes admission (at c1's bit, before c2's), the
 	// gated registration takes its compare-and-swap on c2's open gate.
-	h.at(t, stepCloseBroker, "c1", func() {
+	h.at(t, pointCloseBroker, "c1", func() {
 		r.gated.Release()
 		waitFor(t, r.held.Entered(), "the admitted registration in RegisterTable") // admitted and counted
 	})
@@ -218,7 +210,7 @@ func TestCloseAdmissionClosesBrokersFirst(t *testing.T) {
 
 func testCloseAdmissionClosesBrokersFirst(t *testing.T, opts ...harnessOption) {
 	h, r := gatedRegistration(t, opts...)
-	closing := h.at(t, stepCloseBroker, "c2", nil)
+	closing := h.at(t, pointCloseBroker, "c2", nil)
 	closed := make(chan struct{})
 	go func() {
 		defer close(closed)

@@ -51,7 +51,7 @@ type harness struct {
 	stopping atomic.Bool
 	now      atomic.Int64 // unix nanoseconds of the fake clock
 
-	pauses *pauses // the step hooks' pauses (granularity_test.go), under mu
+	pauses pauses // the armed pauses at the service's points (granularity_test.go)
 }
 
 type harnessOption func(*Config)
@@ -83,6 +83,7 @@ func newHarness(t testingT, opts ...harnessOption) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
+	svc.hook = h.pauses.hook // before Start: the service's points (hooks.go)
 	h.svc = svc
 	ctx, cancel := context.WithCancel(context.Background())
 	wait := svc.Start(ctx)

@@ -122,8 +122,8 @@ type Service struct {
 
 	dropped atomic.Int64 // notifications dropped for removed dispatchers
 
-	hook atomic.Pointer[hookFunc] // tests under the tag bugs: see hooks.go
-	tr   *traceState              // Config.Tracer's state, nil when untraced (request loop only)
+	hook hookFunc    // tests only, set before Start: see hooks.go
+	tr   *traceState // Config.Tracer's state, nil when untraced (request loop only)
 }
 
 // New returns a service for cfg. Start its request loop with Run.
@@ -321,8 +321,7 @@ func (s *Service) register(ctx context.Context, req *Request) error {
 	if b == nil {
 		b = s.brokerFor(req.Cluster)
 	}
-	s.at(stepGated, b) // TLA+ pc "gated"
-	if !s.admit(b) {   // TLA+ BrokerAdmit
+	if !s.admit(b) { // TLA+ pc "gated", then BrokerAdmit
 		// Refused by b's gate bit while a CloseAdmission may still be
 		// under way: finish the close first, so that whoever learns of
 		// the refusal also sees admission closed.
@@ -353,7 +352,7 @@ func (s *Service) gateCheck(req *Request) (*broker, bool) {
 	if s.cfg.Stopping != nil && !s.closed.Load() && s.cfg.Stopping() {
 		s.closeAdmission(true)
 	}
-	ts := s.lockTrace()
+	ts := s.lockTrace(pointGateCheck, nil)
 	if s.closed.Load() && !bugs.NoAdmissionGateOn() {
 		if ts != nil {
 			ts.recvRefused(s)
@@ -373,7 +372,7 @@ func (s *Service) gateCheck(req *Request) (*broker, bool) {
 // b's gate bit is closed; the check and the increment are one
 // compare-and-swap of b.countGate (TLA+ BrokerAdmit).
 func (s *Service) admit(b *broker) bool {
-	ts := s.lockTrace()
+	ts := s.lockTrace(pointAdmit, b)
 	ok := b.admit()
 	if ts != nil {
 		ts.admit(b, ok)
@@ -411,6 +410,7 @@ func (s *Service) brokerFor(cluster ClusterID) *broker {
 	}
 	es, ss := s.cfg.NewStores(cluster)
 	b := newBroker(s, cluster, es, ss)
+	s.at(pointNewBroker, b)
 	s.brokersMu.Lock()
 	defer s.brokersMu.Unlock()
 	s.byCluster[cluster] = b

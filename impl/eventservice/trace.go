@@ -69,10 +69,12 @@ func newTraceState(t trace.Tracer, brokers []ClusterID) *traceState {
 	return &traceState{t: t, brokers: brokers, gateTraced: map[ClusterID]bool{}}
 }
 
-// lockTrace takes the trace lock and returns the trace state, or returns
-// nil when the service is untraced. The caller does the effect, then, if
+// lockTrace stops at point p (a test's hook, hooks.go), then takes the
+// trace lock and returns the trace state, or returns nil when the service
+// is untraced. The caller does the effect, then, if
 // the result is not nil, writes its line and unlocks.
-func (s *Service) lockTrace() *traceState {
+func (s *Service) lockTrace(p point, b *broker) *traceState {
+	s.at(p, b)
 	ts := s.tr
 	if ts != nil {
 		ts.lock()
@@ -101,7 +103,7 @@ func (ts *traceState) unlockAfter(action, d, b string, vars ...trace.Var) {
 
 // traceSendRegister notes the REGISTER req entering the loop.
 func (s *Service) traceSendRegister(req *Request) {
-	if ts := s.lockTrace(); ts != nil {
+	if ts := s.lockTrace(pointSendRegister, nil); ts != nil {
 		ts.pending, ts.received, ts.again, ts.req = true, false, false, *req
 		ts.unlockAfter("CollectorSendRegister", string(req.Dispatcher), string(req.Cluster))
 	}
