@@ -251,28 +251,33 @@ func (b *broker) recycle(d *dispatcher) {
 	}
 }
 
-// admit is the compare-and-swap of TLA+ BrokerAdmit: it raises b's count
-// by one unless b's gate bit is closed, and reports whether it did.
-func (b *broker) admit() bool {
-	for {
-		w := b.countGate.Load()
-		if w&gateClosed != 0 && !bugs.NoAdmissionGateOn() {
-			return false
-		}
-		if bugs.CountAfterPublishOn() {
-			return true
-		}
-		if b.countGate.CompareAndSwap(w, w+2) {
-			return true
-		}
+// casAdmit is the compare-and-swap of TLA+ BrokerAdmit from the gate
+// word w read before: it raises b's count by one unless w's gate bit is
+// closed. It reports whether the admission was decided (admitted or
+// refused); not decided means the word changed since w was read (a
+// close's gate bit, another count change), and the caller reads it again.
+func (b *broker) casAdmit(w int64) (admitted, decided bool) {
+	if w&gateClosed != 0 && !bugs.NoAdmissionGateOn() {
+		return false, true
 	}
+	if bugs.CountAfterPublishOn() {
+		return true, true
+	}
+	if b.countGate.CompareAndSwap(w, w+2) {
+		return true, true
+	}
+	return false, false
 }
 
 // step adds delta to b's count (0: none) and, traced, writes the line of
 // broker step a of d under the same trace lock, so that the line is in
 // the order of the count change among every goroutine's lines.
 func (b *broker) step(a brokerStep, d *dispatcher, delta int64) {
-	ts := b.svc.lockTrace(pointBrokerStep, b)
+	p := pointBrokerStep
+	if delta != 0 {
+		p = pointCount
+	}
+	ts := b.svc.lockTrace(p, b)
 	if delta != 0 {
 		b.addCount(delta)
 	}

@@ -26,7 +26,9 @@ func (s *Service) Report() (count int64, admissionClosed bool) {
 		count = s.readCounts()
 	}
 	// TLA+ ServiceStartReport (NodeStartHeartbeat for a heartbeat's
-	// sample): close admission when STOPPING, then read the flag.
+	// sample): close admission when STOPPING, then read the flag; one
+	// point before both (see gateCheck).
+	s.at(pointStartReport, nil)
 	if !s.closed.Load() && s.cfg.Stopping != nil && s.cfg.Stopping() {
 		s.CloseAdmission()
 	}
@@ -39,7 +41,7 @@ func (s *Service) Report() (count int64, admissionClosed bool) {
 
 // startReport reads the gate for a report (TLA+ ServiceStartReport).
 func (s *Service) startReport() bool {
-	ts := s.lockTrace(pointStartReport, nil)
+	ts := s.lockTrace(pointNone, nil)
 	closed := s.closed.Load()
 	if ts != nil {
 		ts.startReport(closed)

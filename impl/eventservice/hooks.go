@@ -16,16 +16,21 @@ package eventservice
 type point int8
 
 const (
+	// pointNone is no point: a lock of the trace whose point came before.
+	pointNone point = iota - 1
 	// pointSendRegister: a REGISTER is about to enter the loop's
 	// registration (CollectorSendRegister; nothing shared changes).
-	pointSendRegister point = iota
+	pointSendRegister
 	// pointGateCheck: a registration is about to read closed
 	// (ServiceRecvRegister).
 	pointGateCheck
 	// pointAdmit: a registration passed the service-level gate check and
-	// knows its broker, before the compare-and-swap of the broker's gate
-	// word (TLA+ pc "gated", before BrokerAdmit).
+	// knows its broker, before it reads the broker's gate word (TLA+ pc
+	// "gated", before BrokerAdmit).
 	pointAdmit
+	// pointAdmitCAS: a registration read the broker's gate word and is
+	// about to compare-and-swap it (BrokerAdmit's effect).
+	pointAdmitCAS
 	// pointNewBroker: the request loop is about to publish a new broker
 	// in the broker list (then it reads closing).
 	pointNewBroker
@@ -48,9 +53,12 @@ const (
 	// pointReadBroker: a report is about to read broker b's count (TLA+
 	// ServiceReadBroker(b)).
 	pointReadBroker
-	// pointBrokerStep: a broker step of a registration or a removal is
-	// about to change b's count or write its line (broker.step).
+	// pointBrokerStep: a broker step of a registration or a removal that
+	// leaves b's count as it is is about to write its line (broker.step).
 	pointBrokerStep
+	// pointCount: a broker step is about to change b's count (a rollback,
+	// a release, a publish that replaced an entry).
+	pointCount
 	// pointUnsubscribe: a failed registration is about to release its
 	// event-store subscription (BrokerUnsubscribe's effect).
 	pointUnsubscribe
@@ -61,10 +69,10 @@ const (
 
 // String returns the point's name (a schedule's printout).
 func (p point) String() string {
-	names := [...]string{"send-register", "gate-check", "admit", "new-broker", "start-close", "close-list",
-		"close-broker", "finish-close", "start-report", "report-list", "read-broker", "broker-step",
-		"unsubscribe", "release"}
-	if int(p) < len(names) {
+	names := [...]string{"send-register", "gate-check", "admit", "admit-cas", "new-broker", "start-close",
+		"close-list", "close-broker", "finish-close", "start-report", "report-list", "read-broker",
+		"broker-step", "count", "unsubscribe", "release"}
+	if p >= 0 && int(p) < len(names) {
 		return names[p]
 	}
 	return "point?"
@@ -78,7 +86,7 @@ type hookFunc func(point, *broker)
 // at calls s's hook, if any, at p. The hook is set by a test before the
 // service is shared (before Start), so a plain field suffices.
 func (s *Service) at(p point, b *broker) {
-	if s.hook != nil {
+	if s.hook != nil && p != pointNone {
 		s.hook(p, b)
 	}
 }

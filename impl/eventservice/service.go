@@ -349,10 +349,14 @@ func (s *Service) register(ctx context.Context, req *Request) error {
 // STOPPING, then reads closed. It returns whether the registration may go
 // on to its broker, and the broker if it exists already.
 func (s *Service) gateCheck(req *Request) (*broker, bool) {
+	// One point before both reads: a liveness step between the Stopping
+	// read and the closed read would put the line after a step it
+	// precedes.
+	s.at(pointGateCheck, nil)
 	if s.cfg.Stopping != nil && !s.closed.Load() && s.cfg.Stopping() {
 		s.closeAdmission(true)
 	}
-	ts := s.lockTrace(pointGateCheck, nil)
+	ts := s.lockTrace(pointNone, nil)
 	if s.closed.Load() && !bugs.NoAdmissionGateOn() {
 		if ts != nil {
 			ts.recvRefused(s)
@@ -370,15 +374,25 @@ func (s *Service) gateCheck(req *Request) (*broker, bool) {
 
 // admit raises b's count for one registration (the early count) unless
 // b's gate bit is closed; the check and the increment are one
-// compare-and-swap of b.countGate (TLA+ BrokerAdmit).
+// compare-and-swap of b.countGate (TLA+ BrokerAdmit), from the word read
+// just before, retried if the word changed in between. The read is
+// outside the trace lock; the compare-and-swap and its line are under it.
 func (s *Service) admit(b *broker) bool {
-	ts := s.lockTrace(pointAdmit, b)
-	ok := b.admit()
-	if ts != nil {
-		ts.admit(b, ok)
-		ts.mu.Unlock()
+	for {
+		s.at(pointAdmit, b) // TLA+ pc "gated"
+		w := b.countGate.Load()
+		ts := s.lockTrace(pointAdmitCAS, b)
+		ok, decided := b.casAdmit(w)
+		if ts != nil {
+			if decided {
+				ts.admitLine(b, ok)
+			}
+			ts.mu.Unlock()
+		}
+		if decided {
+			return ok
+		}
 	}
-	return ok
 }
 
 // refuse answers a registration the gate did not admit: a remote probe

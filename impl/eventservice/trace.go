@@ -33,6 +33,7 @@ import (
 //	Service.register, the gate check    ServiceRecvRegister(d, b), past or refused (refused and
 //	                                      starting the close: by closeAdmission's startClose)
 //	Service.admit (compare-and-swap)    BrokerAdmit(d), admitted or refused by the broker's gate bit
+//	                                      (broker.casAdmit; traceState.admitLine)
 //	broker.release of the old one       BrokerReleaseOld(d), a repeated registration
 //	broker.add                          BrokerSubscribe(d) | BrokerSubscribeRefused(d), BrokerRollback(d)
 //	                                    BrokerRegisterTable(d) | BrokerRegisterTableFails(d),
@@ -133,9 +134,9 @@ func (ts *traceState) gated(b *broker) {
 	ts.emit("ServiceRecvRegister", id, string(ts.req.Cluster), trace.At("pc", id, pc), trace.At("brk", id, string(ts.req.Cluster)))
 }
 
-// admit traces the admission's compare-and-swap at broker b, which
+// admitLine traces the admission's compare-and-swap at broker b, which
 // admitted (ok) or found b's gate bit closed (ts.mu held).
-func (ts *traceState) admit(b *broker, ok bool) {
+func (ts *traceState) admitLine(b *broker, ok bool) {
 	id := string(ts.req.Dispatcher)
 	if !ok {
 		pc, brk := "idle", "none"
