@@ -236,9 +236,6 @@ func newRecorder(cfg Config) (*recorder, error) {
 	}
 	if r.tr != nil {
 		scfg.Stopping = r.tr.stopping
-		for k := range NumBrokers {
-			scfg.TraceBrokers = append(scfg.TraceBrokers, clusterOf(k))
-		}
 	}
 	svc, err := eventservice.New(scfg)
 	if err != nil {

@@ -221,7 +221,7 @@ func newWorld(s *scheduler) (*world, error) {
 		NewStores: func(c ClusterID) (store.EventStore, store.SchemaStore) { return w.es[c], w.ss[c] },
 		Stopping:  func() bool { return w.live.Load() == node.Stopping },
 		Now:       func() time.Time { return time.Unix(0, 0) },
-		Tracer:    w.tw, TraceBrokers: []ClusterID{"c1", "c2"},
+		Tracer:    w.tw, // exHeader's Brokers: c1, c2
 	})
 	if err != nil {
 		return nil, err

@@ -319,10 +319,10 @@ func waitFor[T any](t *testing.T, ch <-chan T, what string) T {
 func bothTraced(t *testing.T, test func(*testing.T, ...harnessOption)) {
 	t.Run("untraced", func(t *testing.T) { test(t) })
 	t.Run("traced", func(t *testing.T) {
-		tw, err := trace.NewWriter(io.Discard, trace.Header{Source: t.Name()})
+		tw, err := trace.NewWriter(io.Discard, trace.Header{Source: t.Name(), Model: map[string]any{"Brokers": []string{"c1", "c2"}}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		test(t, func(c *Config) { c.Tracer, c.TraceBrokers = tw, []ClusterID{"c1", "c2"} })
+		test(t, func(c *Config) { c.Tracer = tw })
 	})
 }

@@ -32,14 +32,14 @@ type Config struct {
 	// [Service.Do] for which goroutine that is) when a cluster's first
 	// admitted registration arrives. It must not block.
 	NewStores func(ClusterID) (store.EventStore, store.SchemaStore)
-	// Tracer, if set, receives the model actions the request loop
-	// performs, in order (docs/trace.md; see trace.go for which function
-	// emits which action). Nil: no tracing, and no cost.
+	// Tracer, if set, receives the model actions the service performs,
+	// in order (docs/trace.md; see trace.go for which function emits
+	// which action). Nil: no tracing, and no cost. If it has a header (a
+	// *trace.Writer: a Header() trace.Header method), the header's
+	// Brokers are the model's brokers, which a traced close and a traced
+	// report go over, created or not; otherwise they go over the brokers
+	// created.
 	Tracer trace.Tracer
-	// TraceBrokers are the model's brokers (the trace header's Brokers):
-	// a traced close and a traced report go over each of them, created
-	// or not.
-	TraceBrokers []ClusterID
 	// Emit sends an event to a collector. It is called from the request
 	// loop (the Run goroutine, or a Do caller's; see [Service.Do]) and
 	// from event-store goroutines (notifications), so it must be safe for
@@ -145,7 +145,7 @@ func New(cfg Config) (*Service, error) {
 		q:         newQueue(cfg.QueueSize),
 		stopped:   make(chan struct{}),
 		byCluster: make(map[ClusterID]*broker),
-		tr:        newTraceState(cfg.Tracer, cfg.TraceBrokers),
+		tr:        newTraceState(cfg.Tracer),
 	}
 	s.brokers.Store(&[]*broker{})
 	return s, nil

@@ -49,9 +49,9 @@ import (
 type traceState struct {
 	mu sync.Mutex
 	t  trace.Tracer
-	// brokers are the model's brokers (Config.TraceBrokers): the close and
-	// the report go over each, created or not (a broker created later is
-	// created closed, and counts 0).
+	// brokers are the model's brokers (the trace header's Brokers): the
+	// close and the report go over each, created or not (a broker created
+	// later is created closed, and counts 0).
 	brokers []ClusterID
 	// The REGISTER under way (request loop): received yet, and at a
 	// broker where its dispatcher was registered (a repeated
@@ -63,11 +63,37 @@ type traceState struct {
 	gateTraced map[ClusterID]bool
 }
 
-func newTraceState(t trace.Tracer, brokers []ClusterID) *traceState {
+func newTraceState(t trace.Tracer) *traceState {
 	if t == nil {
 		return nil
 	}
-	return &traceState{t: t, brokers: brokers, gateTraced: map[ClusterID]bool{}}
+	return &traceState{t: t, brokers: headerBrokers(t), gateTraced: map[ClusterID]bool{}}
+}
+
+// headerBrokers returns the Brokers of t's trace header, if t has a
+// header (a *trace.Writer), as a header written by the harness holds
+// them ([]string) or as one read back from JSON ([]any).
+func headerBrokers(t trace.Tracer) []ClusterID {
+	h, ok := t.(interface{ Header() trace.Header })
+	if !ok {
+		return nil
+	}
+	var out []ClusterID
+	switch bs := h.Header().Model["Brokers"].(type) {
+	case []string:
+		for _, b := range bs {
+			out = append(out, ClusterID(b))
+		}
+	case []ClusterID:
+		out = append(out, bs...)
+	case []any:
+		for _, b := range bs {
+			if s, ok := b.(string); ok {
+				out = append(out, ClusterID(s))
+			}
+		}
+	}
+	return out
 }
 
 // lockTrace stops at point p (a test's hook, hooks.go), then takes the

@@ -81,6 +81,7 @@ type Header struct {
 // one line per Trace call, in the order of the calls (one mutex). It is
 // safe for concurrent use; call Close to flush.
 type Writer struct {
+	h   Header
 	mu  sync.Mutex
 	w   *bufio.Writer
 	c   io.Closer
@@ -92,7 +93,7 @@ type Writer struct {
 // NewWriter writes h to w and returns a Writer for the lines. If w is an
 // io.Closer, Close closes it.
 func NewWriter(w io.Writer, h Header) (*Writer, error) {
-	tw := &Writer{w: bufio.NewWriterSize(w, 1<<16)}
+	tw := &Writer{h: h, w: bufio.NewWriterSize(w, 1<<16)}
 	if c, ok := w.(io.Closer); ok {
 		tw.c = c
 	}
@@ -109,6 +110,11 @@ func NewWriter(w io.Writer, h Header) (*Writer, error) {
 	}
 	return tw, nil
 }
+
+// Header returns the header w wrote: an emitter whose lines go over the
+// model's constants (the event service's close and report go over every
+// model broker, created or not) reads them from it.
+func (w *Writer) Header() Header { return w.h }
 
 // Trace appends l.
 func (w *Writer) Trace(l *Line) {
