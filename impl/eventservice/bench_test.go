@@ -121,7 +121,7 @@ func BenchmarkRegisterRemove(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.StopTimer()
-			if n, _ := h.svc.Report(); n != 0 {
+			if n, _ := h.svc.Sample(); n != 0 {
 				b.Fatalf("count %d after balanced pairs", n)
 			}
 		})
@@ -207,7 +207,7 @@ func BenchmarkRegisterRemovePaired(b *testing.B) {
 			b.ResetTimer()
 			rounds := alternate(b.N, runs)
 			b.StopTimer()
-			if n, _ := h.svc.Report(); n != 0 {
+			if n, _ := h.svc.Sample(); n != 0 {
 				b.Fatalf("count %d after balanced pairs", n)
 			}
 			for c, x := range contenders {
@@ -305,8 +305,8 @@ func median(xs []float64) float64 {
 	return (xs[len(xs)/2-1] + xs[len(xs)/2]) / 2
 }
 
-// BenchmarkReportWhileRegistering measures one Report while 2 goroutines
-// keep registering and removing: our lock-free Report against the
+// BenchmarkReportWhileRegistering measures one Sample while 2 goroutines
+// keep registering and removing: our lock-free Sample against the
 // global-mutex map's locked read.
 func BenchmarkReportWhileRegistering(b *testing.B) {
 	const g, idsPer = 2, 64
@@ -321,7 +321,7 @@ func BenchmarkReportWhileRegistering(b *testing.B) {
 		})
 		b.ResetTimer()
 		for range b.N {
-			h.svc.Report()
+			h.svc.Sample()
 		}
 		b.StopTimer()
 		stop()
@@ -393,7 +393,7 @@ func BenchmarkRegistryCore(b *testing.B) {
 	b.ResetTimer()
 	rounds := alternate(b.N, contenders)
 	b.StopTimer()
-	if n, _ := svc.Report(); n != 0 {
+	if n, _ := svc.Sample(); n != 0 {
 		b.Fatalf("count %d after balanced pairs", n)
 	}
 	b.ReportMetric(nsPerPair(rounds, 0, round), "core-ns/pair")
@@ -416,13 +416,13 @@ func (s slowSchemaStore) RegisterTable(ctx context.Context, table TableID, start
 	return s.MemSchemaStore.RegisterTable(ctx, table, startTs)
 }
 
-// BenchmarkReportSlowStore measures Report's latency while 2 goroutines
+// BenchmarkReportSlowStore measures Sample's latency while 2 goroutines
 // keep registering and removing (with Do, as the map's callers wait too)
 // through a RegisterTable that takes 5µs. The global-mutex map holds its
-// lock across the store call, so its Report waits for it; ours reads
+// lock across the store call, so its Sample waits for it; ours reads
 // atomics. The reporter pauses ~20µs between reports, as a periodic
 // reporter would, so that it does not take a core from the load; ns/op
-// is the mean latency of one Report (the pause excluded), max-ns the
+// is the mean latency of one Sample (the pause excluded), max-ns the
 // worst, pairs/s the load's throughput meanwhile.
 func BenchmarkReportSlowStore(b *testing.B) {
 	const g, idsPer, slow = 2, 64, 5 * time.Microsecond
@@ -461,7 +461,7 @@ func BenchmarkReportSlowStore(b *testing.B) {
 			id := ids[w][i%idsPer]
 			_ = h.svc.Do(ctx, Request{Action: Register, Cluster: "c1", Changefeed: "cf", Dispatcher: id, Table: TableID(w*idsPer + i%idsPer + 1)})
 			_ = h.svc.Do(ctx, Request{Action: Remove, Cluster: "c1", Dispatcher: id})
-		}, func() { h.svc.Report() })
+		}, func() { h.svc.Sample() })
 	})
 	b.Run("mutexmap", func(b *testing.B) {
 		r := newMutexRegistry()

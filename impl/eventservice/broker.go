@@ -13,7 +13,7 @@ import (
 )
 
 // broker is the event broker of one upstream cluster. count is read by
-// Report from any goroutine. The published table and the changefeed map
+// Sample from any goroutine. The published table and the changefeed map
 // (and each dispatcher's cf) belong to the request loop; mu makes
 // compare-and-delete well defined for a remover outside the loop (see
 // [broker.loopLock]).
@@ -97,7 +97,7 @@ func newBroker(svc *Service, cluster ClusterID, es store.EventStore, ss store.Sc
 // loopLock takes b.mu for a step of the request loop (lookup,
 // lookupAndJoin, publish, removeID, leaveChangefeed, heartbeat, inactive,
 // snapshot) if b.offLoop. Otherwise only the loop reads or writes a
-// broker's maps: Report reads only the atomic counts, and every other
+// broker's maps: Sample reads only the atomic counts, and every other
 // entry point (Do, Submit, Heartbeat, Cleanup, Snapshot) runs in the loop.
 // The one exception is a remover outside the loop (remove, which locks
 // always), which tests use only to race removers with each other while
@@ -289,7 +289,7 @@ func (b *broker) step(a brokerStep, d *dispatcher, delta int64) {
 // add runs the store steps of a registration already admitted and
 // counted, d being in its changefeed status (TLA+ BrokerSubscribe, BrokerSubscribeRefused,
 // BrokerRegisterTable, BrokerRegisterTableFails; a table trigger's add is
-// the one step of CollectorRegister). On failure it leaves no trace: R3.
+// the one step of BrokerAdmit). On failure it leaves no trace: R3.
 func (b *broker) add(ctx context.Context, d *dispatcher, req *Request, slot hint) error {
 	if !d.tableTrigger {
 		// d.gen is written only by newDispatcher, in this goroutine.
@@ -316,7 +316,7 @@ func (b *broker) add(ctx context.Context, d *dispatcher, req *Request, slot hint
 	}
 	a := stepRegisterTable // TLA+ BrokerRegisterTable
 	if d.tableTrigger {
-		a = stepNone // its CollectorRegister was the admission
+		a = stepNone // its BrokerAdmit was the whole registration
 	}
 	b.step(a, d, delta)
 	return nil

@@ -7,8 +7,10 @@
 // (and its Go transcription, package spec): the variables count,
 // admissionClosed and the removed mark, and the actions
 //
-//   - CollectorRegister: [Service.Do] or [Service.Submit] with a
-//     [Register] request passes the admission gate and raises the count
+//   - CollectorSendRegister, ServiceRecvRegister, BrokerAdmit:
+//     [Service.Do] or [Service.Submit] with a [Register] request passes
+//     the admission gate (the service's gate check, then one
+//     compare-and-swap of the broker's count word) and raises the count
 //     (the early count) before any store call;
 //   - BrokerSubscribe / BrokerSubscribeRefused: EventStore.RegisterDispatcher
 //     accepts, or refuses and the count is rolled back;
@@ -19,8 +21,12 @@
 //   - CollectorRemove / BrokerRemoveFinish: a [Remove] request marks the
 //     dispatcher removed, compare-and-deletes it, releases its stores and
 //     decrements last;
-//   - ServiceSendReport / NodeSendHeartbeat: [Service.Report] closes
-//     admission if the node is STOPPING, then samples (count, closed).
+//   - ServiceStartReport, ServiceReadBroker: [Service.Sample] closes
+//     admission if the node is STOPPING (ServiceStartClose,
+//     ServiceCloseBroker, ServiceFinishClose: [Service.CloseAdmission]),
+//     then samples (count, closed), which the node sends
+//     (NodeSendHeartbeat: node.Node.Heartbeat; ServiceSendReport:
+//     node.Node.Report).
 //
 // # Rules implemented
 //
@@ -45,7 +51,7 @@
 //   - R8: once admission is closed (one way) no registration is admitted
 //     and the count never rises (F-R7); remote probes get NotReusable.
 //   - R9: one schema reference per published ordinary dispatcher.
-//   - F-R6: the broker registry is a copy-on-write slice, so Report reads
+//   - F-R6: the broker registry is a copy-on-write slice, so Sample reads
 //     it from any goroutine without a lock and never waits for a slow
 //     registration.
 //
@@ -66,7 +72,7 @@
 // A panic in a store call, Emit or OnError ends the process, whichever
 // goroutine ran the request: it is re-raised where no caller can recover
 // it, since the registry may be half-way through a request and other
-// callers wait for requests that would never run. [Service.Report],
+// callers wait for requests that would never run. [Service.Sample],
 // [Service.CloseAdmission] and [Service.AdmissionClosed] are lock-free
 // (atomics and the copy-on-write broker list).
 // Event-store notifiers run on the store's goroutines and read the
@@ -110,7 +116,7 @@
 // DecrementBeforeCleanup, LeakOnSchemaFailure, DoubleDecrement,
 // DoubleIncrement) and those of the model at the implementation's
 // granularity (SampleBeforeClose, ClosedBeforeBrokers,
-// RollbackBeforeUnsubscribe: a step of Report, CloseAdmission or a failed
+// RollbackBeforeUnsubscribe: a step of Sample, CloseAdmission or a failed
 // registration's rollback taken out of order); the normal build compiles
 // them out. Every build has points (hooks.go) before each effect another
 // goroutine can observe, where a test's hook stops a registration

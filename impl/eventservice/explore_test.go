@@ -39,7 +39,7 @@ import (
 // STOPPING (the coordinator's STOPPING command, the node's step: one
 // scheduling step, as the model's liveness step is one action) and then
 // CloseAdmission; the report is the node's heartbeat (NodeStartHeartbeat,
-// the service's Report, NodeSendHeartbeat).
+// the service's Sample, NodeSendHeartbeat).
 
 // schedPoints are the points at which the explorer switches threads:
 // those before an effect another thread can observe. The two left out

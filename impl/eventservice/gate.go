@@ -12,13 +12,14 @@ import (
 // the gate and then each broker's count. Both run on their caller's
 // goroutine, lock-free (atomics and the copy-on-write broker list).
 
-// Report returns the sum of the brokers' dispatcher counts and whether
-// admission is closed. It never waits for the request loop or a store. If
-// Config.Stopping says the node is STOPPING, Report first closes
+// Sample returns the sum of the brokers' dispatcher counts and whether
+// admission is closed (the TLA+ sample that a heartbeat or a report to
+// the LogCoordinator carries). It never waits for the request loop or a
+// store. If Config.Stopping says the node is STOPPING, Sample first closes
 // admission; then it reads the gate, then the counts, so that a report
 // with admissionClosed true counts every registration ever admitted and
 // not yet fully removed: such a report's zero is final (R2, R8).
-func (s *Service) Report() (count int64, admissionClosed bool) {
+func (s *Service) Sample() (count int64, admissionClosed bool) {
 	if bugs.SampleBeforeCloseOn() {
 		// The bug: the sum is taken before the close, so a registration
 		// admitted in between is missing from a closed report.
@@ -147,18 +148,18 @@ func (s *Service) finishClose() {
 	}
 }
 
-// Gates returns each broker's count and gate bit, sorted by cluster, one
-// atomic load per broker (so, like Report's sum, not one atomic read of
+// BrokerCounts returns each broker's count and gate bit, sorted by cluster, one
+// atomic load per broker (so, like Sample's sum, not one atomic read of
 // them all). It never waits for the request loop or a store, and never
 // closes admission.
-func (s *Service) Gates() []Gate {
+func (s *Service) BrokerCounts() []BrokerCount {
 	brokers := *s.brokers.Load()
-	out := make([]Gate, 0, len(brokers))
+	out := make([]BrokerCount, 0, len(brokers))
 	for _, b := range brokers {
 		w := b.countGate.Load()
-		out = append(out, Gate{Cluster: b.cluster, Count: w >> 1, Closed: w&gateClosed != 0})
+		out = append(out, BrokerCount{Cluster: b.cluster, Count: w >> 1, GateClosed: w&gateClosed != 0})
 	}
-	slices.SortFunc(out, func(x, y Gate) int { return compare(x.Cluster, y.Cluster) })
+	slices.SortFunc(out, func(x, y BrokerCount) int { return compare(x.Cluster, y.Cluster) })
 	return out
 }
 

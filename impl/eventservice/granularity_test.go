@@ -169,8 +169,8 @@ func (r *gatedReg) finish(t *testing.T) {
 	if err := waitFor(t, r.errc, "the registration's outcome"); err != nil {
 		t.Fatalf("the registration admitted before the close failed: %v", err)
 	}
-	if n, closed := r.h.svc.Report(); n != 3 || !closed {
-		t.Fatalf("Report after = (%d, %v), want (3, true)", n, closed)
+	if n, closed := r.h.svc.Sample(); n != 3 || !closed {
+		t.Fatalf("Sample after = (%d, %v), want (3, true)", n, closed)
 	}
 }
 
@@ -191,7 +191,7 @@ func testReportClosesBeforeSampling(t *testing.T, opts ...harnessOption) {
 		r.gated.Release()
 		waitFor(t, r.held.Entered(), "the admitted registration in RegisterTable") // admitted and counted
 	})
-	n, closed := h.svc.Report()
+	n, closed := h.svc.Sample()
 	if !closed {
 		t.Fatal("a report of a STOPPING node left admission open")
 	}
@@ -217,7 +217,7 @@ func testCloseAdmissionClosesBrokersFirst(t *testing.T, opts ...harnessOption) {
 		h.svc.CloseAdmission()
 	}()
 	waitFor(t, closing.Entered(), "the close between two bits") // c1's bit is closed, c2's not yet
-	n, isClosed := h.svc.Report()
+	n, isClosed := h.svc.Sample()
 	r.gated.Release()
 	waitFor(t, r.held.Entered(), "the admitted registration in RegisterTable") // admitted by c2's open bit
 	h.checkClosedReport(t, n, isClosed, "between two brokers' gate bits")
@@ -249,7 +249,7 @@ func testFailedRegistrationRollsBackLast(t *testing.T, opts ...harnessOption) {
 	errc := async(h, regOn("c2", "d2", 2))
 	waitFor(t, unsub.Entered(), "the failed registration in UnregisterDispatcher") // marked removed, releasing its subscription
 	h.stopping.Store(true)
-	n, closed := h.svc.Report()
+	n, closed := h.svc.Sample()
 	if !closed {
 		t.Fatal("a report of a STOPPING node left admission open")
 	}
@@ -259,33 +259,33 @@ func testFailedRegistrationRollsBackLast(t *testing.T, opts ...harnessOption) {
 	if err := waitFor(t, errc, "the failed registration's outcome"); !errors.Is(err, storetest.ErrInjected) {
 		t.Fatalf("failed registration: %v, want the injected RegisterTable error", err)
 	}
-	if n, _ := h.svc.Report(); n != 1 {
-		t.Fatalf("Report after the rollback = %d, want 1", n)
+	if n, _ := h.svc.Sample(); n != 1 {
+		t.Fatalf("Sample after the rollback = %d, want 1", n)
 	}
 	h.checkQuiescent()
 }
 
-// TestGates: Gates reads each broker's count and gate bit without the
+// TestBrokerCounts: BrokerCounts reads each broker's count and gate bit without the
 // request loop, also while a registration holds it, and a close sets
 // every bit.
-func TestGates(t *testing.T) {
+func TestBrokerCounts(t *testing.T) {
 	h := newHarness(t)
-	if g := h.svc.Gates(); len(g) != 0 {
-		t.Fatalf("Gates without brokers = %v", g)
+	if g := h.svc.BrokerCounts(); len(g) != 0 {
+		t.Fatalf("BrokerCounts without brokers = %v", g)
 	}
 	twoBrokers(t, h)
 	held := h.schemaStore("c1").BlockRegisterTable()
 	t.Cleanup(held.Release)
 	errc := async(h, regOn("c1", "d3", 3))
 	waitFor(t, held.Entered(), "the registration in RegisterTable") // the loop is busy: d3 is counted, not published
-	want := []Gate{{Cluster: "c1", Count: 2}, {Cluster: "c2", Count: 1}}
-	if g := h.svc.Gates(); !slices.Equal(g, want) {
-		t.Fatalf("Gates = %v, want %v", g, want)
+	want := []BrokerCount{{Cluster: "c1", Count: 2}, {Cluster: "c2", Count: 1}}
+	if g := h.svc.BrokerCounts(); !slices.Equal(g, want) {
+		t.Fatalf("BrokerCounts = %v, want %v", g, want)
 	}
 	h.svc.CloseAdmission()
-	want[0].Closed, want[1].Closed = true, true
-	if g := h.svc.Gates(); !slices.Equal(g, want) {
-		t.Fatalf("Gates after the close = %v, want %v", g, want)
+	want[0].GateClosed, want[1].GateClosed = true, true
+	if g := h.svc.BrokerCounts(); !slices.Equal(g, want) {
+		t.Fatalf("BrokerCounts after the close = %v, want %v", g, want)
 	}
 	held.Release()
 	h.schemaStore("c1").Unblock()

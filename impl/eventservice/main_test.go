@@ -149,7 +149,7 @@ func (h *harness) broker(c ClusterID) (BrokerSnapshot, bool) {
 }
 
 func (h *harness) count() int64 {
-	n, _ := h.svc.Report()
+	n, _ := h.svc.Sample()
 	return n
 }
 
@@ -230,7 +230,7 @@ func (h *harness) checkQuiescent() {
 			h.t.Fatalf("broker %s changefeeds %v, want those of %v", b.Cluster, b.Changefeeds, ids(b))
 		}
 	}
-	if n := h.svc.sumCounts(); n != total || n < 0 { // no Report: it may close admission
-		h.t.Fatalf("R1: Report count %d, brokers sum %d", n, total)
+	if n := h.svc.sumCounts(); n != total || n < 0 { // no Sample: it may close admission
+		h.t.Fatalf("R1: Sample count %d, brokers sum %d", n, total)
 	}
 }

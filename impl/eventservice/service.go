@@ -47,7 +47,7 @@ type Config struct {
 	// service's Do, Heartbeat, Cleanup or Snapshot. Nil drops events.
 	Emit func(Event)
 	// Stopping reports whether the node is STOPPING. If set, the
-	// admission gate and Report consult it and close admission (one way)
+	// admission gate and Sample consult it and close admission (one way)
 	// once it returns true. Nil: only CloseAdmission closes admission.
 	Stopping func() bool
 	// Now is the clock of heartbeats and the inactivity cleanup
@@ -79,7 +79,7 @@ type Config struct {
 // found the loop idle and runs the queue and then its own request
 // instead of waking Run.
 //
-// [Service.Report], [Service.CloseAdmission] and [Service.AdmissionClosed]
+// [Service.Sample], [Service.CloseAdmission] and [Service.AdmissionClosed]
 // are safe from any goroutine and never wait for the request loop or a
 // store: a report taken while a registration is blocked in a store returns
 // at once, and counts it (F-R6, R2).
@@ -102,7 +102,7 @@ type Service struct {
 	// returns (set under exec): callers may run requests under exec.
 	live atomic.Bool
 
-	// brokers is the broker registry: a copy-on-write slice that Report
+	// brokers is the broker registry: a copy-on-write slice that Sample
 	// loads without a lock; only the request loop appends to it, under
 	// brokersMu (F-R6).
 	brokersMu sync.Mutex

@@ -42,7 +42,7 @@ import (
 //	                                    (a table trigger: one CollectorRemove, at the release)
 //	Service.closeAdmission              ServiceStartClose (or the refused ServiceRecvRegister that starts it),
 //	                                    ServiceCloseBroker(b) per broker (also brokerFor's), ServiceFinishClose
-//	Service.Report                      ServiceStartReport, ServiceReadBroker(b) per broker
+//	Service.Sample                      ServiceStartReport, ServiceReadBroker(b) per broker
 
 // traceState is the service's tracing state; mu is the trace lock, which
 // orders the traced effects and their lines.
