@@ -473,3 +473,42 @@ func BenchmarkReportSlowStore(b *testing.B) {
 		}, func() { r.report() })
 	})
 }
+
+// BenchmarkAPIPairs measures register+remove pairs through the public API
+// (Do) with g goroutines on one cluster, 64 IDs each, and every Do's
+// latency: throughput (ns per pair) and the tail (p99, p999 of one Do).
+// It is the end-to-end figure the registry's pieces answer to: a build
+// with a piece and one without run it in alternation (see
+// docs/perf-eventservice.md). b.N counts pairs.
+func BenchmarkAPIPairs(b *testing.B) {
+	const idsPer = 64
+	for _, g := range []int{1, 2} {
+		b.Run(fmt.Sprintf("g=%d", g), func(b *testing.B) {
+			ids := benchIDs(g, idsPer)
+			h := newHarness(b)
+			ctx := context.Background()
+			lat := make([][]time.Duration, g)
+			for w := range lat {
+				lat[w] = make([]time.Duration, 0, 2*b.N/g+2)
+			}
+			b.ResetTimer()
+			runPairs(g, b.N, func(w, i int) {
+				id := ids[w][i%idsPer]
+				t0 := time.Now()
+				_ = h.svc.Do(ctx, Request{Action: Register, Cluster: "c1", Changefeed: "cf", Dispatcher: id, Table: TableID(w*idsPer + i%idsPer + 1)})
+				t1 := time.Now()
+				_ = h.svc.Do(ctx, Request{Action: Remove, Cluster: "c1", Dispatcher: id})
+				lat[w] = append(lat[w], t1.Sub(t0), time.Since(t1))
+			})
+			b.StopTimer()
+			if n := h.svc.sumCounts(); n != 0 {
+				b.Fatalf("count %d after balanced pairs", n)
+			}
+			all := slices.Concat(lat...)
+			slices.Sort(all)
+			q := func(p float64) float64 { return float64(all[int(p*float64(len(all)-1))].Nanoseconds()) }
+			b.ReportMetric(q(0.99), "p99-ns")
+			b.ReportMetric(q(0.999), "p999-ns")
+		})
+	}
+}
