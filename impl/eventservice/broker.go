@@ -13,7 +13,7 @@ import (
 )
 
 // broker is the event broker of one upstream cluster. count is read by
-// Sample from any goroutine. The published table and the changefeed map
+// Sample from any goroutine. The published map and the changefeed map
 // (and each dispatcher's cf) belong to the request loop; mu makes
 // compare-and-delete well defined for a remover outside the loop (see
 // [broker.loopLock]).
@@ -32,13 +32,13 @@ type broker struct {
 	// and a close sets the bit with one atomic or (Service.closeBroker).
 	countGate atomic.Int64
 
-	// mu guards the table and the map against removers outside the loop:
+	// mu guards the published and changefeed maps against removers outside the loop:
 	// remove and unpublish always take it; the loop's own steps take it
 	// only when offLoop is set.
 	mu sync.Mutex
 	// published holds the published dispatchers, ordinary and table
 	// triggers alike: one entry per ID (R1).
-	published table
+	published map[DispatcherID]*dispatcher
 	// changefeeds is the changefeed status: how many dispatchers (admitted
 	// ones included) each changefeed has here; no entry for none, except
 	// idle.
@@ -88,7 +88,7 @@ func newBroker(svc *Service, cluster ClusterID, es store.EventStore, ss store.Sc
 		cluster:     cluster,
 		es:          es,
 		ss:          ss,
-		published:   newTable(),
+		published:   make(map[DispatcherID]*dispatcher),
 		changefeeds: make(map[ChangefeedID]*changefeedStatus),
 		offLoop:     offLoopRemover(),
 	}
@@ -119,34 +119,33 @@ func (b *broker) loopUnlock() {
 // (request loop, or a test while the loop is idle).
 func (b *broker) lookup(id DispatcherID) *dispatcher {
 	b.loopLock()
-	d := b.published.get(id)
+	d := b.published[id]
 	b.loopUnlock()
 	return d
 }
 
 // lookupAndJoin returns the published dispatcher with d's ID, if any,
-// and counts d in its changefeed status, in one step (request loop). It
-// also returns the slot where publish will store d, if no step changes
-// the table meanwhile (then publish probes again).
-func (b *broker) lookupAndJoin(d *dispatcher) (*dispatcher, hint) {
+// and counts d in its changefeed status, in one step (request loop).
+func (b *broker) lookupAndJoin(d *dispatcher) *dispatcher {
 	b.loopLock()
 	b.joinChangefeedLocked(d)
-	old, h := b.published.find(d.id)
+	old := b.published[d.id]
 	b.loopUnlock()
-	return old, h
+	return old
 }
 
-// publish stores d in the table (request loop), h being lookupAndJoin's
-// hint. It reports whether an entry for d.id was already there (it was
-// replaced), so that the caller counts d once.
-func (b *broker) publish(d *dispatcher, h hint) (replaced bool) {
+// publish stores d in the published map (request loop). It reports
+// whether an entry for d.id was already there (it was replaced), so that
+// the caller counts d once.
+func (b *broker) publish(d *dispatcher) (replaced bool) {
 	b.loopLock()
-	replaced = b.published.putAt(d, h)
+	_, replaced = b.published[d.id]
+	b.published[d.id] = d
 	b.loopUnlock()
 	return replaced
 }
 
-// unpublish deletes d's entry only if the table still holds d itself, and
+// unpublish deletes d's entry only if the map still holds d itself, and
 // reports whether this call deleted it (F-R2: only the remover that
 // deleted an entry may decrement). The remover that did also drops d from
 // its changefeed status, in the same step. With force (the DoubleDecrement
@@ -154,7 +153,10 @@ func (b *broker) publish(d *dispatcher, h hint) (replaced bool) {
 func (b *broker) unpublish(d *dispatcher, force bool) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	deleted := b.published.deleteID(d.id, d) != nil
+	deleted := b.published[d.id] == d
+	if deleted {
+		delete(b.published, d.id)
+	}
 	if deleted || force {
 		b.leaveChangefeedLocked(d)
 	}
@@ -243,7 +245,7 @@ func (b *broker) newDispatcher(req *Request) *dispatcher {
 }
 
 // recycle keeps d, released by the request loop (removed, deleted from
-// the table, out of its changefeed, its stores released), for a later
+// the published map, out of its changefeed, its stores released), for a later
 // registration (request loop only).
 func (b *broker) recycle(d *dispatcher) {
 	if !(bugs.Built && b.offLoop) && len(b.free) < maxFree {
@@ -290,7 +292,7 @@ func (b *broker) step(a brokerStep, d *dispatcher, delta int64) {
 // counted, d being in its changefeed status (TLA+ BrokerSubscribe, BrokerSubscribeRefused,
 // BrokerRegisterTable, BrokerRegisterTableFails; a table trigger's add is
 // the one step of BrokerAdmit). On failure it leaves no trace: R3.
-func (b *broker) add(ctx context.Context, d *dispatcher, req *Request, slot hint) error {
+func (b *broker) add(ctx context.Context, d *dispatcher, req *Request) error {
 	if !d.tableTrigger {
 		// d.gen is written only by newDispatcher, in this goroutine.
 		sub := store.Subscription{Table: req.Table, StartTs: req.StartTs, OnlyReuse: req.OnlyReuse, Token: d.gen}
@@ -308,7 +310,7 @@ func (b *broker) add(ctx context.Context, d *dispatcher, req *Request, slot hint
 	// replaced entry (impossible in the serial loop, which removes the old
 	// registration first) must give its share back.
 	var delta int64
-	if b.publish(d, slot) && !bugs.DoubleIncrementOn() {
+	if b.publish(d) && !bugs.DoubleIncrementOn() {
 		delta--
 	}
 	if bugs.CountAfterPublishOn() {
@@ -391,8 +393,9 @@ func (b *broker) remove(d *dispatcher, last brokerStep) bool {
 // the removed mark and the delete are one step (request loop).
 func (b *broker) removeID(id DispatcherID) {
 	b.loopLock()
-	d := b.published.deleteID(id, nil) // lookup and delete: one probe
+	d := b.published[id]
 	if d != nil {
+		delete(b.published, id)
 		d.markRemoved()
 		b.leaveChangefeedLocked(d)
 	}
@@ -448,7 +451,7 @@ func (b *broker) reset(d *dispatcher, epoch, startTs uint64) bool {
 func (b *broker) heartbeat(p Progress, now time.Time) bool {
 	b.loopLock() // the stat's loop fields (see stat)
 	defer b.loopUnlock()
-	d := b.published.get(p.Dispatcher)
+	d := b.published[p.Dispatcher]
 	if d == nil {
 		return false
 	}
@@ -468,12 +471,12 @@ func (b *broker) inactive(now time.Time, timeout time.Duration, closed bool) []*
 	b.loopLock()
 	defer b.loopUnlock()
 	var out []*dispatcher
-	b.published.all(func(d *dispatcher) {
+	for _, d := range b.published {
 		st := d.stat.Load()
 		if (st.epoch > 0 || closed) && now.Sub(time.Unix(0, st.lastHeartbeat)) > timeout {
 			out = append(out, d)
 		}
-	})
+	}
 	slices.SortFunc(out, func(x, y *dispatcher) int { return compare(x.id, y.id) })
 	return out
 }
@@ -492,7 +495,7 @@ func (b *broker) snapshot() BrokerSnapshot {
 	b.loopLock()
 	defer b.loopUnlock()
 	bs := BrokerSnapshot{Cluster: b.cluster, Count: b.count()}
-	b.published.all(func(d *dispatcher) {
+	for _, d := range b.published {
 		st := d.stat.Load()
 		bs.Dispatchers = append(bs.Dispatchers, DispatcherSnapshot{
 			ID:            d.id,
@@ -504,7 +507,7 @@ func (b *broker) snapshot() BrokerSnapshot {
 			CheckpointTs:  st.checkpointTs,
 			LastHeartbeat: time.Unix(0, st.lastHeartbeat),
 		})
-	})
+	}
 	slices.SortFunc(bs.Dispatchers, func(x, y DispatcherSnapshot) int { return compare(x.ID, y.ID) })
 	for id, cf := range b.changefeeds {
 		if cf.n > 0 {

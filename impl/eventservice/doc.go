@@ -91,23 +91,10 @@
 // gate.go (the admission gate's close and the report), broker.go (the
 // broker's registration and removal steps on its stores and its count,
 // broker.step), dispatcher.go (one registration and its notifier),
-// table.go (the published table), trace.go (trace validation's lines).
-//
-// # What the clever pieces pay
-//
-// Measured side by side in one run on the 2-vCPU development machine
-// (contenders alternate in rounds; medians of the per-round ratios):
-//
-//   - the open-addressing table against a Go map for a registration's
-//     lookup and publish and a removal's lookup and delete
-//     (BenchmarkTableVsMap): table/map 0.31 (three runs: 0.312, 0.313,
-//     0.316);
-//   - the baton, with which Do runs its request on the caller's goroutine
-//     when the loop is idle, against handing every request to the Run
-//     goroutine (BenchmarkBatonVsGoroutine): baton/goroutine 0.10-0.13
-//     with one caller, 0.16-0.22 with two.
-//
-// go test -run '^$' -bench 'TableVsMap|BatonVsGoroutine' -benchtime 20x -count 3 ./impl/eventservice
+// trace.go (trace validation's lines), hooks.go (the points where tests
+// interleave goroutines). What the request loop's baton and the reuse of
+// released dispatchers pay, measured end to end, is in
+// docs/perf-eventservice.md.
 //
 // # Bug zoo
 //

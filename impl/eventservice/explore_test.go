@@ -336,7 +336,9 @@ func (w *world) creating(c ClusterID) bool {
 func (w *world) quiescent() error {
 	for _, b := range *w.svc.brokers.Load() {
 		var pub []DispatcherID
-		b.published.all(func(d *dispatcher) { pub = append(pub, d.id) })
+		for id := range b.published {
+			pub = append(pub, id)
+		}
 		slices.Sort(pub)
 		if n := b.count(); n != int64(len(pub)) {
 			return fmt.Errorf("R1: broker %s counts %d, publishes %v", b.cluster, n, pub)

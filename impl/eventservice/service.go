@@ -335,13 +335,13 @@ func (s *Service) register(ctx context.Context, req *Request) error {
 	// The new registration joins its changefeed status in the same step
 	// as the lookup.
 	d := b.newDispatcher(req)
-	old, slot := b.lookupAndJoin(d)
+	old := b.lookupAndJoin(d)
 	if old != nil && !bugs.DoubleIncrementOn() { // TLA+ pc "replacing"
 		if b.remove(old, stepReleaseOld) { // TLA+ BrokerReleaseOld
 			b.recycle(old)
 		}
 	}
-	return b.add(ctx, d, req, slot)
+	return b.add(ctx, d, req)
 }
 
 // gateCheck is the service-level gate check of a registration (TLA+
