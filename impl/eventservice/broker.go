@@ -28,7 +28,7 @@ type broker struct {
 	// copy of the admission gate, set once admission closed) in bit 0.
 	// The count is early, so it covers admitted, registered and
 	// half-removed dispatchers. One word, so that an admission checks the
-	// gate and raises the count in one compare-and-swap (broker.admit),
+	// gate and raises the count in one compare-and-swap (broker.casAdmit),
 	// and a close sets the bit with one atomic or (Service.closeBroker).
 	countGate atomic.Int64
 

@@ -385,7 +385,7 @@ func explore(model *spec.Model, sc scenario) exploration {
 		decisions, err := runSchedule(model, sc, prefix)
 		ex.runs++
 		if err != nil {
-			ex.fail = fmt.Errorf("schedule %s: %w", describe(sc, decisions), err)
+			ex.fail = fmt.Errorf("schedule %s: %w", describe(decisions), err)
 			break
 		}
 		pre := 0
@@ -424,8 +424,8 @@ func b2i(b bool) int {
 	return 0
 }
 
-// describe prints a schedule: each step's thread and where it stopped.
-func describe(sc scenario, ds []decision) string {
+// describe prints a schedule: the thread chosen at each step.
+func describe(ds []decision) string {
 	var b strings.Builder
 	for i, d := range ds {
 		if i > 0 {
@@ -508,9 +508,6 @@ func runSchedule(model *spec.Model, sc scenario, prefix []int) (ds []decision, e
 // thread returns a thread named name that runs f.
 func thread(name string, f func()) *exThread { return &exThread{name: name, run: f} }
 
-// onC is an ordinary registration of id on table tbl of cluster c.
-func onC(c ClusterID, id DispatcherID, tbl TableID) Request { return regOn(c, id, tbl) }
-
 // admittedOrClosed fails unless every outcome is nil or
 // ErrAdmissionClosed (or, for a failing RegisterTable, the injected error).
 func admittedOrClosed(w *world) error {
@@ -533,8 +530,8 @@ func init() {
 // exScenarios are the explorer's scenarios, all over two brokers.
 func exScenarios() []scenario {
 	twoBrokers := func(w *world) {
-		w.do(onC("c1", "d1", 1))
-		w.do(onC("c2", "d2", 2))
+		w.do(regOn("c1", "d1", 1))
+		w.do(regOn("c2", "d2", 2))
 		w.errs = nil
 	}
 	return []scenario{
@@ -552,7 +549,7 @@ func exScenarios() []scenario {
 			name:  "register+close",
 			setup: twoBrokers,
 			threads: func(w *world) []*exThread {
-				return []*exThread{thread("loop", func() { w.do(onC("c2", "d3", 3)) }), thread("close", w.closer)}
+				return []*exThread{thread("loop", func() { w.do(regOn("c2", "d3", 3)) }), thread("close", w.closer)}
 			},
 			outcome: admittedOrClosed,
 			bound:   -1,
@@ -566,7 +563,18 @@ func exScenarios() []scenario {
 				w.ss["c2"].FailOnce(nil)
 			},
 			threads: func(w *world) []*exThread {
-				return []*exThread{thread("loop", func() { w.do(onC("c2", "d3", 3)) }), thread("close", w.closer)}
+				return []*exThread{thread("loop", func() { w.do(regOn("c2", "d3", 3)) }), thread("close", w.closer)}
+			},
+			outcome: admittedOrClosed,
+			bound:   -1,
+		},
+		{
+			// A repeated registration of d2 at c2 (it replaces the
+			// first: BrokerReleaseOld) during a close.
+			name:  "re-register+close",
+			setup: twoBrokers,
+			threads: func(w *world) []*exThread {
+				return []*exThread{thread("loop", func() { w.do(regOn("c2", "d2", 2)) }), thread("close", w.closer)}
 			},
 			outcome: admittedOrClosed,
 			bound:   -1,
@@ -574,9 +582,9 @@ func exScenarios() []scenario {
 		{
 			// The registration that creates broker c2, during a close.
 			name:  "new-broker+close",
-			setup: func(w *world) { w.do(onC("c1", "d1", 1)); w.errs = nil },
+			setup: func(w *world) { w.do(regOn("c1", "d1", 1)); w.errs = nil },
 			threads: func(w *world) []*exThread {
-				return []*exThread{thread("loop", func() { w.do(onC("c2", "d2", 2)) }), thread("close", w.closer)}
+				return []*exThread{thread("loop", func() { w.do(regOn("c2", "d2", 2)) }), thread("close", w.closer)}
 			},
 			outcome: admittedOrClosed,
 			bound:   -1,
@@ -586,7 +594,7 @@ func exScenarios() []scenario {
 			name:  "register+close+report",
 			setup: twoBrokers,
 			threads: func(w *world) []*exThread {
-				return []*exThread{thread("loop", func() { w.do(onC("c2", "d3", 3)) }), thread("close", w.closer),
+				return []*exThread{thread("loop", func() { w.do(regOn("c2", "d3", 3)) }), thread("close", w.closer),
 					thread("report", w.reporter)}
 			},
 			outcome: admittedOrClosed,
@@ -600,7 +608,7 @@ func exScenarios() []scenario {
 				w.ss["c2"].FailOnce(nil)
 			},
 			threads: func(w *world) []*exThread {
-				return []*exThread{thread("loop", func() { w.do(onC("c2", "d3", 3)) }), thread("close", w.closer),
+				return []*exThread{thread("loop", func() { w.do(regOn("c2", "d3", 3)) }), thread("close", w.closer),
 					thread("report", w.reporter)}
 			},
 			outcome: admittedOrClosed,
@@ -609,9 +617,9 @@ func exScenarios() []scenario {
 		{
 			// The registration that creates broker c2, a close and a report.
 			name:  "new-broker+close+report",
-			setup: func(w *world) { w.do(onC("c1", "d1", 1)); w.errs = nil },
+			setup: func(w *world) { w.do(regOn("c1", "d1", 1)); w.errs = nil },
 			threads: func(w *world) []*exThread {
-				return []*exThread{thread("loop", func() { w.do(onC("c2", "d2", 2)) }), thread("close", w.closer),
+				return []*exThread{thread("loop", func() { w.do(regOn("c2", "d2", 2)) }), thread("close", w.closer),
 					thread("report", w.reporter)}
 			},
 			outcome: admittedOrClosed,
@@ -624,8 +632,8 @@ func exScenarios() []scenario {
 			setup: twoBrokers,
 			threads: func(w *world) []*exThread {
 				return []*exThread{thread("loop", func() {
-					w.do(onC("c1", "d3", 3))
-					w.do(onC("c2", "d4", 4))
+					w.do(regOn("c1", "d3", 3))
+					w.do(regOn("c2", "d4", 4))
 					w.do(rem("c1", "d1"))
 				}), thread("close", w.closer), thread("report", w.reporter)}
 			},
