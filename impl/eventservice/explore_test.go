@@ -376,13 +376,22 @@ type exploration struct {
 // explore runs every schedule of sc (within its bound), stopping at the
 // first failure.
 func explore(model *spec.Model, sc scenario) exploration {
+	return exploreSchedules(sc.bound, func(prefix []int) ([]decision, error) { return runSchedule(model, sc, prefix) })
+}
+
+// exploreSchedules is the depth-first search over schedules: run runs
+// one schedule that takes prefix's choices and then the default ones,
+// and returns its decisions; every alternative of a decision past the
+// prefix (within bound preemptions, -1: any) becomes a prefix to run.
+// Each schedule is run once (TestExplorerEnumeratesEverySchedule).
+func exploreSchedules(bound int, run func(prefix []int) ([]decision, error)) exploration {
 	start := time.Now()
 	var ex exploration
 	stack := [][]int{nil}
 	for len(stack) > 0 {
 		prefix := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		decisions, err := runSchedule(model, sc, prefix)
+		decisions, err := run(prefix)
 		ex.runs++
 		if err != nil {
 			ex.fail = fmt.Errorf("schedule %s: %w", describe(decisions), err)
@@ -395,13 +404,14 @@ func explore(model *spec.Model, sc scenario) exploration {
 			}
 		}
 		// The alternatives after the prefix, deepest last on the stack
-		// (explored first).
+		// (explored first). Past the prefix the default choices never
+		// preempt, so pre stays the prefix's.
 		for i := len(prefix); i < len(decisions); i++ {
 			d := &decisions[i]
 			ord := d.order()
 			at := slices.Index(ord, d.chosen)
 			for _, c := range ord[at+1:] {
-				if sc.bound < 0 || pre+b2i(d.preempts(c)) <= sc.bound {
+				if bound < 0 || pre+b2i(d.preempts(c)) <= bound {
 					next := make([]int, i+1)
 					for k := range i {
 						next[k] = decisions[k].chosen
@@ -410,7 +420,6 @@ func explore(model *spec.Model, sc scenario) exploration {
 					stack = append(stack, next)
 				}
 			}
-			pre += b2i(d.preempts(d.chosen))
 		}
 	}
 	ex.elapsed = time.Since(start)
@@ -691,4 +700,79 @@ func mustConfig(t *testing.T) spec.Config {
 		t.Fatal(err)
 	}
 	return cfg
+}
+
+// TestExplorerEnumeratesEverySchedule checks the search itself on
+// threads of known lengths (segments between scheduling points, no
+// service): without a bound it runs every interleaving exactly once (the
+// multinomial count), and with a bound exactly those with at most that
+// many preemptions (counted by brute force).
+func TestExplorerEnumeratesEverySchedule(t *testing.T) {
+	lengths := []int{2, 3, 2}
+	run := func(seen map[string]int) func([]int) ([]decision, error) {
+		return func(prefix []int) ([]decision, error) {
+			left := slices.Clone(lengths)
+			var ds []decision
+			prev := -1
+			for {
+				var enabled []int
+				for i, n := range left {
+					if n > 0 {
+						enabled = append(enabled, i)
+					}
+				}
+				if len(enabled) == 0 {
+					break
+				}
+				d := decision{enabled: enabled, prev: prev}
+				d.chosen = d.order()[0]
+				if k := len(ds); k < len(prefix) {
+					d.chosen = prefix[k]
+				}
+				ds = append(ds, d)
+				left[d.chosen]--
+				prev = d.chosen
+			}
+			seen[describe(ds)]++
+			return ds, nil
+		}
+	}
+	for _, bound := range []int{-1, 0, 1, 2, 3} {
+		seen := map[string]int{}
+		ex := exploreSchedules(bound, run(seen))
+		want := countSchedules(slices.Clone(lengths), -1, 0, bound)
+		if ex.runs != want || len(seen) != want {
+			t.Errorf("bound %d: %d runs, %d distinct schedules, want %d", bound, ex.runs, len(seen), want)
+		}
+	}
+	if n := countSchedules(slices.Clone(lengths), -1, 0, -1); n != 210 { // 7!/(2!3!2!)
+		t.Errorf("brute force: %d interleavings of 2, 3 and 2 steps, want 210", n)
+	}
+}
+
+// countSchedules counts by brute force the interleavings of the steps
+// left, prev having run last, with pre preemptions so far and at most
+// bound (-1: any).
+func countSchedules(left []int, prev, pre, bound int) int {
+	n, any := 0, false
+	for i := range left {
+		if left[i] == 0 {
+			continue
+		}
+		any = true
+		p := pre
+		if prev >= 0 && i != prev && left[prev] > 0 {
+			p++
+		}
+		if bound >= 0 && p > bound {
+			continue
+		}
+		left[i]--
+		n += countSchedules(left, i, p, bound)
+		left[i]++
+	}
+	if !any {
+		return 1
+	}
+	return n
 }
