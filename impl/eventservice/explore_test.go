@@ -40,6 +40,14 @@ import (
 // scheduling step, as the model's liveness step is one action) and then
 // CloseAdmission; the report is the node's heartbeat (NodeStartHeartbeat,
 // the service's Sample, NodeSendHeartbeat).
+//
+// What it catches that the rest of the package's tests did not (planted
+// by hand, each found with its schedule): a close that sets a gate bit
+// with Add instead of Or (a bit set twice carries into the count), an
+// admission that checks the gate word and then adds instead of
+// compare-and-swapping, and brokerFor reading closed instead of closing
+// (a broker created during a close stays open); and, with -tags bugs,
+// eight of the nine event-service zoo bugs.
 
 // schedPoints are the points at which the explorer switches threads:
 // those before an effect another thread can observe. The two left out
