@@ -98,22 +98,28 @@ func headerBrokers(t trace.Tracer) []ClusterID {
 
 // lockTrace stops at point p (a test's hook, hooks.go), then takes the
 // trace lock and returns the trace state, or returns nil when the service
-// is untraced. The caller does the effect, then, if
-// the result is not nil, writes its line and unlocks.
+// is untraced. The caller does the effect, then, if the result is not
+// nil, writes its line and unlocks. It is inlined: an untraced site
+// without a hook costs two loads and two compares.
 func (s *Service) lockTrace(p point, b *broker) *traceState {
+	if s.tr == nil && s.hook == nil {
+		return nil
+	}
+	return s.lockTraceSlow(p, b)
+}
+
+// lockTraceSlow is lockTrace for a traced service or a test's hook (kept
+// out of lockTrace, so that lockTrace is inlined).
+//
+//go:noinline
+func (s *Service) lockTraceSlow(p point, b *broker) *traceState {
 	s.at(p, b)
 	ts := s.tr
 	if ts != nil {
-		ts.lock()
+		ts.mu.Lock()
 	}
 	return ts
 }
-
-// lock takes the trace lock (kept out of lockTrace, so that lockTrace is
-// inlined: an untraced site costs a load and a compare).
-//
-//go:noinline
-func (ts *traceState) lock() { ts.mu.Lock() }
 
 // emit writes one line (ts.mu held).
 func (ts *traceState) emit(action, d, b string, vars ...trace.Var) {
