@@ -32,14 +32,14 @@ type Config struct {
 	// [Service.Do] for which goroutine that is) when a cluster's first
 	// admitted registration arrives. It must not block.
 	NewStores func(ClusterID) (store.EventStore, store.SchemaStore)
-	// Tracer, if set, receives the model actions the request loop
-	// performs, in order (docs/trace.md; see trace.go for which function
-	// emits which action). Nil: no tracing, and no cost.
+	// Tracer, if set, receives the model actions the service performs,
+	// in order (docs/trace.md; see trace.go for which function emits
+	// which action). Nil: no tracing, and no cost. If it has a header (a
+	// *trace.Writer: a Header() trace.Header method), the header's
+	// Brokers are the model's brokers, which a traced close and a traced
+	// report go over, created or not; otherwise they go over the brokers
+	// created.
 	Tracer trace.Tracer
-	// TraceBrokers are the model's brokers (the trace header's Brokers):
-	// a traced close and a traced report go over each of them, created
-	// or not.
-	TraceBrokers []ClusterID
 	// Emit sends an event to a collector. It is called from the request
 	// loop (the Run goroutine, or a Do caller's; see [Service.Do]) and
 	// from event-store goroutines (notifications), so it must be safe for
@@ -47,7 +47,7 @@ type Config struct {
 	// service's Do, Heartbeat, Cleanup or Snapshot. Nil drops events.
 	Emit func(Event)
 	// Stopping reports whether the node is STOPPING. If set, the
-	// admission gate and Report consult it and close admission (one way)
+	// admission gate and Sample consult it and close admission (one way)
 	// once it returns true. Nil: only CloseAdmission closes admission.
 	Stopping func() bool
 	// Now is the clock of heartbeats and the inactivity cleanup
@@ -79,7 +79,7 @@ type Config struct {
 // found the loop idle and runs the queue and then its own request
 // instead of waking Run.
 //
-// [Service.Report], [Service.CloseAdmission] and [Service.AdmissionClosed]
+// [Service.Sample], [Service.CloseAdmission] and [Service.AdmissionClosed]
 // are safe from any goroutine and never wait for the request loop or a
 // store: a report taken while a registration is blocked in a store returns
 // at once, and counts it (F-R6, R2).
@@ -102,7 +102,7 @@ type Service struct {
 	// returns (set under exec): callers may run requests under exec.
 	live atomic.Bool
 
-	// brokers is the broker registry: a copy-on-write slice that Report
+	// brokers is the broker registry: a copy-on-write slice that Sample
 	// loads without a lock; only the request loop appends to it, under
 	// brokersMu (F-R6).
 	brokersMu sync.Mutex
@@ -122,8 +122,8 @@ type Service struct {
 
 	dropped atomic.Int64 // notifications dropped for removed dispatchers
 
-	hook atomic.Pointer[hookFunc] // tests under the tag bugs: see hooks.go
-	tr   *traceState              // Config.Tracer's state, nil when untraced (request loop only)
+	hook hookFunc    // tests only, set before Start: see hooks.go
+	tr   *traceState // Config.Tracer's state, nil when untraced (request loop only)
 }
 
 // New returns a service for cfg. Start its request loop with Run.
@@ -145,7 +145,7 @@ func New(cfg Config) (*Service, error) {
 		q:         newQueue(cfg.QueueSize),
 		stopped:   make(chan struct{}),
 		byCluster: make(map[ClusterID]*broker),
-		tr:        newTraceState(cfg.Tracer, cfg.TraceBrokers),
+		tr:        newTraceState(cfg.Tracer),
 	}
 	s.brokers.Store(&[]*broker{})
 	return s, nil
@@ -321,8 +321,7 @@ func (s *Service) register(ctx context.Context, req *Request) error {
 	if b == nil {
 		b = s.brokerFor(req.Cluster)
 	}
-	s.at(stepGated, b) // TLA+ pc "gated"
-	if !s.admit(b) {   // TLA+ BrokerAdmit
+	if !s.admit(b) { // TLA+ pc "gated", then BrokerAdmit
 		// Refused by b's gate bit while a CloseAdmission may still be
 		// under way: finish the close first, so that whoever learns of
 		// the refusal also sees admission closed.
@@ -336,13 +335,13 @@ func (s *Service) register(ctx context.Context, req *Request) error {
 	// The new registration joins its changefeed status in the same step
 	// as the lookup.
 	d := b.newDispatcher(req)
-	old, slot := b.lookupAndJoin(d)
+	old := b.lookupAndJoin(d)
 	if old != nil && !bugs.DoubleIncrementOn() { // TLA+ pc "replacing"
 		if b.remove(old, stepReleaseOld) { // TLA+ BrokerReleaseOld
 			b.recycle(old)
 		}
 	}
-	return b.add(ctx, d, req, slot)
+	return b.add(ctx, d, req)
 }
 
 // gateCheck is the service-level gate check of a registration (TLA+
@@ -350,10 +349,14 @@ func (s *Service) register(ctx context.Context, req *Request) error {
 // STOPPING, then reads closed. It returns whether the registration may go
 // on to its broker, and the broker if it exists already.
 func (s *Service) gateCheck(req *Request) (*broker, bool) {
+	// One point before both reads: a liveness step between the Stopping
+	// read and the closed read would put the line after a step it
+	// precedes.
+	s.at(pointGateCheck, nil)
 	if s.cfg.Stopping != nil && !s.closed.Load() && s.cfg.Stopping() {
 		s.closeAdmission(true)
 	}
-	ts := s.lockTrace()
+	ts := s.lockTrace(pointNone, nil)
 	if s.closed.Load() && !bugs.NoAdmissionGateOn() {
 		if ts != nil {
 			ts.recvRefused(s)
@@ -371,15 +374,25 @@ func (s *Service) gateCheck(req *Request) (*broker, bool) {
 
 // admit raises b's count for one registration (the early count) unless
 // b's gate bit is closed; the check and the increment are one
-// compare-and-swap of b.countGate (TLA+ BrokerAdmit).
+// compare-and-swap of b.countGate (TLA+ BrokerAdmit), from the word read
+// just before, retried if the word changed in between. The read is
+// outside the trace lock; the compare-and-swap and its line are under it.
 func (s *Service) admit(b *broker) bool {
-	ts := s.lockTrace()
-	ok := b.admit()
-	if ts != nil {
-		ts.admit(b, ok)
-		ts.mu.Unlock()
+	for {
+		s.at(pointAdmit, b) // TLA+ pc "gated"
+		w := b.countGate.Load()
+		ts := s.lockTrace(pointAdmitCAS, b)
+		ok, decided := b.casAdmit(w)
+		if ts != nil {
+			if decided {
+				ts.admitLine(b, ok)
+			}
+			ts.mu.Unlock()
+		}
+		if decided {
+			return ok
+		}
 	}
-	return ok
 }
 
 // refuse answers a registration the gate did not admit: a remote probe
@@ -411,6 +424,7 @@ func (s *Service) brokerFor(cluster ClusterID) *broker {
 	}
 	es, ss := s.cfg.NewStores(cluster)
 	b := newBroker(s, cluster, es, ss)
+	s.at(pointNewBroker, b)
 	s.brokersMu.Lock()
 	defer s.brokersMu.Unlock()
 	s.byCluster[cluster] = b
