@@ -9,8 +9,8 @@ import (
 )
 
 // The conformance test's close and report taken broker by broker: the
-// points of hooks.go stop a CloseAdmission before the
-// last broker's gate bit, and a Sample before the last broker's count;
+// points of hooks.go stop a CloseAdmission before the last broker's gate
+// bit, and a Sample before the last broker's count;
 // the model takes the steps the implementation took up to there, in the
 // model's order, and the observable state is compared at the stop. A bug
 // that reorders those steps (ClosedBeforeBrokers: closed before the

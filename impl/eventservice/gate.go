@@ -149,9 +149,9 @@ func (s *Service) finishClose() {
 	}
 }
 
-// BrokerCounts returns each broker's count and gate bit, sorted by cluster, one
-// atomic load per broker (so, like Sample's sum, not one atomic read of
-// them all). It never waits for the request loop or a store, and never
+// BrokerCounts returns each broker's count and gate bit, sorted by
+// cluster, one atomic load per broker (so, like Sample's sum, not one
+// atomic read of them all). It never waits for the request loop or a store, and never
 // closes admission.
 func (s *Service) BrokerCounts() []BrokerCount {
 	brokers := *s.brokers.Load()
