@@ -4,7 +4,7 @@ CHECKER := $(GO) run ./cmd/checker
 # where make check writes the traces it validates
 TRACES  ?= $(or $(TMPDIR),/tmp)/drainproof-traces
 
-.PHONY: check test lint bench bugs tlc trace-parity fuzz build pgo clean
+.PHONY: check test lint bench bugs tlc trace-parity fuzz build pgo clean proto
 
 ## check: every model of tla/models.json against its recorded figures and
 ## bug matrix, action coverage over the correct models, the calibration
@@ -89,3 +89,12 @@ build:
 
 clean:
 	rm -rf tla/states bin
+
+## proto: regenerate the gRPC code of impl/transport/pb (needs protoc from
+## Debian's protobuf-compiler, and protoc-gen-go v1.36.12 and
+## protoc-gen-go-grpc v1.6.2 from `go install`)
+proto:
+	PATH="$$PATH:$$($(GO) env GOPATH)/bin" protoc -I impl/transport/pb \
+		--go_out=impl/transport/pb --go_opt=paths=source_relative \
+		--go-grpc_out=impl/transport/pb --go-grpc_opt=paths=source_relative \
+		impl/transport/pb/drainproof.proto
