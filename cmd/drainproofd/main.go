@@ -42,8 +42,8 @@ func main() {
 
 type options struct {
 	role, id, listen, advertise, coordinator, logcoord, dataDir, transport, httpAddr, readyFile, logLevel string
-	version                                                                                              int
-	shutdownTimeout, ttl, memberTTL, heartbeat                                                           time.Duration
+	version                                                                                               int
+	shutdownTimeout, ttl, memberTTL, heartbeat                                                            time.Duration
 }
 
 func parse(args []string, stderr io.Writer) (*options, error) {

@@ -309,4 +309,3 @@ func AnswerFromPB(a *pb.CountAnswer) logcoord.Answer {
 	return logcoord.Answer{Target: node.ID(a.GetTarget()), Known: true, Epoch: a.GetEpoch(), Count: a.GetCount(),
 		AdmissionClosed: a.GetAdmissionClosed()}
 }
-
