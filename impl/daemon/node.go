@@ -78,6 +78,7 @@ type Node struct {
 	lc    *grpc.ClientConn
 
 	stopLoop context.CancelFunc
+	stopSvc  func() // ends the event service's request loop and waits for it
 	wg       sync.WaitGroup
 	force    chan struct{}
 	closed   flag
@@ -148,7 +149,8 @@ func StartNode(cfg NodeConfig) (_ *Node, err error) {
 	}
 	loopCtx, stopSvc := context.WithCancel(context.Background())
 	waitSvc := n.svc.Start(loopCtx)
-	undo = append(undo, func() { stopSvc(); _ = waitSvc() })
+	n.stopSvc = func() { stopSvc(); _ = waitSvc() }
+	undo = append(undo, n.stopSvc)
 	n.node, err = node.New(node.Config{ID: cfg.ID, Epoch: n.epoch, Version: cfg.Version, Transport: cfg.Transport,
 		Service: n.svc, Liveness: n.live, HeartbeatInterval: cfg.HeartbeatEvery.Milliseconds()})
 	if err != nil {
@@ -355,6 +357,7 @@ func (n *Node) Close() error {
 	n.stopLoop()
 	n.wg.Wait()
 	n.srv.Stop()
+	n.stopSvc()
 	err := n.data.Close()
 	_ = n.coord.Close()
 	if n.lc != nil {
