@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/drainproof/drainproof/impl/eventservice"
 	"github.com/drainproof/drainproof/impl/node"
@@ -261,7 +263,15 @@ func (n *Node) loop(ctx context.Context) {
 			n.mu.Unlock()
 			_, err := coord.Heartbeat(ctx, &pb.NodeHeartbeat{Node: string(hb.From), Epoch: hb.Epoch, Liveness: transport.LivenessToPB(hb.Liveness),
 				HasCount: hb.HasCount, Count: hb.Count, AdmissionClosed: hb.AdmissionClosed, MaintainerWork: work})
-			if err != nil && ctx.Err() == nil {
+			if status.Code(err) == codes.NotFound && ctx.Err() == nil {
+				// The coordinator does not know this process (it
+				// restarted, or removed a silent member): bootstrap again.
+				jctx, cancel := context.WithTimeout(ctx, n.cfg.HeartbeatEvery*5)
+				if err := n.join(jctx); err == nil {
+					n.log.Info("rejoined the coordinator", "epoch", n.epoch)
+				}
+				cancel()
+			} else if err != nil && ctx.Err() == nil {
 				n.log.Debug("heartbeat lost", "err", err)
 			}
 		}
