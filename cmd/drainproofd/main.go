@@ -43,7 +43,7 @@ func main() {
 type options struct {
 	role, id, listen, advertise, coordinator, logcoord, dataDir, transport, httpAddr, readyFile, logLevel string
 	version                                                                                               int
-	shutdownTimeout, ttl, memberTTL, heartbeat                                                            time.Duration
+	shutdownTimeout, ttl, memberTTL, heartbeat, schemaDelay, maintainerMove                               time.Duration
 }
 
 func parse(args []string, stderr io.Writer) (*options, error) {
@@ -66,6 +66,8 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.DurationVar(&o.ttl, "ttl", time.Second, "the LogCoordinator cache's TTL (role logcoord)")
 	fs.DurationVar(&o.memberTTL, "member-ttl", 3*time.Second, "silence after which the coordinator removes a node")
 	fs.DurationVar(&o.heartbeat, "heartbeat", 200*time.Millisecond, "the node's heartbeat period")
+	fs.DurationVar(&o.schemaDelay, "schema-delay", 0, "RegisterTable takes up to this long one call in eight, up to a tenth of it otherwise (schema resolution; 0: none)")
+	fs.DurationVar(&o.maintainerMove, "maintainer-move", 0, "how long the maintainer takes to move its work off a DRAINING node")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -197,7 +199,7 @@ func run(args []string, stderr io.Writer) int {
 	}
 	n, err := daemon.StartNode(daemon.NodeConfig{ID: node.ID(o.id), Listener: lis, Advertise: o.advertise,
 		Coordinator: o.coordinator, LogCoord: o.logcoord, DataDir: o.dataDir, Version: node.Version(o.version),
-		Transport: node.Transport(o.transport), HeartbeatEvery: o.heartbeat, Logger: log, Metrics: metrics})
+		Transport: node.Transport(o.transport), HeartbeatEvery: o.heartbeat, SchemaDelay: o.schemaDelay, MaintainerMove: o.maintainerMove, Logger: log, Metrics: metrics})
 	if err != nil {
 		fmt.Fprintf(stderr, "drainproofd: %s\n", oneLine(strings.TrimPrefix(err.Error(), "daemon: ")))
 		return 2

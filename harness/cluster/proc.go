@@ -27,7 +27,7 @@ type proc struct {
 	mu      sync.Mutex
 	cmd     *exec.Cmd
 	exited  chan struct{} // closed when cmd's process has been waited for
-	exitErr error
+	exit    *exitState    // cmd's exit, once exited is closed
 	starts  int
 	paused  bool
 }
@@ -63,19 +63,20 @@ func (p *proc) start(bin string, env []string, args []string) error {
 	cmd.Stdout = log
 	cmd.Stderr = log
 	cmd.Env = append(os.Environ(), env...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Its own process group (a kill takes all of it), and killed if the
+	// checker dies, so that nothing outlives the run.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		_ = log.Close()
 		return err
 	}
 	exited := make(chan struct{})
-	p.cmd, p.exited = cmd, exited
+	st := &exitState{}
+	p.cmd, p.exited, p.exit = cmd, exited, st
 	go func() {
 		err := cmd.Wait()
 		_ = log.Close()
-		p.mu.Lock()
-		p.exitErr = err
-		p.mu.Unlock()
+		st.err = err // read only after exited is closed
 		close(exited)
 	}()
 	deadline := time.Now().Add(15 * time.Second)
@@ -86,7 +87,7 @@ func (p *proc) start(bin string, env []string, args []string) error {
 		select {
 		case <-exited:
 			p.cmd = nil
-			return fmt.Errorf("%s exited at start (%v): see %s", p.name, p.exitErr, p.logPath)
+			return fmt.Errorf("%s exited at start (%v): %s", p.name, st.err, lastLine(p.logPath))
 		case <-time.After(10 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
@@ -141,8 +142,23 @@ func (p *proc) wait(ctx context.Context, d time.Duration) (err error, ok bool) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	st := p.exit
 	p.cmd = nil
-	return p.exitErr, true
+	return st.err, true
+}
+
+// exitState is a process's exit error, written before its exited
+// channel is closed.
+type exitState struct{ err error }
+
+// lastLine returns the last non-empty line of the file at path.
+func lastLine(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "see " + path
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	return lines[len(lines)-1]
 }
 
 // kill SIGKILLs p's process group and waits for it.

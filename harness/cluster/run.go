@@ -294,7 +294,7 @@ func (r *run) startProc(p *proc) error {
 		i := r.nodeIndex(p)
 		args = append(args, "--id", p.name, "--data-dir", p.dataDir, "--version", fmt.Sprint(p.version),
 			"--advertise", r.in[i].addr(), "--coordinator", r.toCoord[i].addr(), "--logcoord", r.toLC[i].addr(),
-			"--heartbeat", "100ms", "--shutdown-timeout", (r.cfg.DrainBound + r.cfg.Duration).String())
+			"--heartbeat", "100ms", "--schema-delay", "1500ms", "--maintainer-move", "1s", "--shutdown-timeout", (r.cfg.DrainBound + r.cfg.Duration).String())
 	}
 	return p.start(r.cfg.Binary, r.cfg.Env, args)
 }

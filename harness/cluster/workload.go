@@ -143,14 +143,17 @@ func (w *workload) collect(ctx context.Context, t *tableState, rng *rand.Rand) {
 			cur = nil // the process we registered with is gone
 		}
 		if cur == nil {
-			if st.GetLiveness() != pb.Liveness_ALIVE {
+			// A dispatcher may register with a DRAINING node (admission
+			// is open until STOPPING): a late registration, sometimes,
+			// so that some are in flight when admission closes (F4).
+			if l := st.GetLiveness(); l == pb.Liveness_STOPPING || l == pb.Liveness_DRAINING && rng.IntN(4) != 0 {
 				continue
 			}
 			t.mu.Lock()
 			from := t.lastRead
 			t.mu.Unlock()
 			rec := &regRecord{dispatcher: id, invoked: time.Now()}
-			cctx, cancel := context.WithTimeout(ctx, time.Second)
+			cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 			r, err := es.Dispatch(cctx, &pb.DispatcherRequest{Action: pb.Action_REGISTER, Cluster: "c1", Changefeed: "cf-cluster",
 				Dispatcher: id, Table: t.id, StartTs: from})
 			cancel()
@@ -165,7 +168,7 @@ func (w *workload) collect(ctx context.Context, t *tableState, rng *rand.Rand) {
 		}
 		if st.GetLiveness() != pb.Liveness_ALIVE && st.GetEpoch() == cur.epoch {
 			if removeAt.IsZero() {
-				removeAt = time.Now().Add(time.Duration(rng.IntN(200)) * time.Millisecond)
+				removeAt = time.Now().Add(time.Duration(100+rng.IntN(500)) * time.Millisecond)
 			}
 			if time.Now().After(removeAt) {
 				w.mu.Lock()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"os"
 	"path/filepath"
@@ -49,6 +50,14 @@ type NodeConfig struct {
 	// HeartbeatEvery and ReportEvery are the heartbeat and report
 	// periods (200ms and 100ms if 0).
 	HeartbeatEvery, ReportEvery time.Duration
+	// SchemaDelay makes RegisterTable slow, as a schema being resolved
+	// is: one call in eight takes a uniform time up to SchemaDelay, the
+	// others up to a tenth of it; the request's context ends it early.
+	// 0: none.
+	SchemaDelay time.Duration
+	// MaintainerMove is how long the maintainer takes to move its work
+	// off once the node is DRAINING (0: at once).
+	MaintainerMove time.Duration
 	// JoinTimeout bounds the first join (5s if 0): an unreachable
 	// coordinator fails StartNode.
 	JoinTimeout time.Duration
@@ -85,7 +94,8 @@ type Node struct {
 	force    chan struct{}
 	closed   flag
 	mu       sync.Mutex
-	work     int64 // the maintainer's dispatchers still on the node
+	work     int64     // the maintainer's dispatchers still on the node
+	moveAt   time.Time // when the maintainer's work is moved off (zero: not DRAINING yet)
 }
 
 // maintainerDispatcher is the ID of the node's own table-trigger
@@ -140,7 +150,7 @@ func StartNode(cfg NodeConfig) (_ *Node, err error) {
 		return nil, fmt.Errorf("daemon: event store: %w", err)
 	}
 	undo = append(undo, func() { _ = n.data.Close() })
-	n.ss = newSchemaStore()
+	n.ss = newSchemaStore(cfg.SchemaDelay)
 	n.live = new(node.LivenessStore)
 	n.svc, err = eventservice.New(eventservice.Config{
 		NewStores: func(eventservice.ClusterID) (store.EventStore, store.SchemaStore) { return n.data, n.ss },
@@ -298,6 +308,15 @@ func (n *Node) maintain(ctx context.Context) {
 	if work == 0 || n.node.Liveness() == node.Alive {
 		return
 	}
+	n.mu.Lock()
+	if n.moveAt.IsZero() {
+		n.moveAt = time.Now().Add(n.cfg.MaintainerMove)
+	}
+	due := !time.Now().Before(n.moveAt)
+	n.mu.Unlock()
+	if !due {
+		return
+	}
 	if err := n.svc.Do(ctx, eventservice.Request{Action: eventservice.Remove, Cluster: Cluster, Dispatcher: n.maintainerDispatcher()}); err != nil {
 		return
 	}
@@ -411,13 +430,28 @@ func nextEpoch(dir string) (uint64, error) {
 // daemon node keeps no schemas (its tables' rows are opaque), so
 // RegisterTable only fails when its context is done.
 type schemaStore struct {
-	mu   sync.Mutex
-	refs map[store.TableID]int
+	delay time.Duration
+	mu    sync.Mutex
+	refs  map[store.TableID]int
 }
 
-func newSchemaStore() *schemaStore { return &schemaStore{refs: make(map[store.TableID]int)} }
+func newSchemaStore(delay time.Duration) *schemaStore {
+	return &schemaStore{delay: delay, refs: make(map[store.TableID]int)}
+}
 
 func (s *schemaStore) RegisterTable(ctx context.Context, table store.TableID, _ uint64) error {
+	if s.delay > 0 {
+		d := s.delay / 10
+		if rand.IntN(8) == 0 {
+			d = s.delay
+		}
+		t := time.NewTimer(rand.N(d + 1))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+		case <-t.C:
+		}
+	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
