@@ -24,12 +24,13 @@ type proc struct {
 	logPath string
 	version int
 
-	mu      sync.Mutex
-	cmd     *exec.Cmd
-	exited  chan struct{} // closed when cmd's process has been waited for
-	exit    *exitState    // cmd's exit, once exited is closed
-	starts  int
-	paused  bool
+	mu     sync.Mutex
+	cmd    *exec.Cmd
+	exited chan struct{} // closed when cmd's process has been waited for
+	exit   *exitState    // cmd's exit, once exited is closed
+	starts int
+	paused bool
+	pids   []int // every process started in the slot
 }
 
 // freePort returns a TCP port of 127.0.0.1 free right now.
@@ -70,6 +71,7 @@ func (p *proc) start(bin string, env []string, args []string) error {
 		_ = log.Close()
 		return err
 	}
+	p.pids = append(p.pids, cmd.Process.Pid)
 	exited := make(chan struct{})
 	st := &exitState{}
 	p.cmd, p.exited, p.exit = cmd, exited, st

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -102,6 +103,12 @@ type Result struct {
 	Restarts        int           `json:"restarts"`
 	UpgradeWall     time.Duration `json:"upgrade_wall_ns"`
 	Wall            time.Duration `json:"wall_ns"`
+
+	// Dir, Ports and PIDs are the run's working directory, listening
+	// ports and processes, all gone when Run returns (tests check it).
+	Dir   string `json:"-"`
+	Ports []int  `json:"-"`
+	PIDs  []int  `json:"-"`
 }
 
 // run is one cluster run's state.
@@ -191,7 +198,20 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 	if err := r.boot(); err != nil {
 		return nil, err
 	}
-	return r.exercise(ctx)
+	res, err = r.exercise(ctx)
+	if res != nil {
+		res.Dir = dir
+		for _, p := range append(append([]*proc{}, r.nodes...), r.coord, r.lc) {
+			res.Ports = append(res.Ports, p.port)
+			res.PIDs = append(res.PIDs, p.pids...)
+		}
+		for _, l := range [][]*proxy{r.in, r.toCoord, r.toLC} {
+			for _, x := range l {
+				res.Ports = append(res.Ports, x.l.Addr().(*net.TCPAddr).Port)
+			}
+		}
+	}
+	return res, err
 }
 
 // keepLogs copies the processes' logs of dir to keep.
