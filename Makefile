@@ -4,7 +4,7 @@ CHECKER := $(GO) run ./cmd/checker
 # where make check writes the traces it validates
 TRACES  ?= $(or $(TMPDIR),/tmp)/drainproof-traces
 
-.PHONY: check test lint bench bugs tlc trace-parity fuzz build pgo clean proto
+.PHONY: check test lint bench bugs tlc trace-parity fuzz build pgo clean proto soak
 
 ## check: every model of tla/models.json against its recorded figures and
 ## bug matrix, action coverage over the correct models, the calibration
@@ -13,7 +13,9 @@ TRACES  ?= $(or $(TMPDIR),/tmp)/drainproof-traces
 ## drain still open that does not complete once the faults stop), one
 ## linearizability check of the event service, and trace validation
 ## (docs/trace.md) of model-scope simulations of both transports, of a
-## short stress run of the event service and of a lincheck run in trace mode
+## short stress run of the event service and of a lincheck run in trace mode,
+## and one short run of a real cluster (3 drainproofd nodes, the rolling
+## upgrade, every fault, seed 1: docs/cluster.md)
 check:
 	$(CHECKER) verify --models tla/models.json --coverage
 	$(CHECKER) check --model twophase --rms 3 --progress 0
@@ -29,6 +31,7 @@ check:
 	$(CHECKER) simulate --seed 1 --seeds 50 --steps 2000 --transport logcoord --model-scope --trace $(TRACES)
 	$(CHECKER) trace -q $(TRACES)
 	@rm -rf $(TRACES)
+	$(CHECKER) cluster --nodes 3 --seed 1 --duration 20s --upgrade --faults kill,pause,partition,delay
 
 ## test: the whole test suite under the race detector; -timeout makes a hung test
 ## fail in minutes (with its goroutine dump), well under CI's own limit; -pgo=off
@@ -98,3 +101,14 @@ proto:
 		--go_out=impl/transport/pb --go_opt=paths=source_relative \
 		--go-grpc_out=impl/transport/pb --go-grpc_opt=paths=source_relative \
 		impl/transport/pb/drainproof.proto
+
+## soak: many seeds of the real cluster (docs/cluster.md; not in CI): SEEDS
+## runs of 3 nodes with the upgrade and every fault, stopping at the first
+## failing seed
+SEEDS ?= 50
+soak:
+	@bin=$$(mktemp -d) && trap 'rm -rf $$bin' EXIT && $(GO) build -o $$bin/drainproofd ./cmd/drainproofd && \
+	for s in $$(seq 1 $(SEEDS)); do \
+		$(CHECKER) cluster --binary $$bin/drainproofd --nodes 3 --seed $$s --duration 30s --upgrade \
+			--faults kill,pause,partition,delay || exit 1; \
+	done
