@@ -159,6 +159,7 @@ func printCluster(w io.Writer, r *cluster.Result, f clusterFlags) {
 	fmt.Fprintf(w, "  events      committed %d, read %d, lost %d, duplicated %d, out of order %d\n",
 		r.EventsCommitted, r.EventsRead, r.Lost, r.Duplicated, r.OutOfOrder)
 	fmt.Fprintf(w, "  dispatchers %d registrations over gRPC\n", r.Registrations)
+	fmt.Fprintf(w, "  registry    %d operations recorded at the gRPC boundary, porcupine: %s\n", r.LinOps, r.LinOutcome)
 	var took []int64
 	legacy := 0
 	for _, d := range r.Drains {

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/drainproof/drainproof/harness/lincheck"
 )
 
 // Fault kinds of Config.Faults.
@@ -88,21 +90,26 @@ type FaultEvent struct {
 
 // Result is a run's outcome. Violations is empty for a passing run.
 type Result struct {
-	Seed            uint64        `json:"seed"`
-	Nodes           int           `json:"nodes"`
-	Tables          int           `json:"tables"`
-	Violations      []string      `json:"violations"`
-	EventsCommitted int64         `json:"events_committed"`
-	EventsRead      int           `json:"events_read"`
-	Lost            int           `json:"lost"`
-	Duplicated      int           `json:"duplicated"`
-	OutOfOrder      int           `json:"out_of_order"`
-	Registrations   int           `json:"registrations"`
-	Drains          []Drain       `json:"drains"`
-	Faults          []FaultEvent  `json:"faults"`
-	Restarts        int           `json:"restarts"`
-	UpgradeWall     time.Duration `json:"upgrade_wall_ns"`
-	Wall            time.Duration `json:"wall_ns"`
+	Seed            uint64       `json:"seed"`
+	Nodes           int          `json:"nodes"`
+	Tables          int          `json:"tables"`
+	Violations      []string     `json:"violations"`
+	EventsCommitted int64        `json:"events_committed"`
+	EventsRead      int          `json:"events_read"`
+	Lost            int          `json:"lost"`
+	Duplicated      int          `json:"duplicated"`
+	OutOfOrder      int          `json:"out_of_order"`
+	Registrations   int          `json:"registrations"`
+	Drains          []Drain      `json:"drains"`
+	Faults          []FaultEvent `json:"faults"`
+	Restarts        int          `json:"restarts"`
+	// LinOps is the size of the registry history recorded at the gRPC
+	// boundary; LinOutcome porcupine's verdict on it (ok, illegal,
+	// unknown).
+	LinOps      int           `json:"lincheck_ops"`
+	LinOutcome  string        `json:"lincheck"`
+	UpgradeWall time.Duration `json:"upgrade_wall_ns"`
+	Wall        time.Duration `json:"wall_ns"`
 
 	// Dir, Ports and PIDs are the run's working directory, listening
 	// ports and processes, all gone when Run returns (tests check it).
@@ -131,6 +138,8 @@ type run struct {
 	violations []string
 	drains     []Drain
 	draining   map[int]bool // nodes the upgrade is draining
+	linOps     int
+	linOutcome string
 }
 
 func (r *run) logf(format string, args ...any) {
@@ -345,6 +354,16 @@ func (r *run) exercise(ctx context.Context) (*Result, error) {
 	}
 	r.w = w
 	defer w.close()
+	// The registry phase, on the first node, before anything else runs.
+	lin, n, err := r.linPhase(ctx, 0)
+	switch {
+	case err != nil:
+		r.violate("registry history over gRPC not recorded: %v", err)
+	case lin.Outcome == lincheck.NotLinearizable:
+		r.violate("the registry history of %s (%d operations, recorded at the gRPC boundary) is not linearizable (porcupine)", r.nodes[0].name, n)
+	}
+	r.linOps, r.linOutcome = n, string(lin.Outcome)
+	r.logf("registry history: %d operations, porcupine: %s", n, lin.Outcome)
 	produce, stopProduce := context.WithCancel(ctx)
 	collect, stopCollect := context.WithCancel(ctx)
 	defer stopProduce()
@@ -635,6 +654,7 @@ func (r *run) check(upgradeWall time.Duration) *Result {
 	res.Violations = append(res.Violations, r.violations...)
 	res.Faults = r.faults
 	res.Restarts = r.restarts
+	res.LinOps, res.LinOutcome = r.linOps, r.linOutcome
 	res.Wall = time.Since(r.start)
 	return res
 }
