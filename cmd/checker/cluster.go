@@ -71,9 +71,6 @@ func parseClusterFlags(args []string, stderr io.Writer) (f clusterFlags, ok bool
 	}
 	if *faults != "" {
 		for _, k := range strings.Split(*faults, ",") {
-			if k == "disk" {
-				return bad("--faults disk: store faults are not injected into a real cluster yet (docs/cluster.md)")
-			}
 			if !slices.Contains(cluster.FaultNames(), k) {
 				return bad("--faults %q: want some of %s", k, strings.Join(cluster.FaultNames(), ","))
 			}

@@ -13,7 +13,6 @@ func TestClusterBadFlags(t *testing.T) {
 		{"--nodes", "17"},
 		{"--duration", "0s"},
 		{"--faults", "kill,meteor"},
-		{"--faults", "disk"},
 		{"--transport", "pigeon"},
 		{"--drain-bound", "-1s"},
 		{"--binary", "/nonexistent/drainproofd"},

@@ -43,6 +43,8 @@ func main() {
 type options struct {
 	role, id, listen, advertise, coordinator, logcoord, dataDir, transport, httpAddr, readyFile, logLevel string
 	version                                                                                               int
+	diskFaults                                                                                            float64
+	diskSeed                                                                                              uint64
 	shutdownTimeout, ttl, memberTTL, heartbeat, schemaDelay, maintainerMove                               time.Duration
 }
 
@@ -67,6 +69,8 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.DurationVar(&o.memberTTL, "member-ttl", 3*time.Second, "silence after which the coordinator removes a node")
 	fs.DurationVar(&o.heartbeat, "heartbeat", 200*time.Millisecond, "the node's heartbeat period")
 	fs.DurationVar(&o.schemaDelay, "schema-delay", 0, "RegisterTable takes up to this long one call in eight, up to a tenth of it otherwise (schema resolution; 0: none)")
+	fs.Float64Var(&o.diskFaults, "disk-faults", 0, "fail each write batch's Set or Commit with this probability (injected disk errors; 0..1)")
+	fs.Uint64Var(&o.diskSeed, "disk-seed", 1, "seed of the injected disk errors")
 	fs.DurationVar(&o.maintainerMove, "maintainer-move", 0, "how long the maintainer takes to move its work off a DRAINING node")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -85,6 +89,9 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	case "coordinator", "logcoord":
 	default:
 		return nil, fmt.Errorf("--role %q: want node, coordinator or logcoord", o.role)
+	}
+	if o.diskFaults < 0 || o.diskFaults > 1 {
+		return nil, fmt.Errorf("--disk-faults %v: want a probability in 0..1", o.diskFaults)
 	}
 	if _, err := node.ParseTransport(o.transport); err != nil {
 		return nil, fmt.Errorf("--transport: %w", err)
@@ -199,7 +206,7 @@ func run(args []string, stderr io.Writer) int {
 	}
 	n, err := daemon.StartNode(daemon.NodeConfig{ID: node.ID(o.id), Listener: lis, Advertise: o.advertise,
 		Coordinator: o.coordinator, LogCoord: o.logcoord, DataDir: o.dataDir, Version: node.Version(o.version),
-		Transport: node.Transport(o.transport), HeartbeatEvery: o.heartbeat, SchemaDelay: o.schemaDelay, MaintainerMove: o.maintainerMove, Logger: log, Metrics: metrics})
+		Transport: node.Transport(o.transport), HeartbeatEvery: o.heartbeat, SchemaDelay: o.schemaDelay, MaintainerMove: o.maintainerMove, DiskFaults: o.diskFaults, DiskSeed: o.diskSeed, Logger: log, Metrics: metrics})
 	if err != nil {
 		fmt.Fprintf(stderr, "drainproofd: %s\n", oneLine(strings.TrimPrefix(err.Error(), "daemon: ")))
 		return 2

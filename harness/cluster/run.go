@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/drainproof/drainproof/harness/lincheck"
+	"github.com/drainproof/drainproof/impl/transport/pb"
 )
 
 // Fault kinds of Config.Faults.
@@ -25,10 +26,17 @@ const (
 	FaultPause     = "pause"
 	FaultPartition = "partition"
 	FaultDelay     = "delay"
+	FaultDisk      = "disk"
 )
 
 // FaultNames lists the fault kinds Run injects.
-func FaultNames() []string { return []string{FaultKill, FaultPause, FaultPartition, FaultDelay} }
+func FaultNames() []string {
+	return []string{FaultKill, FaultPause, FaultPartition, FaultDelay, FaultDisk}
+}
+
+// DiskFaultRate is the probability with which a node fails a write
+// batch's Set or Commit under FaultDisk (drainproofd --disk-faults).
+const DiskFaultRate = 0.05
 
 // Config configures a cluster run.
 type Config struct {
@@ -323,9 +331,37 @@ func (r *run) startProc(p *proc) error {
 		i := r.nodeIndex(p)
 		args = append(args, "--id", p.name, "--data-dir", p.dataDir, "--version", fmt.Sprint(p.version),
 			"--advertise", r.in[i].addr(), "--coordinator", r.toCoord[i].addr(), "--logcoord", r.toLC[i].addr(),
+			"--disk-faults", r.diskRate(), "--disk-seed", fmt.Sprint(r.cfg.Seed+uint64(i)),
 			"--heartbeat", "100ms", "--schema-delay", "1500ms", "--maintainer-move", "1s", "--shutdown-timeout", (r.cfg.DrainBound + r.cfg.Duration).String())
 	}
 	return p.start(r.cfg.Binary, r.cfg.Env, args)
+}
+
+// diskRate is the nodes' --disk-faults.
+func (r *run) diskRate() string {
+	if slices.Contains(r.cfg.Faults, FaultDisk) {
+		return fmt.Sprint(DiskFaultRate)
+	}
+	return "0"
+}
+
+// checkResources asks every node for the store resources it holds once
+// every call returned: a write batch or an iterator still open is a leak
+// (LeakBatchOnError, TiCDC PR #4366).
+func (r *run) checkResources(ctx context.Context) {
+	for i, c := range r.w.conns {
+		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		st, err := pb.NewEventServiceClient(c).Status(cctx, &pb.StatusRequest{})
+		cancel()
+		if err != nil {
+			r.violate("%s: no status after the run: %v", r.nodes[i].name, err)
+			continue
+		}
+		if st.GetOpenBatches() != 0 || st.GetOpenIterators() != 0 {
+			r.violate("%s (epoch %d) holds %d write batches and %d iterators open after every call returned (a leak)",
+				r.nodes[i].name, st.GetEpoch(), st.GetOpenBatches(), st.GetOpenIterators())
+		}
+	}
 }
 
 // teardown kills every process and closes every proxy.
@@ -399,6 +435,7 @@ func (r *run) exercise(ctx context.Context) (*Result, error) {
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
+	r.checkResources(ctx)
 	return r.check(upgradeWall), nil
 }
 
@@ -567,6 +604,10 @@ func (r *run) inject(ctx context.Context, kind string, end time.Time) {
 		r.record(kind, r.nodes[i].name+"->"+peer, d.String())
 		sleep(ctx, d)
 		x.heal()
+	case FaultDisk:
+		// Disk errors are drawn inside each node (--disk-faults), all
+		// the run long.
+		return
 	case FaultDelay:
 		i := r.rng.IntN(len(r.nodes))
 		d := time.Duration(500+r.rng.IntN(1000)) * time.Millisecond

@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/drainproof/drainproof/impl/bugs"
 	"github.com/drainproof/drainproof/impl/eventservice"
 	"github.com/drainproof/drainproof/impl/node"
 	"github.com/drainproof/drainproof/impl/retry"
@@ -55,6 +56,11 @@ type NodeConfig struct {
 	// others up to a tenth of it; the request's context ends it early.
 	// 0: none.
 	SchemaDelay time.Duration
+	// DiskFaults fails each write batch's Set or Commit with this
+	// probability (a disk error; the store's fault-injection seam), drawn
+	// from DiskSeed. 0: none.
+	DiskFaults float64
+	DiskSeed   uint64
 	// MaintainerMove is how long the maintainer takes to move its work
 	// off once the node is DRAINING (0: at once).
 	MaintainerMove time.Duration
@@ -146,7 +152,11 @@ func StartNode(cfg NodeConfig) (_ *Node, err error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.JoinTimeout)
 	defer cancel()
-	if n.data, err = store.OpenPebbleEventStore(ctx, filepath.Join(cfg.DataDir, "events")); err != nil {
+	var storeOpts []store.Option
+	if cfg.DiskFaults > 0 {
+		storeOpts = append(storeOpts, store.WithFaultInjector(diskFaults(cfg.DiskFaults, cfg.DiskSeed^n.epoch)))
+	}
+	if n.data, err = store.OpenPebbleEventStore(ctx, filepath.Join(cfg.DataDir, "events"), storeOpts...); err != nil {
 		return nil, fmt.Errorf("daemon: event store: %w", err)
 	}
 	undo = append(undo, func() { _ = n.data.Close() })
@@ -249,6 +259,7 @@ func (n *Node) loop(ctx context.Context) {
 	tick := time.NewTicker(min(n.cfg.ReportEvery, n.cfg.HeartbeatEvery) / 2)
 	defer tick.Stop()
 	var lastReport time.Time
+	var sent *node.Report // the last report sent (the NoReReport bug only)
 	for {
 		forced := false
 		select {
@@ -288,6 +299,10 @@ func (n *Node) loop(ctx context.Context) {
 		if lc != nil && time.Since(lastReport) >= n.cfg.ReportEvery {
 			lastReport = time.Now()
 			r := n.node.Report()
+			if bugs.NoReReportOn() && sent != nil && *sent == r {
+				continue // the bug: an unchanged report is not sent again
+			}
+			sent = &r
 			if _, err := lc.Report(ctx, &pb.CountReport{Node: string(r.From), Epoch: r.Epoch, Count: r.Count, AdmissionClosed: r.AdmissionClosed}); err != nil && ctx.Err() == nil {
 				n.log.Debug("report lost", "err", err)
 			}
@@ -466,5 +481,26 @@ func (s *schemaStore) UnregisterTable(table store.TableID) {
 	defer s.mu.Unlock()
 	if s.refs[table] > 0 {
 		s.refs[table]--
+	}
+}
+
+// errDisk is the error of an injected disk fault.
+var errDisk = errors.New("daemon: injected disk fault")
+
+// diskFaults returns a fault injector that fails a write batch's Set or
+// Commit with probability p.
+func diskFaults(p float64, seed uint64) func(store.Fault) error {
+	var mu sync.Mutex
+	rng := rand.New(rand.NewPCG(seed, 0xd15c))
+	return func(f store.Fault) error {
+		if f != store.FaultBatchSet && f != store.FaultBatchCommit {
+			return nil
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if rng.Float64() < p {
+			return errDisk
+		}
+		return nil
 	}
 }

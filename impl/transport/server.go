@@ -229,8 +229,9 @@ func (s *EventServer) ReadEvents(ctx context.Context, in *pb.ReadEventsRequest) 
 // the node is STOPPING, as every report does).
 func (s *EventServer) Status(context.Context, *pb.StatusRequest) (*pb.StatusResponse, error) {
 	n, closed := s.Svc.Report()
+	res := s.Data.Resources()
 	return &pb.StatusResponse{Node: string(s.Node.ID()), Epoch: s.Node.Epoch(), Liveness: LivenessToPB(s.Node.Liveness()),
-		Count: n, AdmissionClosed: closed, Version: int32(s.Node.Version())}, nil
+		Count: n, AdmissionClosed: closed, Version: int32(s.Node.Version()), OpenBatches: res.Batches, OpenIterators: res.Iterators}, nil
 }
 
 // NodeServer is the gRPC Node service of one node process: the

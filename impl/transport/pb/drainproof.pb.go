@@ -1559,8 +1559,12 @@ type StatusResponse struct {
 	Count           int64                  `protobuf:"varint,4,opt,name=count,proto3" json:"count,omitempty"`
 	AdmissionClosed bool                   `protobuf:"varint,5,opt,name=admission_closed,json=admissionClosed,proto3" json:"admission_closed,omitempty"`
 	Version         int32                  `protobuf:"varint,6,opt,name=version,proto3" json:"version,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// open_batches and open_iterators are the event store's resources
+	// held right now (every one is released once its call returned).
+	OpenBatches   int64 `protobuf:"varint,7,opt,name=open_batches,json=openBatches,proto3" json:"open_batches,omitempty"`
+	OpenIterators int64 `protobuf:"varint,8,opt,name=open_iterators,json=openIterators,proto3" json:"open_iterators,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *StatusResponse) Reset() {
@@ -1631,6 +1635,20 @@ func (x *StatusResponse) GetAdmissionClosed() bool {
 func (x *StatusResponse) GetVersion() int32 {
 	if x != nil {
 		return x.Version
+	}
+	return 0
+}
+
+func (x *StatusResponse) GetOpenBatches() int64 {
+	if x != nil {
+		return x.OpenBatches
+	}
+	return 0
+}
+
+func (x *StatusResponse) GetOpenIterators() int64 {
+	if x != nil {
+		return x.OpenIterators
 	}
 	return 0
 }
@@ -1961,14 +1979,16 @@ const file_drainproof_proto_rawDesc = "" +
 	"\x06events\x18\x01 \x03(\v2\x14.drainproof.v1.EventR\x06events\x12\x1d\n" +
 	"\n" +
 	"node_epoch\x18\x02 \x01(\x04R\tnodeEpoch\"\x0f\n" +
-	"\rStatusRequest\"\xca\x01\n" +
+	"\rStatusRequest\"\x94\x02\n" +
 	"\x0eStatusResponse\x12\x12\n" +
 	"\x04node\x18\x01 \x01(\tR\x04node\x12\x14\n" +
 	"\x05epoch\x18\x02 \x01(\x04R\x05epoch\x123\n" +
 	"\bliveness\x18\x03 \x01(\x0e2\x17.drainproof.v1.LivenessR\bliveness\x12\x14\n" +
 	"\x05count\x18\x04 \x01(\x03R\x05count\x12)\n" +
 	"\x10admission_closed\x18\x05 \x01(\bR\x0fadmissionClosed\x12\x18\n" +
-	"\aversion\x18\x06 \x01(\x05R\aversion\"x\n" +
+	"\aversion\x18\x06 \x01(\x05R\aversion\x12!\n" +
+	"\fopen_batches\x18\a \x01(\x03R\vopenBatches\x12%\n" +
+	"\x0eopen_iterators\x18\b \x01(\x03R\ropenIterators\"x\n" +
 	"\vCountReport\x12\x12\n" +
 	"\x04node\x18\x01 \x01(\tR\x04node\x12\x14\n" +
 	"\x05epoch\x18\x02 \x01(\x04R\x05epoch\x12\x14\n" +
