@@ -148,6 +148,9 @@ type run struct {
 	draining   map[int]bool // nodes the upgrade is draining
 	linOps     int
 	linOutcome string
+	// legacyGone is when no legacy process is alive any more: the
+	// start without --upgrade, the legacy node's upgrade with it.
+	legacyGone time.Time
 }
 
 func (r *run) logf(format string, args ...any) {
@@ -214,6 +217,9 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 	}()
 	if err := r.boot(); err != nil {
 		return nil, err
+	}
+	if !cfg.Upgrade {
+		r.legacyGone = r.start
 	}
 	res, err = r.exercise(ctx)
 	if res != nil {
@@ -458,8 +464,9 @@ func (r *run) upgrade(ctx context.Context, faultsEnd time.Time) {
 		if ctx.Err() != nil {
 			return
 		}
+		// The next node right away, as an upgrade tool does once the
+		// restarted one serves (its version may not be known yet: §9).
 		r.drainAndRestart(ctx, p, faultsEnd)
-		sleep(ctx, 200*time.Millisecond)
 	}
 }
 
@@ -502,8 +509,14 @@ func (r *run) drainAndRestart(ctx context.Context, p *proc, faultsEnd time.Time)
 		} else if code != 0 {
 			r.violate("drain of %s ended with exit %d (shutdown timeout): %s", p.name, code, strings.Join(p.logLines("shutdown timeout"), " "))
 		}
+		wasLegacy := p.version == 0
 		p.version = 2
 		r.restart(p, "upgraded")
+		if wasLegacy {
+			r.mu.Lock()
+			r.legacyGone = time.Now()
+			r.mu.Unlock()
+		}
 		return
 	}
 }
@@ -676,7 +689,16 @@ func (r *run) check(upgradeWall time.Duration) *Result {
 			d := Drain{Node: p.name, Epoch: ll.Epoch, Complete: ll.Complete, Legacy: ll.Legacy, TookMS: ll.TookMS, At: time.Unix(0, ll.AtUnixNano)}
 			res.Drains = append(res.Drains, d)
 			if !d.Complete {
-				continue // the legacy answer: a hard restart, knowingly
+				// The legacy answer (§9): a hard restart, knowingly, but
+				// only while some legacy process is alive.
+				r.mu.Lock()
+				gone := r.legacyGone
+				r.mu.Unlock()
+				if d.Legacy && !gone.IsZero() && d.At.After(gone) {
+					r.violate("%s (epoch %d) got the legacy answer at %s while no legacy process was alive (since %s)",
+						p.name, d.Epoch, d.At.Format("15:04:05.000"), gone.Format("15:04:05.000"))
+				}
+				continue
 			}
 			// D5 at the gRPC boundary: no dispatcher of this process
 			// registered (REGISTER answered OK for its epoch) without a

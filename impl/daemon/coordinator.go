@@ -50,6 +50,9 @@ type member struct {
 	version  node.Version
 	lastSeen time.Time
 	conn     *grpc.ClientConn
+	// booted: the bootstrap of this epoch answered (its version is
+	// known to the drain controller).
+	booted bool
 }
 
 // Coordinator is the running coordinator process.
@@ -177,12 +180,12 @@ func (c *Coordinator) Join(_ context.Context, in *pb.JoinRequest) (*pb.JoinRespo
 		m = &member{addr: in.GetAddr(), conn: conn}
 		c.members[id] = m
 	}
-	m.epoch, m.version, m.lastSeen = in.GetEpoch(), node.Version(in.GetVersion()), time.Now()
+	m.epoch, m.version, m.lastSeen, m.booted = in.GetEpoch(), node.Version(in.GetVersion()), time.Now(), false
 	c.co.AddNode(id, m.epoch, now)
-	// The join is the new process's first message: its epoch (C4), then
-	// its version (§9).
+	// The join is the new process's first message: its epoch (C4). Its
+	// version is learnt from the bootstrap the periodic task sends (N4,
+	// §9): until then the drain controller does not know it.
 	c.co.ObserveHeartbeat(node.Heartbeat{From: id, Epoch: m.epoch, Liveness: node.Alive}, now)
-	c.co.ObserveVersion(id, m.epoch, m.version)
 	c.log.Info("node joined", "node", string(id), "epoch", m.epoch, "version", int(m.version), "addr", m.addr)
 	return &pb.JoinResponse{}, nil
 }
@@ -316,6 +319,7 @@ func (c *Coordinator) loop(ctx context.Context) {
 		case <-t.C:
 		}
 		c.expire()
+		c.bootstrap(ctx)
 		c.mu.Lock()
 		cmd, ok := c.co.NextCommand(c.clk.now())
 		var conn *grpc.ClientConn
@@ -339,6 +343,38 @@ func (c *Coordinator) loop(ctx context.Context) {
 				c.mu.Unlock()
 			}
 		}
+	}
+}
+
+// bootstrap sends the bootstrap to every member whose process has not
+// answered one, and records the version it answers (N4, §9).
+func (c *Coordinator) bootstrap(ctx context.Context) {
+	type todo struct {
+		id    node.ID
+		epoch uint64
+		conn  *grpc.ClientConn
+	}
+	var list []todo
+	c.mu.Lock()
+	for id, m := range c.members {
+		if !m.booted {
+			list = append(list, todo{id, m.epoch, m.conn})
+		}
+	}
+	c.mu.Unlock()
+	for _, t := range list {
+		cctx, cancel := context.WithTimeout(ctx, c.cfg.ResendEvery)
+		r, err := pb.NewNodeClient(t.conn).Bootstrap(cctx, &pb.BootstrapRequest{})
+		cancel()
+		if err != nil || r.GetNode() != string(t.id) || r.GetVersion() < 0 || r.GetVersion() > int32(node.VersionBrokerDrain) {
+			continue
+		}
+		c.mu.Lock()
+		if m := c.members[t.id]; m != nil && m.epoch == r.GetEpoch() && !m.booted {
+			m.booted, m.version = true, node.Version(r.GetVersion())
+			c.co.ObserveVersion(t.id, r.GetEpoch(), m.version)
+		}
+		c.mu.Unlock()
 	}
 }
 

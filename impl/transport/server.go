@@ -264,6 +264,12 @@ func (s *NodeServer) SetLiveness(_ context.Context, in *pb.SetLivenessRequest) (
 	return &pb.SetLivenessResponse{Node: string(resp.From), Epoch: resp.Epoch, Liveness: LivenessToPB(resp.Liveness)}, nil
 }
 
+// Bootstrap answers the coordinator's bootstrap (N4): the node's epoch
+// and drain protocol version.
+func (s *NodeServer) Bootstrap(context.Context, *pb.BootstrapRequest) (*pb.BootstrapResponse, error) {
+	return &pb.BootstrapResponse{Node: string(s.Node.ID()), Epoch: s.Node.Epoch(), Version: int32(s.Node.Version())}, nil
+}
+
 // LogCoordServer is the gRPC LogCoordinator service over a report cache
 // (L2, L3). Now is the cache's clock (logical ticks).
 type LogCoordServer struct {

@@ -801,6 +801,102 @@ func (x *MembersResponse) GetMembers() []*Member {
 	return nil
 }
 
+type BootstrapRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BootstrapRequest) Reset() {
+	*x = BootstrapRequest{}
+	mi := &file_drainproof_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BootstrapRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BootstrapRequest) ProtoMessage() {}
+
+func (x *BootstrapRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_drainproof_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BootstrapRequest.ProtoReflect.Descriptor instead.
+func (*BootstrapRequest) Descriptor() ([]byte, []int) {
+	return file_drainproof_proto_rawDescGZIP(), []int{11}
+}
+
+type BootstrapResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Node          string                 `protobuf:"bytes,1,opt,name=node,proto3" json:"node,omitempty"`
+	Epoch         uint64                 `protobuf:"varint,2,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	Version       int32                  `protobuf:"varint,3,opt,name=version,proto3" json:"version,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BootstrapResponse) Reset() {
+	*x = BootstrapResponse{}
+	mi := &file_drainproof_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BootstrapResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BootstrapResponse) ProtoMessage() {}
+
+func (x *BootstrapResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_drainproof_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BootstrapResponse.ProtoReflect.Descriptor instead.
+func (*BootstrapResponse) Descriptor() ([]byte, []int) {
+	return file_drainproof_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *BootstrapResponse) GetNode() string {
+	if x != nil {
+		return x.Node
+	}
+	return ""
+}
+
+func (x *BootstrapResponse) GetEpoch() uint64 {
+	if x != nil {
+		return x.Epoch
+	}
+	return 0
+}
+
+func (x *BootstrapResponse) GetVersion() int32 {
+	if x != nil {
+		return x.Version
+	}
+	return 0
+}
+
 type SetLivenessRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Node          string                 `protobuf:"bytes,1,opt,name=node,proto3" json:"node,omitempty"`
@@ -812,7 +908,7 @@ type SetLivenessRequest struct {
 
 func (x *SetLivenessRequest) Reset() {
 	*x = SetLivenessRequest{}
-	mi := &file_drainproof_proto_msgTypes[11]
+	mi := &file_drainproof_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -824,7 +920,7 @@ func (x *SetLivenessRequest) String() string {
 func (*SetLivenessRequest) ProtoMessage() {}
 
 func (x *SetLivenessRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_drainproof_proto_msgTypes[11]
+	mi := &file_drainproof_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -837,7 +933,7 @@ func (x *SetLivenessRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetLivenessRequest.ProtoReflect.Descriptor instead.
 func (*SetLivenessRequest) Descriptor() ([]byte, []int) {
-	return file_drainproof_proto_rawDescGZIP(), []int{11}
+	return file_drainproof_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *SetLivenessRequest) GetNode() string {
@@ -872,7 +968,7 @@ type SetLivenessResponse struct {
 
 func (x *SetLivenessResponse) Reset() {
 	*x = SetLivenessResponse{}
-	mi := &file_drainproof_proto_msgTypes[12]
+	mi := &file_drainproof_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -884,7 +980,7 @@ func (x *SetLivenessResponse) String() string {
 func (*SetLivenessResponse) ProtoMessage() {}
 
 func (x *SetLivenessResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_drainproof_proto_msgTypes[12]
+	mi := &file_drainproof_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -897,7 +993,7 @@ func (x *SetLivenessResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetLivenessResponse.ProtoReflect.Descriptor instead.
 func (*SetLivenessResponse) Descriptor() ([]byte, []int) {
-	return file_drainproof_proto_rawDescGZIP(), []int{12}
+	return file_drainproof_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *SetLivenessResponse) GetNode() string {
@@ -939,7 +1035,7 @@ type DispatcherRequest struct {
 
 func (x *DispatcherRequest) Reset() {
 	*x = DispatcherRequest{}
-	mi := &file_drainproof_proto_msgTypes[13]
+	mi := &file_drainproof_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -951,7 +1047,7 @@ func (x *DispatcherRequest) String() string {
 func (*DispatcherRequest) ProtoMessage() {}
 
 func (x *DispatcherRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_drainproof_proto_msgTypes[13]
+	mi := &file_drainproof_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -964,7 +1060,7 @@ func (x *DispatcherRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DispatcherRequest.ProtoReflect.Descriptor instead.
 func (*DispatcherRequest) Descriptor() ([]byte, []int) {
-	return file_drainproof_proto_rawDescGZIP(), []int{13}
+	return file_drainproof_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *DispatcherRequest) GetAction() Action {
@@ -1041,7 +1137,7 @@ type DispatcherResponse struct {
 
 func (x *DispatcherResponse) Reset() {
 	*x = DispatcherResponse{}
-	mi := &file_drainproof_proto_msgTypes[14]
+	mi := &file_drainproof_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1053,7 +1149,7 @@ func (x *DispatcherResponse) String() string {
 func (*DispatcherResponse) ProtoMessage() {}
 
 func (x *DispatcherResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_drainproof_proto_msgTypes[14]
+	mi := &file_drainproof_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1066,7 +1162,7 @@ func (x *DispatcherResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DispatcherResponse.ProtoReflect.Descriptor instead.
 func (*DispatcherResponse) Descriptor() ([]byte, []int) {
-	return file_drainproof_proto_rawDescGZIP(), []int{14}
+	return file_drainproof_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *DispatcherResponse) GetOutcome() Outcome {
@@ -1094,7 +1190,7 @@ type Progress struct {
 
 func (x *Progress) Reset() {
 	*x = Progress{}
-	mi := &file_drainproof_proto_msgTypes[15]
+	mi := &file_drainproof_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1106,7 +1202,7 @@ func (x *Progress) String() string {
 func (*Progress) ProtoMessage() {}
 
 func (x *Progress) ProtoReflect() protoreflect.Message {
-	mi := &file_drainproof_proto_msgTypes[15]
+	mi := &file_drainproof_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1119,7 +1215,7 @@ func (x *Progress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Progress.ProtoReflect.Descriptor instead.
 func (*Progress) Descriptor() ([]byte, []int) {
-	return file_drainproof_proto_rawDescGZIP(), []int{15}
+	return file_drainproof_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Progress) GetDispatcher() string {
@@ -1153,7 +1249,7 @@ type DispatcherHeartbeatRequest struct {
 
 func (x *DispatcherHeartbeatRequest) Reset() {
 	*x = DispatcherHeartbeatRequest{}
-	mi := &file_drainproof_proto_msgTypes[16]
+	mi := &file_drainproof_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1165,7 +1261,7 @@ func (x *DispatcherHeartbeatRequest) String() string {
 func (*DispatcherHeartbeatRequest) ProtoMessage() {}
 
 func (x *DispatcherHeartbeatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_drainproof_proto_msgTypes[16]
+	mi := &file_drainproof_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1178,7 +1274,7 @@ func (x *DispatcherHeartbeatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DispatcherHeartbeatRequest.ProtoReflect.Descriptor instead.
 func (*DispatcherHeartbeatRequest) Descriptor() ([]byte, []int) {
-	return file_drainproof_proto_rawDescGZIP(), []int{16}
+	return file_drainproof_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *DispatcherHeartbeatRequest) GetCluster() string {
@@ -1205,7 +1301,7 @@ type DispatcherHeartbeatResponse struct {
 
 func (x *DispatcherHeartbeatResponse) Reset() {
 	*x = DispatcherHeartbeatResponse{}
-	mi := &file_drainproof_proto_msgTypes[17]
+	mi := &file_drainproof_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1217,7 +1313,7 @@ func (x *DispatcherHeartbeatResponse) String() string {
 func (*DispatcherHeartbeatResponse) ProtoMessage() {}
 
 func (x *DispatcherHeartbeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_drainproof_proto_msgTypes[17]
+	mi := &file_drainproof_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1230,7 +1326,7 @@ func (x *DispatcherHeartbeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DispatcherHeartbeatResponse.ProtoReflect.Descriptor instead.
 func (*DispatcherHeartbeatResponse) Descriptor() ([]byte, []int) {
-	return file_drainproof_proto_rawDescGZIP(), []int{17}
+	return file_drainproof_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *DispatcherHeartbeatResponse) GetCluster() string {
@@ -1258,7 +1354,7 @@ type Event struct {
 
 func (x *Event) Reset() {
 	*x = Event{}
-	mi := &file_drainproof_proto_msgTypes[18]
+	mi := &file_drainproof_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1270,7 +1366,7 @@ func (x *Event) String() string {
 func (*Event) ProtoMessage() {}
 
 func (x *Event) ProtoReflect() protoreflect.Message {
-	mi := &file_drainproof_proto_msgTypes[18]
+	mi := &file_drainproof_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1283,7 +1379,7 @@ func (x *Event) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Event.ProtoReflect.Descriptor instead.
 func (*Event) Descriptor() ([]byte, []int) {
-	return file_drainproof_proto_rawDescGZIP(), []int{18}
+	return file_drainproof_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *Event) GetCommitTs() uint64 {
@@ -1317,7 +1413,7 @@ type WriteEventsRequest struct {
 
 func (x *WriteEventsRequest) Reset() {
 	*x = WriteEventsRequest{}
-	mi := &file_drainproof_proto_msgTypes[19]
+	mi := &file_drainproof_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1329,7 +1425,7 @@ func (x *WriteEventsRequest) String() string {
 func (*WriteEventsRequest) ProtoMessage() {}
 
 func (x *WriteEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_drainproof_proto_msgTypes[19]
+	mi := &file_drainproof_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1342,7 +1438,7 @@ func (x *WriteEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteEventsRequest.ProtoReflect.Descriptor instead.
 func (*WriteEventsRequest) Descriptor() ([]byte, []int) {
-	return file_drainproof_proto_rawDescGZIP(), []int{19}
+	return file_drainproof_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *WriteEventsRequest) GetTable() int64 {
@@ -1367,7 +1463,7 @@ type WriteEventsResponse struct {
 
 func (x *WriteEventsResponse) Reset() {
 	*x = WriteEventsResponse{}
-	mi := &file_drainproof_proto_msgTypes[20]
+	mi := &file_drainproof_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1379,7 +1475,7 @@ func (x *WriteEventsResponse) String() string {
 func (*WriteEventsResponse) ProtoMessage() {}
 
 func (x *WriteEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_drainproof_proto_msgTypes[20]
+	mi := &file_drainproof_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1392,7 +1488,7 @@ func (x *WriteEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteEventsResponse.ProtoReflect.Descriptor instead.
 func (*WriteEventsResponse) Descriptor() ([]byte, []int) {
-	return file_drainproof_proto_rawDescGZIP(), []int{20}
+	return file_drainproof_proto_rawDescGZIP(), []int{22}
 }
 
 type ReadEventsRequest struct {
@@ -1407,7 +1503,7 @@ type ReadEventsRequest struct {
 
 func (x *ReadEventsRequest) Reset() {
 	*x = ReadEventsRequest{}
-	mi := &file_drainproof_proto_msgTypes[21]
+	mi := &file_drainproof_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1419,7 +1515,7 @@ func (x *ReadEventsRequest) String() string {
 func (*ReadEventsRequest) ProtoMessage() {}
 
 func (x *ReadEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_drainproof_proto_msgTypes[21]
+	mi := &file_drainproof_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1432,7 +1528,7 @@ func (x *ReadEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadEventsRequest.ProtoReflect.Descriptor instead.
 func (*ReadEventsRequest) Descriptor() ([]byte, []int) {
-	return file_drainproof_proto_rawDescGZIP(), []int{21}
+	return file_drainproof_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ReadEventsRequest) GetCluster() string {
@@ -1473,7 +1569,7 @@ type ReadEventsResponse struct {
 
 func (x *ReadEventsResponse) Reset() {
 	*x = ReadEventsResponse{}
-	mi := &file_drainproof_proto_msgTypes[22]
+	mi := &file_drainproof_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1485,7 +1581,7 @@ func (x *ReadEventsResponse) String() string {
 func (*ReadEventsResponse) ProtoMessage() {}
 
 func (x *ReadEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_drainproof_proto_msgTypes[22]
+	mi := &file_drainproof_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1498,7 +1594,7 @@ func (x *ReadEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadEventsResponse.ProtoReflect.Descriptor instead.
 func (*ReadEventsResponse) Descriptor() ([]byte, []int) {
-	return file_drainproof_proto_rawDescGZIP(), []int{22}
+	return file_drainproof_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ReadEventsResponse) GetEvents() []*Event {
@@ -1523,7 +1619,7 @@ type StatusRequest struct {
 
 func (x *StatusRequest) Reset() {
 	*x = StatusRequest{}
-	mi := &file_drainproof_proto_msgTypes[23]
+	mi := &file_drainproof_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1535,7 +1631,7 @@ func (x *StatusRequest) String() string {
 func (*StatusRequest) ProtoMessage() {}
 
 func (x *StatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_drainproof_proto_msgTypes[23]
+	mi := &file_drainproof_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1548,7 +1644,7 @@ func (x *StatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusRequest.ProtoReflect.Descriptor instead.
 func (*StatusRequest) Descriptor() ([]byte, []int) {
-	return file_drainproof_proto_rawDescGZIP(), []int{23}
+	return file_drainproof_proto_rawDescGZIP(), []int{25}
 }
 
 type StatusResponse struct {
@@ -1569,7 +1665,7 @@ type StatusResponse struct {
 
 func (x *StatusResponse) Reset() {
 	*x = StatusResponse{}
-	mi := &file_drainproof_proto_msgTypes[24]
+	mi := &file_drainproof_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1581,7 +1677,7 @@ func (x *StatusResponse) String() string {
 func (*StatusResponse) ProtoMessage() {}
 
 func (x *StatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_drainproof_proto_msgTypes[24]
+	mi := &file_drainproof_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1594,7 +1690,7 @@ func (x *StatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusResponse.ProtoReflect.Descriptor instead.
 func (*StatusResponse) Descriptor() ([]byte, []int) {
-	return file_drainproof_proto_rawDescGZIP(), []int{24}
+	return file_drainproof_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *StatusResponse) GetNode() string {
@@ -1665,7 +1761,7 @@ type CountReport struct {
 
 func (x *CountReport) Reset() {
 	*x = CountReport{}
-	mi := &file_drainproof_proto_msgTypes[25]
+	mi := &file_drainproof_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1677,7 +1773,7 @@ func (x *CountReport) String() string {
 func (*CountReport) ProtoMessage() {}
 
 func (x *CountReport) ProtoReflect() protoreflect.Message {
-	mi := &file_drainproof_proto_msgTypes[25]
+	mi := &file_drainproof_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1690,7 +1786,7 @@ func (x *CountReport) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CountReport.ProtoReflect.Descriptor instead.
 func (*CountReport) Descriptor() ([]byte, []int) {
-	return file_drainproof_proto_rawDescGZIP(), []int{25}
+	return file_drainproof_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *CountReport) GetNode() string {
@@ -1729,7 +1825,7 @@ type ReportAck struct {
 
 func (x *ReportAck) Reset() {
 	*x = ReportAck{}
-	mi := &file_drainproof_proto_msgTypes[26]
+	mi := &file_drainproof_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1741,7 +1837,7 @@ func (x *ReportAck) String() string {
 func (*ReportAck) ProtoMessage() {}
 
 func (x *ReportAck) ProtoReflect() protoreflect.Message {
-	mi := &file_drainproof_proto_msgTypes[26]
+	mi := &file_drainproof_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1754,7 +1850,7 @@ func (x *ReportAck) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportAck.ProtoReflect.Descriptor instead.
 func (*ReportAck) Descriptor() ([]byte, []int) {
-	return file_drainproof_proto_rawDescGZIP(), []int{26}
+	return file_drainproof_proto_rawDescGZIP(), []int{28}
 }
 
 type CountQuery struct {
@@ -1766,7 +1862,7 @@ type CountQuery struct {
 
 func (x *CountQuery) Reset() {
 	*x = CountQuery{}
-	mi := &file_drainproof_proto_msgTypes[27]
+	mi := &file_drainproof_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1778,7 +1874,7 @@ func (x *CountQuery) String() string {
 func (*CountQuery) ProtoMessage() {}
 
 func (x *CountQuery) ProtoReflect() protoreflect.Message {
-	mi := &file_drainproof_proto_msgTypes[27]
+	mi := &file_drainproof_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1791,7 +1887,7 @@ func (x *CountQuery) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CountQuery.ProtoReflect.Descriptor instead.
 func (*CountQuery) Descriptor() ([]byte, []int) {
-	return file_drainproof_proto_rawDescGZIP(), []int{27}
+	return file_drainproof_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *CountQuery) GetTarget() string {
@@ -1814,7 +1910,7 @@ type CountAnswer struct {
 
 func (x *CountAnswer) Reset() {
 	*x = CountAnswer{}
-	mi := &file_drainproof_proto_msgTypes[28]
+	mi := &file_drainproof_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1826,7 +1922,7 @@ func (x *CountAnswer) String() string {
 func (*CountAnswer) ProtoMessage() {}
 
 func (x *CountAnswer) ProtoReflect() protoreflect.Message {
-	mi := &file_drainproof_proto_msgTypes[28]
+	mi := &file_drainproof_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1839,7 +1935,7 @@ func (x *CountAnswer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CountAnswer.ProtoReflect.Descriptor instead.
 func (*CountAnswer) Descriptor() ([]byte, []int) {
-	return file_drainproof_proto_rawDescGZIP(), []int{28}
+	return file_drainproof_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *CountAnswer) GetTarget() string {
@@ -1920,7 +2016,12 @@ const file_drainproof_proto_rawDesc = "" +
 	"\x0ecount_observed\x18\x06 \x01(\bR\rcountObserved\x12\x14\n" +
 	"\x05count\x18\a \x01(\x03R\x05count\"B\n" +
 	"\x0fMembersResponse\x12/\n" +
-	"\amembers\x18\x01 \x03(\v2\x15.drainproof.v1.MemberR\amembers\"o\n" +
+	"\amembers\x18\x01 \x03(\v2\x15.drainproof.v1.MemberR\amembers\"\x12\n" +
+	"\x10BootstrapRequest\"W\n" +
+	"\x11BootstrapResponse\x12\x12\n" +
+	"\x04node\x18\x01 \x01(\tR\x04node\x12\x14\n" +
+	"\x05epoch\x18\x02 \x01(\x04R\x05epoch\x12\x18\n" +
+	"\aversion\x18\x03 \x01(\x05R\aversion\"o\n" +
 	"\x12SetLivenessRequest\x12\x12\n" +
 	"\x04node\x18\x01 \x01(\tR\x04node\x12\x14\n" +
 	"\x05epoch\x18\x02 \x01(\x04R\x05epoch\x12/\n" +
@@ -2024,9 +2125,10 @@ const file_drainproof_proto_rawDesc = "" +
 	"\tHeartbeat\x12\x1c.drainproof.v1.NodeHeartbeat\x1a\x1b.drainproof.v1.HeartbeatAck\x12N\n" +
 	"\tDrainNode\x12\x1f.drainproof.v1.DrainNodeRequest\x1a .drainproof.v1.DrainNodeResponse\x12H\n" +
 	"\aMembers\x12\x1d.drainproof.v1.MembersRequest\x1a\x1e.drainproof.v1.MembersResponse\x12B\n" +
-	"\x05Leave\x12\x1b.drainproof.v1.LeaveRequest\x1a\x1c.drainproof.v1.LeaveResponse2\\\n" +
+	"\x05Leave\x12\x1b.drainproof.v1.LeaveRequest\x1a\x1c.drainproof.v1.LeaveResponse2\xac\x01\n" +
 	"\x04Node\x12T\n" +
-	"\vSetLiveness\x12!.drainproof.v1.SetLivenessRequest\x1a\".drainproof.v1.SetLivenessResponse2\xbd\x03\n" +
+	"\vSetLiveness\x12!.drainproof.v1.SetLivenessRequest\x1a\".drainproof.v1.SetLivenessResponse\x12N\n" +
+	"\tBootstrap\x12\x1f.drainproof.v1.BootstrapRequest\x1a .drainproof.v1.BootstrapResponse2\xbd\x03\n" +
 	"\fEventService\x12O\n" +
 	"\bDispatch\x12 .drainproof.v1.DispatcherRequest\x1a!.drainproof.v1.DispatcherResponse\x12l\n" +
 	"\x13DispatcherHeartbeat\x12).drainproof.v1.DispatcherHeartbeatRequest\x1a*.drainproof.v1.DispatcherHeartbeatResponse\x12T\n" +
@@ -2051,7 +2153,7 @@ func file_drainproof_proto_rawDescGZIP() []byte {
 }
 
 var file_drainproof_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_drainproof_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
+var file_drainproof_proto_msgTypes = make([]protoimpl.MessageInfo, 31)
 var file_drainproof_proto_goTypes = []any{
 	(Liveness)(0),                       // 0: drainproof.v1.Liveness
 	(Action)(0),                         // 1: drainproof.v1.Action
@@ -2067,24 +2169,26 @@ var file_drainproof_proto_goTypes = []any{
 	(*MembersRequest)(nil),              // 11: drainproof.v1.MembersRequest
 	(*Member)(nil),                      // 12: drainproof.v1.Member
 	(*MembersResponse)(nil),             // 13: drainproof.v1.MembersResponse
-	(*SetLivenessRequest)(nil),          // 14: drainproof.v1.SetLivenessRequest
-	(*SetLivenessResponse)(nil),         // 15: drainproof.v1.SetLivenessResponse
-	(*DispatcherRequest)(nil),           // 16: drainproof.v1.DispatcherRequest
-	(*DispatcherResponse)(nil),          // 17: drainproof.v1.DispatcherResponse
-	(*Progress)(nil),                    // 18: drainproof.v1.Progress
-	(*DispatcherHeartbeatRequest)(nil),  // 19: drainproof.v1.DispatcherHeartbeatRequest
-	(*DispatcherHeartbeatResponse)(nil), // 20: drainproof.v1.DispatcherHeartbeatResponse
-	(*Event)(nil),                       // 21: drainproof.v1.Event
-	(*WriteEventsRequest)(nil),          // 22: drainproof.v1.WriteEventsRequest
-	(*WriteEventsResponse)(nil),         // 23: drainproof.v1.WriteEventsResponse
-	(*ReadEventsRequest)(nil),           // 24: drainproof.v1.ReadEventsRequest
-	(*ReadEventsResponse)(nil),          // 25: drainproof.v1.ReadEventsResponse
-	(*StatusRequest)(nil),               // 26: drainproof.v1.StatusRequest
-	(*StatusResponse)(nil),              // 27: drainproof.v1.StatusResponse
-	(*CountReport)(nil),                 // 28: drainproof.v1.CountReport
-	(*ReportAck)(nil),                   // 29: drainproof.v1.ReportAck
-	(*CountQuery)(nil),                  // 30: drainproof.v1.CountQuery
-	(*CountAnswer)(nil),                 // 31: drainproof.v1.CountAnswer
+	(*BootstrapRequest)(nil),            // 14: drainproof.v1.BootstrapRequest
+	(*BootstrapResponse)(nil),           // 15: drainproof.v1.BootstrapResponse
+	(*SetLivenessRequest)(nil),          // 16: drainproof.v1.SetLivenessRequest
+	(*SetLivenessResponse)(nil),         // 17: drainproof.v1.SetLivenessResponse
+	(*DispatcherRequest)(nil),           // 18: drainproof.v1.DispatcherRequest
+	(*DispatcherResponse)(nil),          // 19: drainproof.v1.DispatcherResponse
+	(*Progress)(nil),                    // 20: drainproof.v1.Progress
+	(*DispatcherHeartbeatRequest)(nil),  // 21: drainproof.v1.DispatcherHeartbeatRequest
+	(*DispatcherHeartbeatResponse)(nil), // 22: drainproof.v1.DispatcherHeartbeatResponse
+	(*Event)(nil),                       // 23: drainproof.v1.Event
+	(*WriteEventsRequest)(nil),          // 24: drainproof.v1.WriteEventsRequest
+	(*WriteEventsResponse)(nil),         // 25: drainproof.v1.WriteEventsResponse
+	(*ReadEventsRequest)(nil),           // 26: drainproof.v1.ReadEventsRequest
+	(*ReadEventsResponse)(nil),          // 27: drainproof.v1.ReadEventsResponse
+	(*StatusRequest)(nil),               // 28: drainproof.v1.StatusRequest
+	(*StatusResponse)(nil),              // 29: drainproof.v1.StatusResponse
+	(*CountReport)(nil),                 // 30: drainproof.v1.CountReport
+	(*ReportAck)(nil),                   // 31: drainproof.v1.ReportAck
+	(*CountQuery)(nil),                  // 32: drainproof.v1.CountQuery
+	(*CountAnswer)(nil),                 // 33: drainproof.v1.CountAnswer
 }
 var file_drainproof_proto_depIdxs = []int32{
 	0,  // 0: drainproof.v1.NodeHeartbeat.liveness:type_name -> drainproof.v1.Liveness
@@ -2094,38 +2198,40 @@ var file_drainproof_proto_depIdxs = []int32{
 	0,  // 4: drainproof.v1.SetLivenessResponse.liveness:type_name -> drainproof.v1.Liveness
 	1,  // 5: drainproof.v1.DispatcherRequest.action:type_name -> drainproof.v1.Action
 	2,  // 6: drainproof.v1.DispatcherResponse.outcome:type_name -> drainproof.v1.Outcome
-	18, // 7: drainproof.v1.DispatcherHeartbeatRequest.progress:type_name -> drainproof.v1.Progress
-	21, // 8: drainproof.v1.WriteEventsRequest.events:type_name -> drainproof.v1.Event
-	21, // 9: drainproof.v1.ReadEventsResponse.events:type_name -> drainproof.v1.Event
+	20, // 7: drainproof.v1.DispatcherHeartbeatRequest.progress:type_name -> drainproof.v1.Progress
+	23, // 8: drainproof.v1.WriteEventsRequest.events:type_name -> drainproof.v1.Event
+	23, // 9: drainproof.v1.ReadEventsResponse.events:type_name -> drainproof.v1.Event
 	0,  // 10: drainproof.v1.StatusResponse.liveness:type_name -> drainproof.v1.Liveness
 	5,  // 11: drainproof.v1.Coordinator.Join:input_type -> drainproof.v1.JoinRequest
 	7,  // 12: drainproof.v1.Coordinator.Heartbeat:input_type -> drainproof.v1.NodeHeartbeat
 	9,  // 13: drainproof.v1.Coordinator.DrainNode:input_type -> drainproof.v1.DrainNodeRequest
 	11, // 14: drainproof.v1.Coordinator.Members:input_type -> drainproof.v1.MembersRequest
 	3,  // 15: drainproof.v1.Coordinator.Leave:input_type -> drainproof.v1.LeaveRequest
-	14, // 16: drainproof.v1.Node.SetLiveness:input_type -> drainproof.v1.SetLivenessRequest
-	16, // 17: drainproof.v1.EventService.Dispatch:input_type -> drainproof.v1.DispatcherRequest
-	19, // 18: drainproof.v1.EventService.DispatcherHeartbeat:input_type -> drainproof.v1.DispatcherHeartbeatRequest
-	22, // 19: drainproof.v1.EventService.WriteEvents:input_type -> drainproof.v1.WriteEventsRequest
-	24, // 20: drainproof.v1.EventService.ReadEvents:input_type -> drainproof.v1.ReadEventsRequest
-	26, // 21: drainproof.v1.EventService.Status:input_type -> drainproof.v1.StatusRequest
-	28, // 22: drainproof.v1.LogCoordinator.Report:input_type -> drainproof.v1.CountReport
-	30, // 23: drainproof.v1.LogCoordinator.Query:input_type -> drainproof.v1.CountQuery
-	6,  // 24: drainproof.v1.Coordinator.Join:output_type -> drainproof.v1.JoinResponse
-	8,  // 25: drainproof.v1.Coordinator.Heartbeat:output_type -> drainproof.v1.HeartbeatAck
-	10, // 26: drainproof.v1.Coordinator.DrainNode:output_type -> drainproof.v1.DrainNodeResponse
-	13, // 27: drainproof.v1.Coordinator.Members:output_type -> drainproof.v1.MembersResponse
-	4,  // 28: drainproof.v1.Coordinator.Leave:output_type -> drainproof.v1.LeaveResponse
-	15, // 29: drainproof.v1.Node.SetLiveness:output_type -> drainproof.v1.SetLivenessResponse
-	17, // 30: drainproof.v1.EventService.Dispatch:output_type -> drainproof.v1.DispatcherResponse
-	20, // 31: drainproof.v1.EventService.DispatcherHeartbeat:output_type -> drainproof.v1.DispatcherHeartbeatResponse
-	23, // 32: drainproof.v1.EventService.WriteEvents:output_type -> drainproof.v1.WriteEventsResponse
-	25, // 33: drainproof.v1.EventService.ReadEvents:output_type -> drainproof.v1.ReadEventsResponse
-	27, // 34: drainproof.v1.EventService.Status:output_type -> drainproof.v1.StatusResponse
-	29, // 35: drainproof.v1.LogCoordinator.Report:output_type -> drainproof.v1.ReportAck
-	31, // 36: drainproof.v1.LogCoordinator.Query:output_type -> drainproof.v1.CountAnswer
-	24, // [24:37] is the sub-list for method output_type
-	11, // [11:24] is the sub-list for method input_type
+	16, // 16: drainproof.v1.Node.SetLiveness:input_type -> drainproof.v1.SetLivenessRequest
+	14, // 17: drainproof.v1.Node.Bootstrap:input_type -> drainproof.v1.BootstrapRequest
+	18, // 18: drainproof.v1.EventService.Dispatch:input_type -> drainproof.v1.DispatcherRequest
+	21, // 19: drainproof.v1.EventService.DispatcherHeartbeat:input_type -> drainproof.v1.DispatcherHeartbeatRequest
+	24, // 20: drainproof.v1.EventService.WriteEvents:input_type -> drainproof.v1.WriteEventsRequest
+	26, // 21: drainproof.v1.EventService.ReadEvents:input_type -> drainproof.v1.ReadEventsRequest
+	28, // 22: drainproof.v1.EventService.Status:input_type -> drainproof.v1.StatusRequest
+	30, // 23: drainproof.v1.LogCoordinator.Report:input_type -> drainproof.v1.CountReport
+	32, // 24: drainproof.v1.LogCoordinator.Query:input_type -> drainproof.v1.CountQuery
+	6,  // 25: drainproof.v1.Coordinator.Join:output_type -> drainproof.v1.JoinResponse
+	8,  // 26: drainproof.v1.Coordinator.Heartbeat:output_type -> drainproof.v1.HeartbeatAck
+	10, // 27: drainproof.v1.Coordinator.DrainNode:output_type -> drainproof.v1.DrainNodeResponse
+	13, // 28: drainproof.v1.Coordinator.Members:output_type -> drainproof.v1.MembersResponse
+	4,  // 29: drainproof.v1.Coordinator.Leave:output_type -> drainproof.v1.LeaveResponse
+	17, // 30: drainproof.v1.Node.SetLiveness:output_type -> drainproof.v1.SetLivenessResponse
+	15, // 31: drainproof.v1.Node.Bootstrap:output_type -> drainproof.v1.BootstrapResponse
+	19, // 32: drainproof.v1.EventService.Dispatch:output_type -> drainproof.v1.DispatcherResponse
+	22, // 33: drainproof.v1.EventService.DispatcherHeartbeat:output_type -> drainproof.v1.DispatcherHeartbeatResponse
+	25, // 34: drainproof.v1.EventService.WriteEvents:output_type -> drainproof.v1.WriteEventsResponse
+	27, // 35: drainproof.v1.EventService.ReadEvents:output_type -> drainproof.v1.ReadEventsResponse
+	29, // 36: drainproof.v1.EventService.Status:output_type -> drainproof.v1.StatusResponse
+	31, // 37: drainproof.v1.LogCoordinator.Report:output_type -> drainproof.v1.ReportAck
+	33, // 38: drainproof.v1.LogCoordinator.Query:output_type -> drainproof.v1.CountAnswer
+	25, // [25:39] is the sub-list for method output_type
+	11, // [11:25] is the sub-list for method input_type
 	11, // [11:11] is the sub-list for extension type_name
 	11, // [11:11] is the sub-list for extension extendee
 	0,  // [0:11] is the sub-list for field type_name
@@ -2142,7 +2248,7 @@ func file_drainproof_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_drainproof_proto_rawDesc), len(file_drainproof_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   29,
+			NumMessages:   31,
 			NumExtensions: 0,
 			NumServices:   4,
 		},

@@ -296,6 +296,7 @@ var Coordinator_ServiceDesc = grpc.ServiceDesc{
 
 const (
 	Node_SetLiveness_FullMethodName = "/drainproof.v1.Node/SetLiveness"
+	Node_Bootstrap_FullMethodName   = "/drainproof.v1.Node/Bootstrap"
 )
 
 // NodeClient is the client API for Node service.
@@ -306,6 +307,9 @@ const (
 // command and its response (N1).
 type NodeClient interface {
 	SetLiveness(ctx context.Context, in *SetLivenessRequest, opts ...grpc.CallOption) (*SetLivenessResponse, error)
+	// Bootstrap is the coordinator's bootstrap of a new process: the node
+	// answers its epoch and its drain protocol version (N4, §9).
+	Bootstrap(ctx context.Context, in *BootstrapRequest, opts ...grpc.CallOption) (*BootstrapResponse, error)
 }
 
 type nodeClient struct {
@@ -326,6 +330,16 @@ func (c *nodeClient) SetLiveness(ctx context.Context, in *SetLivenessRequest, op
 	return out, nil
 }
 
+func (c *nodeClient) Bootstrap(ctx context.Context, in *BootstrapRequest, opts ...grpc.CallOption) (*BootstrapResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(BootstrapResponse)
+	err := c.cc.Invoke(ctx, Node_Bootstrap_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // NodeServer is the server API for Node service.
 // All implementations must embed UnimplementedNodeServer
 // for forward compatibility.
@@ -334,6 +348,9 @@ func (c *nodeClient) SetLiveness(ctx context.Context, in *SetLivenessRequest, op
 // command and its response (N1).
 type NodeServer interface {
 	SetLiveness(context.Context, *SetLivenessRequest) (*SetLivenessResponse, error)
+	// Bootstrap is the coordinator's bootstrap of a new process: the node
+	// answers its epoch and its drain protocol version (N4, §9).
+	Bootstrap(context.Context, *BootstrapRequest) (*BootstrapResponse, error)
 	mustEmbedUnimplementedNodeServer()
 }
 
@@ -346,6 +363,9 @@ type UnimplementedNodeServer struct{}
 
 func (UnimplementedNodeServer) SetLiveness(context.Context, *SetLivenessRequest) (*SetLivenessResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method SetLiveness not implemented")
+}
+func (UnimplementedNodeServer) Bootstrap(context.Context, *BootstrapRequest) (*BootstrapResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Bootstrap not implemented")
 }
 func (UnimplementedNodeServer) mustEmbedUnimplementedNodeServer() {}
 func (UnimplementedNodeServer) testEmbeddedByValue()              {}
@@ -386,6 +406,24 @@ func _Node_SetLiveness_Handler(srv interface{}, ctx context.Context, dec func(in
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Node_Bootstrap_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(BootstrapRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(NodeServer).Bootstrap(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Node_Bootstrap_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(NodeServer).Bootstrap(ctx, req.(*BootstrapRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Node_ServiceDesc is the grpc.ServiceDesc for Node service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -396,6 +434,10 @@ var Node_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "SetLiveness",
 			Handler:    _Node_SetLiveness_Handler,
+		},
+		{
+			MethodName: "Bootstrap",
+			Handler:    _Node_Bootstrap_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
