@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -33,8 +35,29 @@ type proc struct {
 	pids   []int // every process started in the slot
 }
 
-// freePort returns a TCP port of 127.0.0.1 free right now.
+// freePort returns a TCP port of 127.0.0.1 free right now, below the
+// kernel's ephemeral range: a process restarts on its port, which an
+// outgoing connection of another process could otherwise have taken as
+// its local port meanwhile.
 func freePort() (int, error) {
+	low := 32768
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if v, err := strconv.Atoi(f[0]); err == nil {
+				low = v
+			}
+		}
+	}
+	if low > 12000 {
+		for range 200 {
+			port := 10000 + rand.IntN(low-10000)
+			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+			if err == nil {
+				l.Close()
+				return port, nil
+			}
+		}
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, err

@@ -356,9 +356,19 @@ func (r *run) diskRate() string {
 // (LeakBatchOnError, TiCDC PR #4366).
 func (r *run) checkResources(ctx context.Context) {
 	for i, c := range r.w.conns {
-		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		st, err := pb.NewEventServiceClient(c).Status(cctx, &pb.StatusRequest{})
-		cancel()
+		// A write whose client gave up may still be committing (a slow
+		// sync): a leak is what stays open, so look for 3 s.
+		var st *pb.StatusResponse
+		var err error
+		for deadline := time.Now().Add(3 * time.Second); ; {
+			cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+			st, err = pb.NewEventServiceClient(c).Status(cctx, &pb.StatusRequest{})
+			cancel()
+			if err == nil && st.GetOpenBatches() == 0 && st.GetOpenIterators() == 0 || time.Now().After(deadline) {
+				break
+			}
+			sleep(ctx, 100*time.Millisecond)
+		}
 		if err != nil {
 			r.violate("%s: no status after the run: %v", r.nodes[i].name, err)
 			continue
@@ -521,10 +531,18 @@ func (r *run) drainAndRestart(ctx context.Context, p *proc, faultsEnd time.Time)
 	}
 }
 
-// restart starts p again (its data directory kept).
+// restart starts p again (its data directory kept), on the same port:
+// a start that finds the port taken is tried again for a while.
 func (r *run) restart(p *proc, why string) {
 	p.kill()
-	if err := r.startProc(p); err != nil {
+	var err error
+	for range 20 {
+		if err = r.startProc(p); err == nil || !strings.Contains(err.Error(), "address already in use") {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err != nil {
 		r.violate("restart of %s (%s): %v", p.name, why, err)
 		return
 	}
