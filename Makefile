@@ -4,7 +4,7 @@ CHECKER := $(GO) run ./cmd/checker
 # where make check writes the traces it validates
 TRACES  ?= $(or $(TMPDIR),/tmp)/drainproof-traces
 
-.PHONY: check check-steps test mutate lint bench bugs tlc trace-parity fuzz build pgo clean
+.PHONY: check check-steps test mutate lint bench bugs tlc trace-parity fuzz build pgo clean proto soak
 
 # bash for its SECONDS: the recipes time themselves without date(1)
 SHELL := /bin/bash
@@ -24,7 +24,9 @@ endef
 ## drain still open that does not complete once the faults stop), one
 ## linearizability check of the event service, and trace validation
 ## (docs/trace.md) of model-scope simulations of both transports, of a
-## short stress run of the event service and of a lincheck run in trace mode;
+## short stress run of the event service and of a lincheck run in trace mode,
+## and one short run of a real cluster (3 drainproofd nodes, the rolling
+## upgrade, every fault, seed 1: docs/cluster.md);
 ## it ends with one line, passed or FAILED, and the time it took
 check:
 	$(call timed,check)
@@ -44,6 +46,7 @@ check-steps:
 	$(CHECKER) simulate --seed 1 --seeds 50 --steps 2000 --transport logcoord --model-scope --trace $(TRACES)
 	$(CHECKER) trace -q $(TRACES)
 	@rm -rf $(TRACES)
+	$(CHECKER) cluster --nodes 3 --seed 1 --duration 20s --upgrade --faults kill,pause,partition,delay
 
 ## test: the whole test suite under the race detector; -timeout makes a hung test
 ## fail in minutes (with its goroutine dump), well under CI's own limit; -pgo=off
@@ -116,3 +119,23 @@ build:
 
 clean:
 	rm -rf tla/states bin
+
+## proto: regenerate the gRPC code of impl/transport/pb (needs protoc from
+## Debian's protobuf-compiler, and protoc-gen-go v1.36.12 and
+## protoc-gen-go-grpc v1.6.2 from `go install`)
+proto:
+	PATH="$$PATH:$$($(GO) env GOPATH)/bin" protoc -I impl/transport/pb \
+		--go_out=impl/transport/pb --go_opt=paths=source_relative \
+		--go-grpc_out=impl/transport/pb --go-grpc_opt=paths=source_relative \
+		impl/transport/pb/drainproof.proto
+
+## soak: many seeds of the real cluster (docs/cluster.md; not in CI): SEEDS
+## runs of 3 nodes with the upgrade and every fault, stopping at the first
+## failing seed
+SEEDS ?= 50
+soak:
+	@bin=$$(mktemp -d) && trap 'rm -rf $$bin' EXIT && $(GO) build -o $$bin/drainproofd ./cmd/drainproofd && \
+	for s in $$(seq 1 $(SEEDS)); do \
+		$(CHECKER) cluster --binary $$bin/drainproofd --nodes 3 --seed $$s --duration 30s --upgrade \
+			--faults kill,pause,partition,delay || exit 1; \
+	done

@@ -38,6 +38,7 @@ commands:
   tlc       run TLC ($TLA2TOOLS) on the models of tla/models.json and compare
   models    list the built-in models
   simulate  run the seeded cluster simulator over the real library
+  cluster   run a real cluster of drainproofd processes under faults and a rolling upgrade, and check it
   lincheck  porcupine linearizability check of the event service
   trace     validate NDJSON traces of the implementation against the model (docs/trace.md)
   tracegen  write traces of seeded random walks of a model
@@ -55,6 +56,7 @@ var commands = map[string]func(ctx context.Context, args []string, stdout, stder
 	"verify":      runVerify,
 	"tlc":         runTLC,
 	"simulate":    runSimulate,
+	"cluster":     runCluster,
 	"lincheck":    runLincheck,
 	"trace":       runTrace,
 	"tracegen":    runTraceGen,

@@ -378,8 +378,8 @@ func BenchmarkRegistryCore(b *testing.B) {
 		func() {
 			// Run is not started: this goroutine plays the request loop.
 			for i := range round {
-				_ = svc.handle(ctx, &regs[i%idsPer])
-				_ = svc.handle(ctx, &rems[i%idsPer])
+				_ = svc.handle(ctx, nil, &regs[i%idsPer])
+				_ = svc.handle(ctx, nil, &rems[i%idsPer])
 			}
 		},
 		func() {

@@ -292,7 +292,13 @@ func (b *broker) step(a brokerStep, d *dispatcher, delta int64) {
 // counted, d being in its changefeed status (TLA+ BrokerSubscribe, BrokerSubscribeRefused,
 // BrokerRegisterTable, BrokerRegisterTableFails; a table trigger's add is
 // the one step of BrokerAdmit). On failure it leaves no trace: R3.
-func (b *broker) add(ctx context.Context, d *dispatcher, req *Request) error {
+//
+// The schema store's call gets a context that ends when Run's context
+// (ctx) or the request's (reqCtx, nil for Submit) is done: a caller that
+// gives up (a gRPC deadline, a cancelled client) releases a blocked
+// RegisterTable, whose failure then rolls the registration back (R3)
+// and frees the loop for the requests behind it.
+func (b *broker) add(ctx, reqCtx context.Context, d *dispatcher, req *Request) error {
 	if !d.tableTrigger {
 		// d.gen is written only by newDispatcher, in this goroutine.
 		sub := store.Subscription{Table: req.Table, StartTs: req.StartTs, OnlyReuse: req.OnlyReuse, Token: d.gen}
@@ -301,7 +307,10 @@ func (b *broker) add(ctx context.Context, d *dispatcher, req *Request) error {
 			return fmt.Errorf("%w: %s/%s", ErrNotReusable, b.cluster, d.id)
 		}
 		b.step(stepSubscribe, d, 0) // TLA+ BrokerSubscribe
-		if err := b.ss.RegisterTable(ctx, req.Table, req.StartTs); err != nil {
+		sctx, stop := storeContext(ctx, reqCtx)
+		err := b.ss.RegisterTable(sctx, req.Table, req.StartTs)
+		stop()
+		if err != nil {
 			b.registerTableFailed(d)
 			return fmt.Errorf("eventservice: register table %d of dispatcher %s/%s: %w", req.Table, b.cluster, d.id, err)
 		}
@@ -322,6 +331,18 @@ func (b *broker) add(ctx context.Context, d *dispatcher, req *Request) error {
 	}
 	b.step(a, d, delta)
 	return nil
+}
+
+// storeContext returns the context of a store call that a request causes:
+// loopCtx (Run's) if reqCtx cannot be cancelled, else reqCtx (its deadline
+// and values) also cancelled when loopCtx is done. stop releases it.
+func storeContext(loopCtx, reqCtx context.Context) (context.Context, func()) {
+	if reqCtx == nil || reqCtx.Done() == nil {
+		return loopCtx, func() {}
+	}
+	ctx, cancel := context.WithCancel(reqCtx)
+	unhook := context.AfterFunc(loopCtx, cancel)
+	return ctx, func() { unhook(); cancel() }
 }
 
 // subscribeRefused is TLA+ BrokerSubscribeRefused then BrokerRollback:

@@ -68,7 +68,9 @@
 // Snapshot, rarer, go through the queue). A Do with an uncancellable
 // context waits for a busy baton as for a mutex; otherwise it queues its
 // request and waits for the answer or its context. Submit only ever
-// queues. Store calls are made only under the baton, with Run's context.
+// queues. Store calls are made only under the baton, with Run's context
+// merged with the requesting Do's (a cancelled caller releases its
+// blocked store call; a queued request whose caller left is skipped).
 // A panic in a store call, Emit or OnError ends the process, whichever
 // goroutine ran the request: it is re-raised where no caller can recover
 // it, since the registry may be half-way through a request and other

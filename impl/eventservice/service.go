@@ -172,8 +172,12 @@ func (s *Service) Submit(ctx context.Context, req Request) error {
 // When Run is running and no request is running, Do runs the requests
 // queued before req and then req on the caller's goroutine, holding the
 // loop's baton, instead of waking the Run goroutine and sleeping until it
-// answers: the order and the one-at-a-time rule (R7) are the same, the
-// store calls get Run's context, and the caller waits as it would anyway.
+// answers: the order and the one-at-a-time rule (R7) are the same, and the
+// caller waits as it would anyway. Wherever req runs, the store calls it
+// causes get a context that ends when ctx or Run's context ends: a caller
+// that gives up (a transport's deadline) releases a blocked RegisterTable,
+// the registration is rolled back (R3) and the loop goes on with the next
+// request; a req still queued when ctx ends is not run at all.
 // If a request is running, a Do whose ctx cannot be cancelled waits for
 // it as for a mutex and then does the same; any other Do queues req and
 // waits for its outcome or ctx. Do returns ctx's error at once if ctx is
@@ -195,7 +199,7 @@ func (s *Service) Do(ctx context.Context, req Request) error {
 		s.exec.Unlock()
 		return s.doQueued(ctx, &req)
 	}
-	return s.doHeld(s.loopCtx, &req)
+	return s.doHeld(s.loopCtx, ctx, &req)
 }
 
 // Heartbeat applies a collector's heartbeat in the request loop and
@@ -283,11 +287,13 @@ func invalid(req *Request) error {
 	return nil
 }
 
-// handle runs one request; the request loop is its only caller.
-func (s *Service) handle(ctx context.Context, req *Request) error {
+// handle runs one request; the request loop is its only caller. ctx is
+// Run's context; reqCtx, if not nil, is the context of the Do that asked
+// for req: the store calls req causes end when either is done.
+func (s *Service) handle(ctx, reqCtx context.Context, req *Request) error {
 	switch req.Action {
 	case Register:
-		return s.register(ctx, req)
+		return s.register(ctx, reqCtx, req)
 	case Remove:
 		if b := s.broker(req.Cluster); b != nil {
 			b.removeID(req.Dispatcher)
@@ -312,7 +318,7 @@ func (s *Service) handle(ctx context.Context, req *Request) error {
 // gateCheck), BrokerAdmit (the one compare-and-swap of the broker's gate
 // word that checks its gate bit and raises its count), BrokerReleaseOld
 // for a re-registration, then the broker's add steps.
-func (s *Service) register(ctx context.Context, req *Request) error {
+func (s *Service) register(ctx, reqCtx context.Context, req *Request) error {
 	s.traceSendRegister(req)
 	b, ok := s.gateCheck(req)
 	if !ok {
@@ -341,7 +347,7 @@ func (s *Service) register(ctx context.Context, req *Request) error {
 			b.recycle(old)
 		}
 	}
-	return b.add(ctx, d, req)
+	return b.add(ctx, reqCtx, d, req)
 }
 
 // gateCheck is the service-level gate check of a registration (TLA+
