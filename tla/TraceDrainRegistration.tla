@@ -2,7 +2,7 @@
 (***************************************************************************)
 (* Trace validation of DrainRegistration under TLC, in the style of        *)
 (* etcd-raft's Traceetcdraft.tla: TLC reads an NDJSON trace of the         *)
-(* implementation (docs/trace.md, schema version 1) and searches for a     *)
+(* implementation (docs/trace.md, schema versions 1 and 2) and searches for a *)
 (* behaviour of DrainRegistration in which every line, in order, is a step *)
 (* of the action it names, with its parameters, whose successor agrees     *)
 (* with every variable the line observes.                                  *)
@@ -34,6 +34,11 @@
 (* TRACES=/abs/path/manifest.ndjson instead checks several traces in one  *)
 (* run (one line {"file": "/abs/path"} per trace; their headers must be   *)
 (* equal): each initial state belongs to one trace.                       *)
+(*                                                                         *)
+(* A multi-process run is checked merged (checker trace --merged FILE):    *)
+(* its lines carry their process and clock (p, c, from, after), which this *)
+(* module ignores; it checks the model's steps in the merged order, and    *)
+(* `checker trace` alone checks that the order respects happens-before.   *)
 (***************************************************************************)
 EXTENDS DrainRegistration, Sequences, TLC, Json, IOUtils
 
@@ -119,7 +124,7 @@ KeepAt == TraceData.keep
 LoseAt == TraceData.lose
 Header == TraceData.headers[1]
 ASSUME LET hs == TraceData.headers
-       IN  /\ hs[1].drainproof_trace = 1    \* the schema version
+       IN  /\ hs[1].drainproof_trace \in {1, 2}    \* the schema version
            /\ \A t \in 1..Len(hs) : hs[t].model = hs[1].model
 
 MaxLen == LET lens == {Len(Logs[t]) : t \in 1..NumTraces}

@@ -27,7 +27,8 @@ import (
 )
 
 // The techniques of the bug matrix, in its column order.
-var bugTechniques = []string{"model checker", "rapid conformance", "lincheck", "simulator", "trace validation"}
+var bugTechniques = []string{"model checker", "rapid conformance", "lincheck", "simulator", "trace validation",
+	"distributed trace validation"}
 
 // bugCell is one technique's result on one bug.
 type bugCell struct {
@@ -62,7 +63,17 @@ func runBugs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
+	if *list && flagErr(stderr, "checker bugs", notWith(setFlags(fs), "--list", "--list only names the bugs; it runs nothing", "only", "seeds")) {
+		return exitUsage
+	}
 	if *list {
+		if *asJSON {
+			if err := writeReport(stdout, report{Command: "bugs", Outcome: outcomeOK, BugNames: bugs.Names()}); err != nil {
+				fmt.Fprintf(stderr, "checker bugs: %v\n", err)
+				return exitUsage
+			}
+			return exitOK
+		}
 		for _, n := range bugs.Names() {
 			fmt.Fprintln(stdout, n)
 		}
@@ -91,6 +102,7 @@ func runBugs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail("%v", err)
 	}
+	start := time.Now()
 	var rows []bugRow
 	for _, name := range bugs.ModelNames() {
 		if *only != "" && name != *only {
@@ -109,13 +121,27 @@ func runBugs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if *asJSON {
-		if err := json.NewEncoder(stdout).Encode(rows); err != nil {
+		if err := writeReport(stdout, bugsReport(rows, time.Since(start))); err != nil {
+			fmt.Fprintf(stderr, "checker bugs: %v\n", err)
 			return exitUsage
 		}
 		return code
 	}
 	printBugMatrix(stdout, rows)
 	return code
+}
+
+// bugsReport is the JSON report of the bug matrix: one object, the rows
+// under bugs; outcome unexpected when a bug is caught by fewer than two
+// techniques.
+func bugsReport(rows []bugRow, took time.Duration) report {
+	r := report{Command: "bugs", Outcome: outcomeOK, Seconds: took.Seconds(), Bugs: rows}
+	for _, row := range rows {
+		if row.Caught < 2 {
+			r.Outcome = outcomeUnexpected
+		}
+	}
+	return r
 }
 
 // buildBugTests builds, once, the test binaries of the rapid conformance
@@ -170,6 +196,7 @@ func bugMatrixRow(ctx context.Context, name string, seeds int, tests map[string]
 			}
 			return bugTests(ctx, name, map[string]string{"eventservice": tests["eventservice"]}, "^TestStressTrace$")
 		}),
+		timed("distributed trace validation", func() (bool, string, error) { return bugRunTraces(ctx, seeds) }),
 	)
 	return row, errors.Join(errs...)
 }
@@ -274,6 +301,41 @@ func bugTraces(ctx context.Context, seeds int) (bool, string, error) {
 			}
 			if caught, how, err := rejected(buf.Bytes(), fmt.Sprintf("%s seed %d", tr, s)); caught || err != nil {
 				return caught, how, err
+			}
+		}
+	}
+	return false, "", nil
+}
+
+// bugRunTraces validates the per-process traces of model-scope
+// simulations of both transports, merged (docs/trace.md, multi-process
+// runs): caught when a run is rejected.
+func bugRunTraces(ctx context.Context, seeds int) (bool, string, error) {
+	tmp, err := os.MkdirTemp("", "checker-bugs-runs")
+	if err != nil {
+		return false, "", err
+	}
+	defer os.RemoveAll(tmp)
+	for _, tr := range []node.Transport{node.TransportHeartbeat, node.TransportLogCoord} {
+		for s := 1; s <= seeds; s++ {
+			cfg := sim.Config{Seed: uint64(s), Steps: 2000, Transport: tr, ModelScope: true}
+			dir := runDir(tmp, cfg)
+			if _, err := traceSimProcs(ctx, cfg, dir); err != nil {
+				return false, "", err
+			}
+			files, _, err := tracecheck.RunFiles(dir)
+			if err != nil {
+				return false, "", err
+			}
+			res, err := tracecheck.CheckRun(files, dir, nil, tracecheck.Options{})
+			if err != nil {
+				return false, "", err
+			}
+			if res.Verdict == tracecheck.Rejected {
+				return true, fmt.Sprintf("%s seed %d: %s line %d (%s)", tr, s, res.Process, res.ProcessLine, actionOf(res.Text)), nil
+			}
+			if err := os.RemoveAll(dir); err != nil {
+				return false, "", err
 			}
 		}
 	}

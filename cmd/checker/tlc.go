@@ -210,12 +210,11 @@ func (t *tlcSession) parse(args []string) (code int, ok bool) {
 	if flagErr(t.stderr, "checker tlc", intRange("workers", int64(f.workers), 1, maxWorkers)) {
 		return exitUsage, false
 	}
-	if f.maxSeconds < 0 || f.maxSeconds > 1e7 || f.maxSeconds != f.maxSeconds {
-		fmt.Fprintf(t.stderr, "checker tlc: --max-seconds %v: want 0 (no bound) up to 10000000\n", f.maxSeconds)
+	if f.only != "" && flagErr(t.stderr, "checker tlc", notWith(setFlags(fs), "--only", "--only runs that one model, large or not, whatever its recorded time", "all", "max-seconds")) {
 		return exitUsage, false
 	}
-	if f.maxSeconds > 0 && f.only != "" {
-		fmt.Fprintln(t.stderr, "checker tlc: --only names one model; --max-seconds selects by recorded time: use one of them")
+	if f.maxSeconds < 0 || f.maxSeconds > 1e7 || f.maxSeconds != f.maxSeconds {
+		fmt.Fprintf(t.stderr, "checker tlc: --max-seconds %v: want 0 (no bound) up to 10000000\n", f.maxSeconds)
 		return exitUsage, false
 	}
 	var err error

@@ -43,8 +43,10 @@ func runTrace(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	maxCands := fs.Int("max-candidates", tracecheck.DefaultMaxCandidates, "bound on the candidate states; a trace that needs more is incomplete")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	quiet := fs.Bool("q", false, "print only the traces not accepted and the totals")
+	mergedOut := fs.String("merged", "", "write the merged trace of the one run given to this file (for TLC: tla/TraceDrainRegistration.tla)")
+	htmlOut := fs.String("html", "", "write an HTML page of the first run not accepted (one lane per process, the line not explained marked)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: checker trace [flags] FILE|DIR... (a directory: its *.ndjson files)")
+		fmt.Fprintln(stderr, "usage: checker trace [flags] FILE|DIR... (a directory: a run's per-process traces, merged; or its *.ndjson traces and its subdirectories' runs)")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -63,9 +65,12 @@ func runTrace(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	if *maxCands < 1 {
 		return fail("--max-candidates must be at least 1, got %d", *maxCands)
 	}
-	files, err := traceFiles(fs.Args())
+	targets, err := traceTargets(fs.Args())
 	if err != nil {
 		return fail("%v", err)
+	}
+	if *mergedOut != "" && (len(targets) != 1 || targets[0].run == nil) {
+		return fail("--merged needs exactly one run (a directory of per-process traces)")
 	}
 	var model *spec.Model
 	if *cfgPath != "" {
@@ -75,8 +80,21 @@ func runTrace(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	start := time.Now()
 	out := traceOutput{Files: []tracecheck.Result{}}
-	for _, f := range files {
-		res, err := tracecheck.CheckFile(f, model, tracecheck.Options{MaxCandidates: *maxCands})
+	htmlDone := false
+	for _, tg := range targets {
+		var res tracecheck.Result
+		var err error
+		if tg.run != nil {
+			res, err = tracecheck.CheckRun(tg.run, tg.name, model, tracecheck.Options{MaxCandidates: *maxCands})
+			if err == nil && *mergedOut != "" {
+				err = writeMerged(tg.run, *mergedOut)
+			}
+			if err == nil && *htmlOut != "" && !htmlDone && res.Verdict != tracecheck.OK {
+				htmlDone, err = true, writeRunHTML(tg.run, &res, *htmlOut)
+			}
+		} else {
+			res, err = tracecheck.CheckFile(tg.name, model, tracecheck.Options{MaxCandidates: *maxCands})
+		}
 		if err != nil {
 			return fail("%v", err)
 		}
@@ -108,7 +126,7 @@ func reportTraces(stdout io.Writer, out *traceOutput, asJSON, quiet bool) int {
 	case out.Rejected > 0:
 		code, r.Outcome, r.Violated, r.Kind = exitViolation, outcomeViolated, "trace", "trace"
 	case out.Incomplete > 0:
-		code, r.Outcome, r.Reason = exitIncomplete, outcomeIncomplete, "a trace leaves the model's or the search's bounds"
+		code, r.Outcome, r.Reason = exitIncomplete, outcomeIncomplete, "a trace is past a bound that a larger value would lift (each trace's reason names it)"
 	}
 	if asJSON {
 		if err := writeReport(stdout, r); err != nil {
@@ -126,20 +144,31 @@ func reportTraces(stdout io.Writer, out *traceOutput, asJSON, quiet bool) int {
 	return code
 }
 
-// runSimTraced runs one simulation, writing its trace into dir (if set)
-// as seed-N-TRANSPORT.ndjson.
+// runSimTraced runs one simulation, writing the trace of each of its
+// processes into dir (if set) as seed-N-TRANSPORT/PROCESS.ndjson: one
+// run's directory, which `checker trace` merges.
 func runSimTraced(ctx context.Context, cfg sim.Config, dir string) (sim.Result, error) {
 	if dir == "" {
 		return sim.Run(ctx, cfg)
 	}
+	return traceSimProcs(ctx, cfg, runDir(dir, cfg))
+}
+
+// runDir is the directory of the per-process traces of cfg's run.
+func runDir(dir string, cfg sim.Config) string {
+	return filepath.Join(dir, fmt.Sprintf("seed-%d-%s", cfg.Seed, cfg.Transport))
+}
+
+// traceSimProcs runs one simulation with the trace of each process
+// written into dir (created) as PROCESS.ndjson.
+func traceSimProcs(ctx context.Context, cfg sim.Config, dir string) (sim.Result, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return sim.Result{}, err
 	}
-	f, err := os.Create(filepath.Join(dir, fmt.Sprintf("seed-%d-%s.ndjson", cfg.Seed, cfg.Transport)))
-	if err != nil {
-		return sim.Result{}, err
-	}
-	return traceSim(ctx, cfg, f)
+	cfg.Traces = sim.TraceWriters(cfg, func(proc string) (io.Writer, error) {
+		return os.Create(filepath.Join(dir, proc+".ndjson"))
+	})
+	return sim.Run(ctx, cfg)
 }
 
 // traceSim runs one simulation with its trace written to w (closed if it
@@ -172,30 +201,72 @@ func openTrace(path string, h trace.Header) (*trace.Writer, error) {
 	return tw, nil
 }
 
-// traceFiles expands the arguments: a directory stands for its *.ndjson
-// files, sorted.
-func traceFiles(args []string) ([]string, error) {
-	var out []string
+// traceTarget is what `checker trace` checks: one trace file, or the
+// per-process traces of one run (merged).
+type traceTarget struct {
+	name string
+	run  []string
+}
+
+// traceTargets expands the arguments: a directory of per-process traces
+// is one run; any other directory stands for its *.ndjson traces and the
+// runs in its subdirectories, sorted.
+func traceTargets(args []string) ([]traceTarget, error) {
+	var out []traceTarget
 	for _, a := range args {
 		st, err := os.Stat(a)
 		if err != nil {
 			return nil, err
 		}
 		if !st.IsDir() {
-			out = append(out, a)
+			out = append(out, traceTarget{name: a})
 			continue
 		}
-		m, err := filepath.Glob(filepath.Join(a, "*.ndjson"))
+		run, ok, err := tracecheck.RunFiles(a)
 		if err != nil {
 			return nil, err
 		}
-		if len(m) == 0 {
-			return nil, fmt.Errorf("%s: no *.ndjson traces", a)
+		if ok {
+			out = append(out, traceTarget{name: a, run: run})
+			continue
 		}
-		slices.Sort(m)
-		out = append(out, m...)
+		n := len(out)
+		singles, _ := filepath.Glob(filepath.Join(a, "*.ndjson"))
+		slices.Sort(singles)
+		for _, f := range singles {
+			out = append(out, traceTarget{name: f})
+		}
+		entries, err := os.ReadDir(a)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range entries {
+			if !e.IsDir() {
+				continue
+			}
+			sub := filepath.Join(a, e.Name())
+			run, ok, err := tracecheck.RunFiles(sub)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				out = append(out, traceTarget{name: sub, run: run})
+			}
+		}
+		if len(out) == n {
+			return nil, fmt.Errorf("%s: no *.ndjson traces and no run directories", a)
+		}
 	}
 	return out, nil
+}
+
+// writeMerged writes the merged trace of a run's per-process traces.
+func writeMerged(run []string, path string) error {
+	m, err := tracecheck.Merge(run)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, m.Data, 0o644)
 }
 
 func printTraceResult(w io.Writer, r *tracecheck.Result) {
@@ -204,6 +275,9 @@ func printTraceResult(w io.Writer, r *tracecheck.Result) {
 		return
 	}
 	fmt.Fprintf(w, "%-11s %s:%d  after %d lines: %s\n", r.Verdict, r.File, r.Line, r.Lines, r.Reason)
+	if r.Process != "" {
+		fmt.Fprintf(w, "  process %s, %s:%d\n", r.Process, r.ProcessFile, r.ProcessLine)
+	}
 	fmt.Fprintf(w, "  line %d: %s\n", r.Line, r.Text)
 	for i, c := range r.Candidates {
 		fmt.Fprintf(w, "  candidate %d:\n", i+1)
@@ -239,6 +313,10 @@ func runTraceGen(_ context.Context, args []string, stdout, stderr io.Writer) int
 	seeds := fs.Int("seeds", 10, "number of traces")
 	steps := fs.Int("steps", 100, "lines per trace (fewer if the walk deadlocks)")
 	bug := fs.String("bug", "", "walk the model with this bug on (the header still names the model without it): "+strings.Join(spec.BugNames(), ", "))
+	asJSON := fs.Bool("json", false, "print one JSON object (see docs/checker.md, \"JSON output\")")
+	fs.Usage = usageFunc(fs, "checker tracegen --out DIR [--config FILE.cfg] [--seed S] [--seeds K] [--steps N] [--bug NAME] [--run] [--json]",
+		"Write the traces (docs/trace.md) of seeded random walks of a model, one file a seed.")
+	asRun := fs.Bool("run", false, "write each walk as the per-process traces of one run, DIR/seed-N/PROCESS.ndjson (tracecheck.WriteRun; written as it walks, so --steps may pass memory)")
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
@@ -269,13 +347,26 @@ func runTraceGen(_ context.Context, args []string, stdout, stderr io.Writer) int
 	if err := os.MkdirAll(*dir, 0o755); err != nil {
 		return fail("%v", err)
 	}
+	start := time.Now()
+	var files []string
 	for i := 0; i < *seeds; i++ {
 		s := *seed + uint64(i)
+		if *asRun {
+			if *bug != "" {
+				return fail("--run and --bug: a run's headers name the model it walks")
+			}
+			src := fmt.Sprintf("checker tracegen --run --config %s --seed %d --steps %d", *cfgPath, s, *steps)
+			if _, err := tracecheck.WriteRun(filepath.Join(*dir, fmt.Sprintf("seed-%d", s)), wm, s, *steps, src); err != nil {
+				return fail("%v", err)
+			}
+			continue
+		}
 		lines, err := tracecheck.Generate(wm, s, *steps)
 		if err != nil {
 			return fail("%v", err)
 		}
 		path := filepath.Join(*dir, fmt.Sprintf("seed-%d.ndjson", s))
+		files = append(files, path)
 		f, err := os.Create(path)
 		if err != nil {
 			return fail("%v", err)
@@ -291,6 +382,14 @@ func runTraceGen(_ context.Context, args []string, stdout, stderr io.Writer) int
 		if err != nil {
 			return fail("%v", err)
 		}
+	}
+	if *asJSON {
+		r := report{Command: "tracegen", Outcome: outcomeOK, Seconds: time.Since(start).Seconds(),
+			Tracegen: &tracegenReport{Dir: *dir, Traces: *seeds, Files: files}}
+		if err := writeReport(stdout, r); err != nil {
+			return fail("%v", err)
+		}
+		return exitOK
 	}
 	fmt.Fprintf(stdout, "tracegen: %d traces in %s\n", *seeds, *dir)
 	return exitOK

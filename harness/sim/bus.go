@@ -7,6 +7,7 @@ import (
 	"github.com/drainproof/drainproof/impl/bugs"
 	"github.com/drainproof/drainproof/impl/logcoord"
 	"github.com/drainproof/drainproof/impl/node"
+	"github.com/drainproof/drainproof/impl/trace"
 )
 
 // This file is the cluster's message bus and the model's actions that
@@ -21,6 +22,9 @@ type Msg struct {
 	Hb     node.Heartbeat
 	Report node.Report
 	Ans    logcoord.Answer
+	// Clock is the stamp of the line that sent the message (a run traced
+	// per process): the receiver's line depends on it.
+	Clock trace.Stamp
 }
 
 // String renders m like the model's messages.
@@ -41,12 +45,26 @@ func (m Msg) String() string {
 	return fmt.Sprintf("ans{epoch:%d count:%d closed:%t}", m.Ans.Epoch, m.Ans.Count, m.Ans.AdmissionClosed)
 }
 
-// send puts m on the bus.
-func (c *Cluster) send(m Msg) {
-	if c.cfg.SetBus && slices.Contains(c.bus, m) {
+// send puts m on the bus, stamped with the last line of w, the sender's
+// trace: the line that sent it.
+func (c *Cluster) send(m Msg, w *trace.Writer) {
+	m.Clock = last(w)
+	c.put(m)
+}
+
+// put puts the stamped message m on the bus.
+func (c *Cluster) put(m Msg) {
+	if c.cfg.SetBus && slices.ContainsFunc(c.bus, m.sameAs) {
 		return
 	}
 	c.bus = append(c.bus, m)
+}
+
+// sameAs reports whether m and x are the same message, whatever lines
+// sent them (the model's messages are their contents).
+func (m Msg) sameAs(x Msg) bool {
+	x.Clock = m.Clock
+	return x == m
 }
 
 // Bus returns the messages in flight, in sending order.
@@ -72,13 +90,13 @@ func (c *Cluster) NetLose(i int) error {
 
 // NodeSendHeartbeat sends T's heartbeat (TLA+ NodeSendHeartbeat).
 func (c *Cluster) NodeSendHeartbeat() {
-	c.send(Msg{Kind: node.KindHb, Hb: c.proc.node.Heartbeat(c.now)})
+	c.send(Msg{Kind: node.KindHb, Hb: c.proc.node.Heartbeat(c.now)}, c.tW())
 }
 
 // NodeTick sends T's heartbeat if its interval has passed (N2).
 func (c *Cluster) NodeTick() {
 	if hb, ok := c.proc.node.Tick(c.now); ok {
-		c.send(Msg{Kind: node.KindHb, Hb: hb})
+		c.send(Msg{Kind: node.KindHb, Hb: hb}, c.tW())
 	}
 }
 
@@ -90,11 +108,13 @@ func (c *Cluster) NodeRecvCommand(i int, keep, forced bool) error {
 	if err != nil {
 		return err
 	}
+	receive(c.tW(), m.Clock)
 	resp, changed := c.proc.node.RecvCommand(m.Cmd)
+	reply := Msg{Kind: node.KindResp, Resp: resp, Clock: last(c.tW())}
 	if changed && forced {
 		c.NodeSendHeartbeat()
 	}
-	c.send(Msg{Kind: node.KindResp, Resp: resp})
+	c.put(reply)
 	return nil
 }
 
@@ -111,7 +131,7 @@ func (c *Cluster) ServiceSendReport() {
 		}
 		c.proc.lastReport = &r
 	}
-	c.send(Msg{Kind: node.KindReport, Report: r})
+	c.send(Msg{Kind: node.KindReport, Report: r}, c.tW())
 }
 
 // coordSend sends the coordinator's liveness command, if its periodic
@@ -119,7 +139,7 @@ func (c *Cluster) ServiceSendReport() {
 // TLA+ CoordSendDraining or CoordSendStopping).
 func (c *Cluster) coordSend() {
 	if cmd, ok := c.Coord.NextCommand(c.now); ok {
-		c.send(Msg{Kind: node.KindCmd, Cmd: cmd})
+		c.send(Msg{Kind: node.KindCmd, Cmd: cmd}, c.coordW())
 	}
 }
 
@@ -139,7 +159,7 @@ func (c *Cluster) coordSendCommand(target node.Liveness) bool {
 	}
 	cmd, ok := c.Coord.NextCommand(c.now)
 	if ok {
-		c.send(Msg{Kind: node.KindCmd, Cmd: cmd})
+		c.send(Msg{Kind: node.KindCmd, Cmd: cmd}, c.coordW())
 	}
 	return ok
 }
@@ -157,6 +177,7 @@ func (c *Cluster) recv(i int, keep bool, k node.Kind) (Msg, error) {
 func (c *Cluster) CoordRecvHeartbeat(i int, keep bool) error {
 	m, err := c.recv(i, keep, node.KindHb)
 	if err == nil {
+		receive(c.coordW(), m.Clock)
 		c.Coord.ObserveHeartbeat(m.Hb, c.now)
 	}
 	return err
@@ -167,6 +188,7 @@ func (c *Cluster) CoordRecvHeartbeat(i int, keep bool) error {
 func (c *Cluster) CoordRecvResponse(i int, keep bool) error {
 	m, err := c.recv(i, keep, node.KindResp)
 	if err == nil {
+		receive(c.coordW(), m.Clock)
 		c.Coord.ObserveResponse(m.Resp, c.now)
 	}
 	return err
@@ -177,6 +199,7 @@ func (c *Cluster) CoordRecvResponse(i int, keep bool) error {
 func (c *Cluster) CoordRecvAnswer(i int, keep bool) error {
 	m, err := c.recv(i, keep, node.KindAns)
 	if err == nil {
+		receive(c.coordW(), m.Clock)
 		c.Coord.ObserveAnswer(m.Ans, c.now)
 	}
 	return err
@@ -189,6 +212,7 @@ func (c *Cluster) LogCoordRecvReport(i int, keep bool) error {
 	if err != nil {
 		return err
 	}
+	receive(c.lcW(), m.Clock)
 	c.LogCoord.OnReport(m.Report, c.now)
 	return nil
 }
@@ -201,10 +225,16 @@ func (c *Cluster) LogCoordAnswer(stale bool) bool {
 	if !ok {
 		return false
 	}
+	// The query is an atomic read of the coordinator's state (the model's
+	// LogCoordAnswer reads coordLiveness, coordCount, drainedEpoch): the
+	// answer depends on the coordinator's last line, and the
+	// coordinator's next line on the answer.
+	receive(c.lcW(), last(c.coordW()))
 	a := c.LogCoord.Answer(target, c.now)
 	if stale {
 		a = logcoord.Unknown(target)
 	}
-	c.send(Msg{Kind: node.KindAns, Ans: a})
+	c.send(Msg{Kind: node.KindAns, Ans: a}, c.lcW())
+	receive(c.coordW(), last(c.lcW()))
 	return true
 }

@@ -49,8 +49,16 @@ type ClusterConfig struct {
 	// Store is T's event store (memory if empty).
 	Store StoreKind
 	// Tracer, if set, receives the model actions of T's processes, the
-	// coordinator and the LogCoordinator about T (docs/trace.md).
+	// coordinator and the LogCoordinator about T (docs/trace.md), all in
+	// one trace.
 	Tracer trace.Tracer
+	// Traces, if set instead of Tracer, gives each process its own trace
+	// (docs/trace.md, multi-process runs): it is called with the name of
+	// each process as it starts (the coordinator "coord", the
+	// LogCoordinator "logcoord", T's processes "T.1", "T.2", …), the
+	// process it succeeds and the Lamport clock to start from, and
+	// returns the process's Writer.
+	Traces func(proc, after string, clock uint64) (*trace.Writer, error)
 
 	_ struct{}
 }
@@ -77,7 +85,8 @@ type process struct {
 	pending  *pendingOp
 	observer atomic.Bool // suppresses the Stopping callback while observing
 
-	lastReport *node.Report // the last report sent (NoReReport only)
+	lastReport *node.Report  // the last report sent (NoReReport only)
+	tw         *trace.Writer // the process's trace (ClusterConfig.Traces)
 }
 
 // Cluster is the simulated cluster around the drained node T: T's current
@@ -109,6 +118,11 @@ type Cluster struct {
 
 	data     *dataPlane // the changefeed's data (data.go)
 	storeErr error      // the first error closing a process's store
+
+	procs *procTraces // the per-process traces (ClusterConfig.Traces), or nil
+	// killed: the next end of T's process is a kill (its trace loses its
+	// unsent tail), not a stop.
+	killed bool
 }
 
 // NewCluster starts T's first process (epoch 1) and a coordinator that
@@ -126,18 +140,29 @@ func NewCluster(cfg ClusterConfig) (*Cluster, error) {
 	if cfg.Clusters < 0 {
 		return nil, fmt.Errorf("sim: bad cluster count %d", cfg.Clusters)
 	}
-	co, err := coordinator.New(coordinator.Config{Transport: cfg.Transport, ResendInterval: cfg.ResendInterval,
-		QueryInterval: cfg.QueryInterval, UnknownAfter: cfg.UnknownAfter, Tracer: cfg.Tracer, TraceNode: Target})
+	if cfg.Tracer != nil && cfg.Traces != nil {
+		return nil, errors.New("sim: both Tracer and Traces")
+	}
+	procs, err := newProcTraces(cfg.Traces)
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{cfg: cfg, Coord: co, LogCoord: logcoord.New(logcoord.Config{TTL: cfg.CacheTTL, Tracer: cfg.Tracer, TraceNode: Target}),
-		registered: make([]bool, cfg.Dispatchers), data: newDataPlane(cfg.Dispatchers - cfg.TableTriggers)}
+	coordT, lcT := cfg.Tracer, cfg.Tracer
+	if procs != nil {
+		coordT, lcT = procs.coord, procs.lc
+	}
+	co, err := coordinator.New(coordinator.Config{Transport: cfg.Transport, ResendInterval: cfg.ResendInterval,
+		QueryInterval: cfg.QueryInterval, UnknownAfter: cfg.UnknownAfter, Tracer: coordT, TraceNode: Target})
+	if err != nil {
+		return nil, errors.Join(err, procs.close())
+	}
+	c := &Cluster{cfg: cfg, Coord: co, LogCoord: logcoord.New(logcoord.Config{TTL: cfg.CacheTTL, Tracer: lcT, TraceNode: Target}),
+		registered: make([]bool, cfg.Dispatchers), data: newDataPlane(cfg.Dispatchers - cfg.TableTriggers), procs: procs}
 	if err := c.start(); err != nil {
-		return nil, err
+		return nil, errors.Join(err, procs.close())
 	}
 	co.AddNode(Target, c.epoch, c.now)
-	co.ObserveVersion(Target, c.epoch, node.VersionBrokerDrain)
+	c.observeVersion(node.VersionBrokerDrain)
 	return c, nil
 }
 
@@ -145,6 +170,14 @@ func NewCluster(cfg ClusterConfig) (*Cluster, error) {
 func (c *Cluster) start() error {
 	c.epoch++
 	p := &process{live: new(node.LivenessStore), done: make(chan struct{})}
+	tracer := c.cfg.Tracer
+	if c.procs != nil {
+		tw, err := c.procs.startT(c.epoch)
+		if err != nil {
+			return err
+		}
+		p.tw, tracer = tw, tw
+	}
 	byID := make(map[eventservice.ClusterID]int, c.cfg.Clusters)
 	for k := range c.cfg.Clusters {
 		es, err := newEventStore(c.cfg.Store)
@@ -163,10 +196,9 @@ func (c *Cluster) start() error {
 			k := byID[id] // the cluster asks only for its own clusters
 			return p.es[k], p.ss[k]
 		},
-		Stopping:     func() bool { return !p.observer.Load() && p.live.Load() == node.Stopping },
-		Now:          func() time.Time { return time.Unix(0, 0) },
-		Tracer:       c.cfg.Tracer,
-		TraceBrokers: c.clusterIDs(),
+		Stopping: func() bool { return !p.observer.Load() && p.live.Load() == node.Stopping },
+		Now:      func() time.Time { return time.Unix(0, 0) },
+		Tracer:   tracer,
 	})
 	if err != nil {
 		return err
@@ -174,7 +206,7 @@ func (c *Cluster) start() error {
 	p.svc = svc
 	p.node, err = node.New(node.Config{ID: Target, Epoch: c.epoch, Version: node.VersionBrokerDrain,
 		Transport: c.cfg.Transport, Service: svc, Liveness: p.live, HeartbeatInterval: c.cfg.HeartbeatInterval,
-		Tracer: c.cfg.Tracer})
+		Tracer: tracer})
 	if err != nil {
 		return err
 	}
@@ -213,13 +245,17 @@ func (c *Cluster) stop() {
 			c.storeErr = err
 		}
 	}
+	if c.procs != nil {
+		c.procs.endT(p.tw, c.killed)
+	}
+	c.killed = false
 }
 
 // Close stops T's process and returns the first error of closing a
-// process's event store. The cluster must not be used afterwards.
+// process's event store or trace. The cluster must not be used afterwards.
 func (c *Cluster) Close() error {
 	c.stop()
-	return c.storeErr
+	return errors.Join(c.storeErr, c.procs.close())
 }
 
 // Now returns the logical time.

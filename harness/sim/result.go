@@ -20,6 +20,9 @@ type Result struct {
 	MessagesSent    int    `json:"messages_sent"`
 	MessagesLost    int    `json:"messages_lost"`
 	Duplicated      int    `json:"messages_duplicated"`
+	// TraceLinesLost counts the trace lines T's killed processes lost (a
+	// run traced per process: Config.Traces).
+	TraceLinesLost int `json:"trace_lines_lost,omitempty"`
 	// DrainSteps holds how many events each completed drain took, from
 	// the poll that started its session to the one that found it
 	// complete, in the order they completed (summarised by [Summarise]).
@@ -50,6 +53,7 @@ func (s *Result) Add(r Result) {
 	s.MessagesSent += r.MessagesSent
 	s.MessagesLost += r.MessagesLost
 	s.Duplicated += r.Duplicated
+	s.TraceLinesLost += r.TraceLinesLost
 	s.Delivery.add(r.Delivery)
 	s.DrainSteps = append(s.DrainSteps, r.DrainSteps...)
 	s.OpenDrains += r.OpenDrains

@@ -39,6 +39,9 @@ type Config struct {
 	// Tracer, if set, receives the run's model actions (docs/trace.md):
 	// every component of the cluster traces into it.
 	Tracer trace.Tracer
+	// Traces, if set instead of Tracer, gives each process of the run its
+	// own trace (see ClusterConfig.Traces and TraceWriters).
+	Traces func(proc, after string, clock uint64) (*trace.Writer, error)
 	// ModelScope keeps the run within what the TLA+ model describes, so
 	// that its trace can be validated: see modelScope in trace.go.
 	ModelScope bool
@@ -96,7 +99,7 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	}
 	c, err := NewCluster(ClusterConfig{Transport: cfg.Transport, Dispatchers: cfg.Dispatchers,
 		TableTriggers: cfg.TableTriggers, Clusters: cfg.Clusters, ResendInterval: 4, QueryInterval: 2, UnknownAfter: 40,
-		HeartbeatInterval: 3, CacheTTL: cacheTTL(cfg), Store: cfg.Store, Tracer: cfg.Tracer})
+		HeartbeatInterval: 3, CacheTTL: cacheTTL(cfg), Store: cfg.Store, Tracer: cfg.Tracer, Traces: cfg.Traces})
 	if err != nil {
 		return Result{}, err
 	}
@@ -128,6 +131,7 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 		}
 	}
 	r.res.Registrations = c.Registrations()
+	r.res.TraceLinesLost = c.Lost()
 	if r.res.Delivery, err = c.Check(); err != nil {
 		return r.res, fmt.Errorf("sim: seed %d: %w", cfg.Seed, err)
 	}
@@ -223,7 +227,7 @@ func (r *runner) tick() error {
 	before := len(c.bus)
 	c.coordSend()
 	if c.LogCoordAnswer(false) && r.staleLCActive {
-		c.send(Msg{Kind: node.KindAns, Ans: unknownAnswer()})
+		c.send(Msg{Kind: node.KindAns, Ans: unknownAnswer()}, c.lcW())
 	}
 	c.NodeTick()
 	if c.cfg.Transport == node.TransportLogCoord && r.chance(0.5) {
@@ -233,7 +237,7 @@ func (r *runner) tick() error {
 	if !r.versionKnown && r.chance(0.3) {
 		// T's bootstrap, announced again (as the membership does) until
 		// the coordinator, which must first see T's epoch, takes it.
-		c.Coord.ObserveVersion(Target, c.Epoch(), node.VersionBrokerDrain)
+		c.observeVersion(node.VersionBrokerDrain)
 		o := c.Coord.NodeView(Target)
 		r.versionKnown = o.VersionKnown && o.Epoch == c.Epoch()
 	}
@@ -487,6 +491,7 @@ func (r *runner) crash() error {
 	}
 	r.res.Restarts++
 	r.res.CrashRestarts++
+	r.c.killed = true // a crash: T's trace loses its unsent tail
 	_, err := r.c.Restart()
 	r.restarted(names.NodeCrashRestart)
 	r.forgetOldProcess()

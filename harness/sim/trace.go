@@ -4,6 +4,7 @@ import (
 	"github.com/drainproof/drainproof/tla/names"
 
 	"fmt"
+	"io"
 	"slices"
 
 	"github.com/drainproof/drainproof/impl/bugs"
@@ -81,7 +82,7 @@ func (r *runner) trimBus() {
 func distinct(bus []Msg) int {
 	n := 0
 	for i, m := range bus {
-		if !slices.Contains(bus[:i], m) {
+		if !slices.ContainsFunc(bus[:i], m.sameAs) {
 			n++
 		}
 	}
@@ -123,10 +124,14 @@ func (r *runner) restarted(action names.Action) {
 
 // traceRestart traces T's restart (action) with the new process's state.
 func (r *runner) traceRestart(action names.Action) {
-	if r.c.cfg.Tracer == nil {
+	c := r.c
+	tr := c.cfg.Tracer
+	if c.procs != nil {
+		tr = c.tW()
+	}
+	if tr == nil {
 		return
 	}
-	c := r.c
 	vars := []trace.Var{trace.Int("epoch", int64(c.epoch)), trace.Str("liveness", c.proc.live.Load().String()),
 		trace.Bool("admissionClosed", c.proc.svc.AdmissionClosed())}
 	for _, id := range c.clusterIDs() {
@@ -138,7 +143,11 @@ func (r *runner) traceRestart(action names.Action) {
 	for d := range c.cfg.Dispatchers {
 		vars = append(vars, trace.At("removed", string(Dispatcher(d)), true))
 	}
-	r.c.cfg.Tracer.Trace(&trace.Line{Action: action, V: "new", Vars: vars})
+	l := trace.Line{Action: action, V: "new", Vars: vars, From: c.restartFrom(action == names.UpgradeRestart)}
+	tr.Trace(&l)
+	if c.procs != nil {
+		c.procs.tFirst = l.At
+	}
 }
 
 // clusterIDs are the IDs of the cluster's upstream clusters: the model's
@@ -185,6 +194,30 @@ func TraceHeader(cfg Config) trace.Header {
 		Model: map[string]any{"Dispatchers": ds, "TableTriggers": tts, "Brokers": brokers,
 			"Versions": []string{"new"}, "MaxEpoch": TraceMaxEpoch, "MaxReg": 15,
 			"MaxMsgs": 8, "Transport": string(cfg.Transport), "Bugs": referenceBugs()}}
+}
+
+// TraceWriters returns a Config.Traces for a run of cfg: each process's
+// trace, with the header of TraceHeader(cfg) naming the process, goes to
+// the writer open returns for the process's name (closed with the trace
+// if it is an io.Closer).
+func TraceWriters(cfg Config, open func(proc string) (io.Writer, error)) func(proc, after string, clock uint64) (*trace.Writer, error) {
+	h := TraceHeader(cfg)
+	return func(proc, after string, clock uint64) (*trace.Writer, error) {
+		w, err := open(proc)
+		if err != nil {
+			return nil, err
+		}
+		ph := h
+		ph.Process, ph.After, ph.Clock = proc, after, clock
+		tw, err := trace.NewWriter(w, ph)
+		if err != nil {
+			if c, ok := w.(io.Closer); ok {
+				_ = c.Close() // the header's error is the one to report
+			}
+			return nil, err
+		}
+		return tw, nil
+	}
 }
 
 // referenceBugs is the header's Bugs: none, but in a -tags bugs build the

@@ -49,3 +49,41 @@ func BenchmarkCheck(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkCheckRun merges and validates one run of three or more
+// processes (a 200,000-line walk written by WriteRun: the coordinator,
+// the LogCoordinator and T's processes) per iteration, streaming (two
+// passes over the files), and reports merged lines per second of wall
+// time and of CPU time on one core:
+// go test -run '^$' -bench CheckRun -cpu 1 ./harness/tracecheck
+func BenchmarkCheckRun(b *testing.B) {
+	for _, tr := range []string{spec.TransportHeartbeat, spec.TransportLogCoord} {
+		b.Run(tr, func(b *testing.B) {
+			cfg := tracecheck.TraceConfig(spec.DefaultConfig())
+			cfg.Transport = tr
+			m, err := spec.New(cfg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			files, err := tracecheck.WriteRun(b.TempDir(), m, 7, 200000, "bench")
+			if err != nil {
+				b.Fatal(err)
+			}
+			lines := 0
+			cpu0 := cpuTime()
+			b.ResetTimer()
+			for b.Loop() {
+				res, err := tracecheck.CheckRun(files, "bench", nil, tracecheck.Options{})
+				if err != nil || res.Verdict != tracecheck.OK {
+					b.Fatalf("%v %+v", err, res.Verdict)
+				}
+				lines = res.Lines
+			}
+			b.StopTimer()
+			if cpu := cpuTime() - cpu0; cpu > 0 {
+				b.ReportMetric(float64(lines)*float64(b.N)/cpu.Seconds(), "lines/cpu-s")
+			}
+			b.ReportMetric(float64(lines)*float64(b.N)/b.Elapsed().Seconds(), "lines/s")
+		})
+	}
+}

@@ -119,9 +119,20 @@ func ActorVars(action string) []string {
 // network kept a copy. A walk stops early at a deadlock. Used for tests,
 // benchmarks and the TLC parity corpus.
 func Generate(m *spec.Model, seed uint64, steps int) ([]Line, error) {
+	var out []Line
+	err := GenerateFunc(m, seed, steps, func(l Line) error {
+		out = append(out, l)
+		return nil
+	})
+	return out, err
+}
+
+// GenerateFunc is Generate, passing each line to emit as it is generated
+// instead of keeping them (a walk too long to hold).
+func GenerateFunc(m *spec.Model, seed uint64, steps int, emit func(Line) error) error {
 	acts, err := bindActions(m)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	rng := rand.New(rand.NewPCG(seed, seed^0x5bd1e995))
 	type succ struct {
@@ -131,8 +142,7 @@ func Generate(m *spec.Model, seed uint64, steps int) ([]Line, error) {
 	}
 	s := m.InitState()
 	normalize(&s)
-	var out []Line
-	for len(out) < steps {
+	for n := 0; n < steps; {
 		var all []succ
 		for ai := range acts {
 			a := &acts[ai]
@@ -150,9 +160,12 @@ func Generate(m *spec.Model, seed uint64, steps int) ([]Line, error) {
 			continue
 		}
 		pick.line.Vars = Observe(m, &s, ActorVars(pick.line.Action))
-		out = append(out, pick.line)
+		if err := emit(pick.line); err != nil {
+			return err
+		}
+		n++
 	}
-	return out, nil
+	return nil
 }
 
 // enabledSteps calls add for every step of action a from s, with the

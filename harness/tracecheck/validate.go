@@ -15,9 +15,10 @@ import (
 	"github.com/drainproof/drainproof/spec"
 )
 
-// SchemaVersion is the version of the trace format this package reads
-// and writes (docs/trace.md). A header naming another version is refused.
-const SchemaVersion = 1
+// SchemaVersion is the version of the trace format this package writes
+// (docs/trace.md); it reads it and version 1 (the single-process format
+// without stamps). A header naming another version is refused.
+const SchemaVersion = 2
 
 // Header is a trace's first line: the schema version, the model's
 // constants the trace is to be checked against (TLA+ constant names, TLC
@@ -27,6 +28,11 @@ type Header struct {
 	Trace  int            `json:"drainproof_trace"`
 	Model  map[string]any `json:"model"`
 	Source string         `json:"source,omitempty"`
+	// Process names the process of a multi-process run whose lines the
+	// trace holds, and After the process it succeeds (version 2): such a
+	// trace is checked with the run's other traces (CheckRun).
+	Process string `json:"process,omitempty"`
+	After   string `json:"after,omitempty"`
 }
 
 // Config returns the spec configuration the header names.
@@ -94,7 +100,8 @@ const (
 	OK Verdict = "ok"
 	// Rejected: a line that no step explains (Result.Line).
 	Rejected Verdict = "rejected"
-	// Incomplete: the trace leaves the model's bounds or the search's.
+	// Incomplete: a larger bound would explain the trace (Result.Reason
+	// names it: --max-candidates, MaxReg, the int8 range of values).
 	Incomplete Verdict = "incomplete"
 )
 
@@ -109,6 +116,12 @@ type Result struct {
 	Line   int    `json:"line,omitempty"`
 	Text   string `json:"text,omitempty"`
 	Reason string `json:"reason,omitempty"`
+	// Process is the process that wrote the line (a multi-process run);
+	// ProcessFile and ProcessLine are where the line is in that process's
+	// own trace (CheckRun).
+	Process     string `json:"process,omitempty"`
+	ProcessFile string `json:"process_file,omitempty"`
+	ProcessLine int    `json:"process_line,omitempty"`
 	// Candidates are the states that agreed with every line before Line.
 	Candidates []Candidate `json:"candidates,omitempty"`
 	// MaxCandidates is the largest candidate set the search held.
@@ -151,10 +164,23 @@ type InputError struct {
 	File string
 	Line int
 	Msg  string
+	// Err, if set, is the kind of input error (ErrUnnamedSend).
+	Err error
 }
 
 // Error returns "file:line: what is wrong".
 func (e *InputError) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg) }
+
+// Unwrap returns the kind of input error, if any.
+func (e *InputError) Unwrap() error { return e.Err }
+
+// ErrUnnamedSend is the input error of a line whose action sends a
+// message that the line does not name (no params.m). TLC's trace spec
+// rejects such a line instead (its SentAsSaid: a line without m sends
+// nothing); docs/trace.md, "A send without its message", says why the
+// checker calls it an input error, and checker traceparity counts the
+// two as agreeing.
+var ErrUnnamedSend = errors.New("a send line does not name its message")
 
 // maxShown bounds the candidates a rejection lists.
 const maxShown = 8
@@ -194,13 +220,31 @@ func CheckBytes(data []byte, name string, model *spec.Model, opts Options) (Resu
 	}
 	buf := bufPool.Get().(*buffers)
 	defer bufPool.Put(buf)
-	lines, err := c.compile(data, len(data)-len(rest), name, buf)
+	lines, cut, err := c.compile(data, len(data)-len(rest), name, buf)
 	if err != nil {
 		return res, err
 	}
 	lookahead(lines)
 	if err := c.search(data, lines, &res); err != nil {
 		return res, err
+	}
+	if cut != nil && res.Verdict == OK {
+		// Every line before the cut is explained; the cut line is in no
+		// order of a run (or depends on a line a killed process lost).
+		res.Line, res.Text = lineAt(data, cut.off)
+		res.Process = cut.proc
+		var lost *lostLine
+		if errors.As(cut.err, &lost) {
+			res.Verdict, res.Reason = Incomplete, "happens-before: "+cut.err.Error()
+		} else {
+			res.Verdict, res.Reason = Rejected, "happens-before: "+cut.err.Error()
+		}
+	}
+	if res.Verdict != OK && res.Process == "" && res.Line > 0 {
+		var st stamp
+		if _, err := splitStamp([]byte(res.Text), &st); err == nil {
+			res.Process = st.proc
+		}
 	}
 	res.MaxCandidates = c.MaxCandidates()
 	res.Seconds = time.Since(start).Seconds()
@@ -219,8 +263,11 @@ func headerModel(text []byte, model *spec.Model) (*spec.Model, error) {
 	if err := dec.Decode(&h); err != nil {
 		return nil, fmt.Errorf("bad header: %v", err)
 	}
-	if h.Trace != SchemaVersion {
-		return nil, fmt.Errorf("trace schema version %d, this checker reads version %d", h.Trace, SchemaVersion)
+	if h.Trace != SchemaVersion && h.Trace != 1 {
+		return nil, fmt.Errorf("trace schema version %d, this checker reads versions 1 and %d", h.Trace, SchemaVersion)
+	}
+	if h.Process != "" {
+		return nil, fmt.Errorf("the trace of process %s of a multi-process run: check the run's directory (its traces merged)", h.Process)
 	}
 	if model != nil {
 		return model, nil
@@ -246,9 +293,20 @@ type buffers struct {
 
 var bufPool = sync.Pool{New: func() any { return new(buffers) }}
 
+// causalCut is the first line of a stamped trace that is in no order of
+// a run (happens-before), where compile stops.
+type causalCut struct {
+	off  int
+	proc string
+	err  error
+}
+
 // compile compiles every line of data from offset off on (the lines
-// after the header) into buf; a malformed line is an *InputError.
-func (c *Checker) compile(data []byte, off int, name string, buf *buffers) (lines []line, err error) {
+// after the header) into buf; a malformed line is an *InputError. The
+// lines of a multi-process run (stamped) must come in an order that
+// respects happens-before: compile stops at the first that does not and
+// returns it as the cut.
+func (c *Checker) compile(data []byte, off int, name string, buf *buffers) (lines []line, cut *causalCut, err error) {
 	est := bytes.Count(data[off:], []byte{'\n'}) + 1
 	if cap(buf.lines) < est {
 		buf.lines = make([]line, 0, est)
@@ -266,10 +324,30 @@ func (c *Checker) compile(data []byte, off int, name string, buf *buffers) (line
 	cache := map[string]int32{}
 	hits := 0
 	n := 1
+	var order causal
+	var st stamp
 	for off < len(data) {
 		text, rest := nextLine(data[off:])
 		n++
-		if j, ok := cache[string(text)]; ok {
+		key := text
+		if len(bytes.TrimSpace(text)) > 0 {
+			// The stamp (p, c, after, from) comes first; the line's
+			// body, the rest, is what repeats.
+			body, err := splitStamp(text, &st)
+			if err != nil {
+				return nil, nil, &InputError{File: name, Line: n, Msg: err.Error()}
+			}
+			if err := order.add(&st); err != nil {
+				var v *violation
+				var l *lostLine
+				if !errors.As(err, &v) && !errors.As(err, &l) {
+					return nil, nil, &InputError{File: name, Line: n, Msg: err.Error()}
+				}
+				return lines, &causalCut{off: off, proc: st.proc, err: err}, nil
+			}
+			key = text[body:]
+		}
+		if j, ok := cache[string(key)]; ok {
 			lines = append(lines, lines[j])
 			lines[len(lines)-1].off = off
 			hits++
@@ -277,20 +355,20 @@ func (c *Checker) compile(data []byte, off int, name string, buf *buffers) (line
 			lines = append(lines, line{})
 			ln := &lines[len(lines)-1]
 			if err := c.parseLine(text, ln); err != nil {
-				return nil, &InputError{File: name, Line: n, Msg: err.Error()}
+				return nil, nil, &InputError{File: name, Line: n, Msg: err.Error()}
 			}
 			ln.off = off
 			switch {
 			case cache == nil:
 			case len(cache) < lineCacheSize:
-				cache[string(text)] = int32(len(lines) - 1)
+				cache[string(key)] = int32(len(lines) - 1)
 			case hits < len(lines)/2:
 				cache = nil // most lines are new: the cache does not pay
 			}
 		}
 		off = len(data) - len(rest)
 	}
-	return lines, nil
+	return lines, nil, nil
 }
 
 // lineCacheSize bounds the distinct lines compile remembers (a variable
@@ -309,12 +387,17 @@ func (c *Checker) search(data []byte, lines []line, res *Result) error {
 		}
 		res.Line, res.Text = lineAt(data, ln.off)
 		if c.unnamedSend {
-			return &InputError{File: res.File, Line: res.Line,
+			return &InputError{File: res.File, Line: res.Line, Err: ErrUnnamedSend,
 				Msg: fmt.Sprintf("%s sends a message the line does not name (params.m)", c.actions[ln.act].name)}
 		}
 		var be *boundError
 		if errors.As(err, &be) {
-			res.Verdict, res.Reason = Incomplete, "outside the model's bounds: "+be.msg
+			res.Verdict, res.Reason = Incomplete, "past a bound: "+be.msg
+			return nil
+		}
+		var oe *outsideError
+		if errors.As(err, &oe) {
+			res.Verdict, res.Reason = Rejected, oe.msg
 			return nil
 		}
 		res.Verdict = Rejected

@@ -66,11 +66,11 @@ func TestBlockedRegisterTableHoldsTheDrain(t *testing.T) {
 	<-gate.Entered()
 
 	stopping.Store(true)
-	n, closed := svc.Report()
+	n, closed := svc.Sample()
 	require.True(t, closed)
 	require.Equal(t, int64(1), n, "R2: the blocked registration is counted: the drain waits")
 	time.Sleep(10 * time.Millisecond)
-	n, _ = svc.Report()
+	n, _ = svc.Sample()
 	require.Equal(t, int64(1), n, "it stays counted while the call is blocked")
 
 	cancel() // the shutdown deadline
@@ -81,7 +81,7 @@ func TestBlockedRegisterTableHoldsTheDrain(t *testing.T) {
 		t.Fatal("the blocked RegisterTable did not end when the service's context was cancelled")
 	}
 	_ = wait()
-	n, _ = svc.Report()
+	n, _ = svc.Sample()
 	require.Zero(t, n, "F-R1: the cancelled call rolled the count back")
 	require.Zero(t, ss.TotalRefs())
 	require.False(t, es.Subscribed("d1"))

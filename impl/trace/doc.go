@@ -28,4 +28,18 @@
 //
 // Message losses and duplicates are never traced: no process sees them;
 // the checker fills them in from the trace's future.
+//
+// # One trace per process
+//
+// A run of several processes (a cluster, or the simulator's processes)
+// writes one trace per process: a Writer whose Header names the process
+// stamps each line with the process and its Lamport clock ([Stamp],
+// Line.At), writes the lines it depends on (Line.From, or given by
+// [Writer.Receive] before a message is handed over), and writes a line
+// that sends a message through before it returns, so that a killed
+// process ([Writer.Crash]) loses only lines no other process saw. A
+// message carries the stamp of the line that sent it (a Stamp field of
+// the transport's message). The checker merges the traces in clock order
+// (docs/trace.md, "Multi-process runs", which argues why one such order
+// suffices).
 package trace

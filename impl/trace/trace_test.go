@@ -48,7 +48,7 @@ func TestWriterOrdersConcurrentLines(t *testing.T) {
 	require.NoError(t, w.Close())
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
 	require.Len(t, lines, 401)
-	require.Equal(t, `{"drainproof_trace":1,"model":{"MaxEpoch":2},"source":"test"}`, lines[0])
+	require.Equal(t, `{"drainproof_trace":2,"model":{"MaxEpoch":2},"source":"test"}`, lines[0])
 	last := map[int64]int64{}
 	for _, s := range lines[1:] {
 		var v struct {
@@ -68,4 +68,75 @@ func TestTeeAndLines(t *testing.T) {
 	tr.Trace(&trace.Line{Action: names.BrokerRollback, Vars: []trace.Var{trace.Int("count", 1)}})
 	require.Len(t, a.All(), 1)
 	require.Equal(t, a.All(), b.All())
+}
+
+// countingWriter records what reached it, write by write.
+type countingWriter struct{ bytes.Buffer }
+
+func lineCount(b *bytes.Buffer) int { return strings.Count(b.String(), "\n") }
+
+// TestProcessWriterStamps: a process Writer stamps each line with its
+// process and a Lamport clock that passes every dependency, writes the
+// dependencies, and names its predecessor on its first line.
+func TestProcessWriterStamps(t *testing.T) {
+	var buf countingWriter
+	w, err := trace.NewWriter(&buf, trace.Header{Model: map[string]any{}, Process: "T.2", After: "T.1", Clock: 10})
+	require.NoError(t, err)
+	require.Equal(t, trace.Stamp{}, w.Last())
+	l := trace.Line{Action: names.NodeCrashRestart, V: "new"}
+	w.Trace(&l)
+	require.Equal(t, trace.Stamp{Proc: "T.2", Clock: 11}, l.At)
+	w.Receive(trace.Stamp{Proc: "coord", Clock: 40})
+	l2 := trace.Line{Action: names.NodeRecvCommand, M: &trace.Msg{Kind: "cmd", Epoch: 2, Liveness: "DRAINING", Count: -1},
+		Reply: &trace.Msg{Kind: "resp", Epoch: 2, Liveness: "DRAINING", Count: -1}}
+	w.Trace(&l2)
+	require.Equal(t, trace.Stamp{Proc: "T.2", Clock: 41}, l2.At, "a receive's clock passes its sender's")
+	require.Equal(t, l2.At, w.Last())
+	require.NoError(t, w.Close())
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	require.Len(t, lines, 3)
+	require.Equal(t, `{"drainproof_trace":2,"model":{},"process":"T.2","after":"T.1"}`, lines[0])
+	require.Equal(t, `{"p":"T.2","c":11,"after":"T.1","action":"NodeCrashRestart","params":{"v":"new"}}`, lines[1])
+	require.True(t, strings.HasPrefix(lines[2], `{"p":"T.2","c":41,"from":[{"p":"coord","c":40}],"action":"NodeRecvCommand",`), lines[2])
+	for _, s := range lines {
+		var v map[string]any
+		require.NoError(t, json.Unmarshal([]byte(s), &v), s)
+	}
+}
+
+// TestCrashLosesOnlyUnsentLines: a line that sends a message is written
+// through at once; a crash loses only (some of) the lines after the last
+// such line, and the Writer says how many.
+func TestCrashLosesOnlyUnsentLines(t *testing.T) {
+	for keep := 0; keep <= 3; keep++ {
+		var buf countingWriter
+		w, err := trace.NewWriter(&buf, trace.Header{Model: map[string]any{}, Process: "T.1"})
+		require.NoError(t, err)
+		w.Trace(&trace.Line{Action: names.NodeStartHeartbeat}) // the first line is written through
+		w.Trace(&trace.Line{Action: names.ServiceStartReport})
+		require.Equal(t, 2, lineCount(&buf.Buffer), "header and first line")
+		w.Trace(&trace.Line{Action: names.NodeSendHeartbeat, M: &trace.Msg{Kind: "hb", Epoch: 1, Liveness: "ALIVE"}})
+		require.Equal(t, 4, lineCount(&buf.Buffer), "a send is written through")
+		require.Zero(t, w.Unwritten())
+		w.Trace(&trace.Line{Action: names.CoordRecvHeartbeat, M: &trace.Msg{Kind: "hb"}}) // a receive: not a send
+		w.Trace(&trace.Line{Action: names.BrokerAdmit, D: "d1"})
+		require.Equal(t, 2, w.Unwritten())
+		lost, err := w.Crash(keep)
+		require.NoError(t, err)
+		require.Equal(t, max(0, 2-keep), lost)
+		require.Equal(t, 4+min(keep, 2), lineCount(&buf.Buffer))
+		w.Trace(&trace.Line{Action: names.BrokerAdmit, D: "d1"}) // a dead process writes nothing
+		require.NoError(t, w.Close())
+		require.Equal(t, 4+min(keep, 2), lineCount(&buf.Buffer))
+	}
+}
+
+// TestWriterHeader: a Writer gives back the header it wrote, so that an
+// emitter reads the model's constants (the event service: the Brokers)
+// from its tracer.
+func TestWriterHeader(t *testing.T) {
+	h := trace.Header{Model: map[string]any{"Brokers": []string{"c1", "c2"}}, Source: "test"}
+	w, err := trace.NewWriter(&bytes.Buffer{}, h)
+	require.NoError(t, err)
+	require.Equal(t, h, w.Header())
 }

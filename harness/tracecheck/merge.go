@@ -1,0 +1,610 @@
+package tracecheck
+
+import (
+	"bufio"
+	"bytes"
+	"container/heap"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/drainproof/drainproof/spec"
+)
+
+// This file merges the per-process traces of one run (docs/trace.md,
+// multi-process runs) into one order that respects happens-before: the
+// order of the lines' Lamport clocks (ties by process name), a
+// successor's lines only once its predecessor's trace is exhausted.
+// docs/trace.md argues why this one order suffices: every order that
+// respects happens-before is explained by the model or none is.
+
+// Merged is the per-process traces of one run in one order.
+type Merged struct {
+	// Data is the merged trace: a header (the processes' model, no
+	// process) and every line, as written, stamp included.
+	Data []byte
+	// Files are the per-process traces, Procs their processes.
+	Files, Procs []string
+	// Src gives, for each line of Data after the header, the index of its
+	// file and its line number there.
+	Src []SrcLine
+	// Cut, if set, is the first line in no order of the run (it depends
+	// on a line that comes after it, or that a killed process lost): Data
+	// ends before it.
+	Cut *CutLine
+}
+
+// SrcLine is where a merged line comes from.
+type SrcLine struct {
+	File int
+	Line int
+}
+
+// CutLine is a line the merge could not place, and why.
+type CutLine struct {
+	SrcLine
+	Proc, Text, Reason string
+	// Lost: it depends on a line a killed process never wrote.
+	Lost bool
+}
+
+// procTrace is one process's trace being merged, read line by line.
+type procTrace struct {
+	file   int
+	path   string
+	proc   string
+	after  string
+	f      *os.File
+	r      *bufio.Reader
+	long   []byte // a line longer than the reader's buffer
+	lineNo int    // the head's line number
+	head   stamp
+	text   []byte // the head's text, valid until the next read
+	body   int    // where the head's body (after its stamp) starts
+}
+
+// open opens the trace at path and reads its header.
+func openProc(path string, file int) (*procTrace, Header, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, Header{}, &InputError{File: path, Msg: err.Error()}
+	}
+	t := &procTrace{file: file, path: path, f: f, r: bufio.NewReaderSize(f, 64<<10)}
+	text, ok, err := t.readLine()
+	if err == nil && !ok {
+		err = &InputError{File: path, Line: 1, Msg: "empty trace: no header line"}
+	}
+	if err != nil {
+		_ = f.Close()
+		return nil, Header{}, err
+	}
+	var h Header
+	dec := json.NewDecoder(bytes.NewReader(text))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&h); err != nil {
+		_ = f.Close()
+		return nil, h, &InputError{File: path, Line: 1, Msg: "bad header: " + err.Error()}
+	}
+	t.proc, t.after = h.Process, h.After
+	return t, h, nil
+}
+
+// readLine reads the next line (without its newline).
+func (t *procTrace) readLine() ([]byte, bool, error) {
+	t.lineNo++
+	line, err := t.r.ReadSlice('\n')
+	if errors.Is(err, bufio.ErrBufferFull) {
+		t.long = append(t.long[:0], line...)
+		for errors.Is(err, bufio.ErrBufferFull) {
+			line, err = t.r.ReadSlice('\n')
+			t.long = append(t.long, line...)
+		}
+		line = t.long
+	}
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, false, &InputError{File: t.path, Line: t.lineNo, Msg: err.Error()}
+	}
+	if len(line) == 0 && errors.Is(err, io.EOF) {
+		return nil, false, nil
+	}
+	line = bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r"))
+	return line, true, nil
+}
+
+// next reads the process's next non-empty line into its head; false at
+// the end of its trace.
+func (t *procTrace) next() (bool, error) {
+	for {
+		text, ok, err := t.readLine()
+		if err != nil || !ok {
+			return false, err
+		}
+		if len(bytes.TrimSpace(text)) == 0 {
+			continue
+		}
+		body, err := splitStamp(text, &t.head)
+		if err != nil {
+			return false, &InputError{File: t.path, Line: t.lineNo, Msg: err.Error()}
+		}
+		t.body = body
+		if t.head.proc != t.proc {
+			return false, &InputError{File: t.path, Line: t.lineNo,
+				Msg: fmt.Sprintf("a line of process %q in the trace of %s (every line names its process: p)", t.head.proc, t.proc)}
+		}
+		t.text = text
+		return true, nil
+	}
+}
+
+// heads is the merge's heap of the processes' next lines.
+type heads []*procTrace
+
+func (h heads) Len() int { return len(h) }
+func (h heads) Less(i, j int) bool {
+	if h[i].head.clock != h[j].head.clock {
+		return h[i].head.clock < h[j].head.clock
+	}
+	return h[i].proc < h[j].proc
+}
+func (h heads) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *heads) Push(x any)   { *h = append(*h, x.(*procTrace)) }
+func (h *heads) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// RunFiles returns the per-process traces of a run directory: its
+// *.ndjson files whose header names a process. ok is false when the
+// directory holds no such trace (single traces, checked one by one).
+func RunFiles(dir string) (files []string, ok bool, err error) {
+	m, err := filepath.Glob(filepath.Join(dir, "*.ndjson"))
+	if err != nil {
+		return nil, false, err
+	}
+	slices.Sort(m)
+	for _, f := range m {
+		h, err := readHeader(f)
+		if err != nil {
+			return nil, false, err
+		}
+		if h.Process != "" {
+			files = append(files, f)
+		}
+	}
+	return files, len(files) > 0, nil
+}
+
+func readHeader(path string) (Header, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Header{}, &InputError{File: path, Msg: err.Error()}
+	}
+	defer f.Close()
+	buf := make([]byte, 64<<10)
+	n, _ := f.Read(buf)
+	text, _ := nextLine(buf[:n])
+	var h Header
+	if err := json.Unmarshal(text, &h); err != nil {
+		return h, &InputError{File: path, Line: 1, Msg: "bad header: " + err.Error()}
+	}
+	return h, nil
+}
+
+// merger merges the per-process traces of one run, line by line: it
+// holds one line per process and a heap of them, so its memory is in the
+// number of processes, not of lines.
+type merger struct {
+	paths  []string
+	procs  []*procTrace
+	succ   map[string]*procTrace
+	h      heads
+	order  causal
+	header Header // the merged trace's
+	// Cut is the first line in no order of the run, once next has met it.
+	Cut *CutLine
+	pop *procTrace // the process whose head next returned last
+}
+
+// newMerger opens the traces of a run and checks their headers.
+func newMerger(paths []string) (*merger, error) {
+	if len(paths) == 0 {
+		return nil, errors.New("no traces to merge")
+	}
+	m := &merger{paths: paths, succ: map[string]*procTrace{}}
+	byName := map[string]*procTrace{}
+	var model []byte
+	for i, path := range paths {
+		t, h, err := openProc(path, i)
+		if err != nil {
+			m.close()
+			return nil, err
+		}
+		m.procs = append(m.procs, t)
+		fail := func(msg string) (*merger, error) {
+			m.close()
+			return nil, &InputError{File: path, Line: 1, Msg: msg}
+		}
+		if h.Trace != SchemaVersion {
+			return fail(fmt.Sprintf("trace schema version %d: a multi-process run's traces are version %d", h.Trace, SchemaVersion))
+		}
+		if h.Process == "" {
+			return fail("the header names no process: not a trace of one process of a run")
+		}
+		mb, err := json.Marshal(h.Model)
+		if err != nil {
+			return fail(err.Error())
+		}
+		if i == 0 {
+			model = mb
+			m.header = Header{Trace: SchemaVersion, Model: h.Model,
+				Source: fmt.Sprintf("%d processes merged (%s)", len(paths), h.Source)}
+		} else if !bytes.Equal(mb, model) {
+			return fail(fmt.Sprintf("its model differs from %s's: not one run", paths[0]))
+		}
+		if byName[h.Process] != nil {
+			return fail(fmt.Sprintf("a second trace of process %s", h.Process))
+		}
+		byName[h.Process] = t
+	}
+	for _, t := range m.procs {
+		if t.after == "" {
+			continue
+		}
+		if byName[t.after] == nil {
+			m.close()
+			return nil, &InputError{File: t.path, Line: 1, Msg: fmt.Sprintf("succeeds %s, whose trace is not in the run", t.after)}
+		}
+		if o := m.succ[t.after]; o != nil {
+			m.close()
+			return nil, &InputError{File: t.path, Line: 1, Msg: fmt.Sprintf("%s and %s both succeed %s", o.proc, t.proc, t.after)}
+		}
+		m.succ[t.after] = t
+	}
+	for _, t := range m.procs {
+		if t.after == "" {
+			if err := m.push(t); err != nil {
+				m.close()
+				return nil, err
+			}
+		}
+	}
+	return m, nil
+}
+
+// push puts t's next line on the heap; at the end of t's trace, its
+// successor's first.
+func (m *merger) push(t *procTrace) error {
+	for {
+		ok, err := t.next()
+		if err != nil {
+			return err
+		}
+		if ok {
+			heap.Push(&m.h, t)
+			return nil
+		}
+		// Its trace is exhausted: its successor may start.
+		m.order.exhausted(t.proc)
+		if t = m.succ[t.proc]; t == nil {
+			return nil
+		}
+	}
+}
+
+// next returns the next line of the merged order (valid until the next
+// call), where its body starts (after its stamp) and where it comes
+// from; false at the end, or at the first line in no order of the run
+// (m.Cut).
+func (m *merger) next() (text []byte, body int, src SrcLine, ok bool, err error) {
+	if m.pop != nil {
+		t := m.pop
+		m.pop = nil
+		if err := m.push(t); err != nil {
+			return nil, 0, src, false, err
+		}
+	}
+	if m.h.Len() == 0 || m.Cut != nil {
+		return nil, 0, src, false, nil
+	}
+	t := heap.Pop(&m.h).(*procTrace)
+	src = SrcLine{File: t.file, Line: t.lineNo}
+	if err := m.order.add(&t.head); err != nil {
+		var v *violation
+		var l *lostLine
+		if !errors.As(err, &v) && !errors.As(err, &l) {
+			return nil, 0, src, false, &InputError{File: t.path, Line: t.lineNo, Msg: err.Error()}
+		}
+		m.Cut = &CutLine{SrcLine: src, Proc: t.proc, Text: string(t.text),
+			Reason: "happens-before: " + err.Error(), Lost: l != nil}
+		return nil, 0, src, false, nil
+	}
+	m.pop = t
+	return t.text, t.body, src, true, nil
+}
+
+// close closes the traces.
+func (m *merger) close() {
+	for _, t := range m.procs {
+		_ = t.f.Close()
+	}
+}
+
+// Merge reads the per-process traces of one run and merges them (in
+// memory: for a run too large, CheckRun streams).
+func Merge(paths []string) (*Merged, error) {
+	mg, err := newMerger(paths)
+	if err != nil {
+		return nil, err
+	}
+	defer mg.close()
+	m := &Merged{Files: paths}
+	for _, t := range mg.procs {
+		m.Procs = append(m.Procs, t.proc)
+	}
+	hb, err := json.Marshal(mg.header)
+	if err != nil {
+		return nil, err
+	}
+	m.Data = append(hb, '\n')
+	for {
+		text, _, src, ok, err := mg.next()
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			break
+		}
+		m.Data = append(append(m.Data, text...), '\n')
+		m.Src = append(m.Src, src)
+	}
+	m.Cut = mg.Cut
+	return m, nil
+}
+
+// CheckRun merges the per-process traces of one run and checks the
+// merged order against model, or the model the headers name when model
+// is nil. It streams: it reads the traces twice, line by line (the first
+// pass decides the environment's losses and duplicates from each
+// message's future, the second checks), holding two bits per line, so
+// its memory is linear in the run's length with a small constant. The
+// result names the merged trace's line and, for a line not explained,
+// its process and where it is in that process's trace.
+func CheckRun(paths []string, name string, model *spec.Model, opts Options) (Result, error) {
+	start := time.Now()
+	res := Result{File: name}
+	mg, err := newMerger(paths)
+	if err != nil {
+		return res, err
+	}
+	hb, err := json.Marshal(mg.header)
+	if err != nil {
+		mg.close()
+		return res, err
+	}
+	if model, err = headerModel(hb, model); err != nil {
+		mg.close()
+		return res, &InputError{File: paths[0], Line: 1, Msg: err.Error()}
+	}
+	c, err := NewChecker(model, opts)
+	if err != nil {
+		mg.close()
+		return res, err
+	}
+	lc := newLineCompiler(c)
+	var la fwdLookahead
+	var ln line
+	n := 0
+	for {
+		text, body, src, ok, err := mg.next()
+		if err != nil {
+			mg.close()
+			return res, err
+		}
+		if !ok {
+			break
+		}
+		if err := lc.compile(text, body, &ln); err != nil {
+			mg.close()
+			return res, &InputError{File: paths[src.File], Line: src.Line, Msg: err.Error()}
+		}
+		la.observe(n, &ln)
+		n++
+	}
+	cut := mg.Cut
+	mg.close()
+
+	if mg, err = newMerger(paths); err != nil {
+		return res, err
+	}
+	defer mg.close()
+	for i := 0; i < n; i++ {
+		text, body, src, ok, err := mg.next()
+		if err != nil || !ok {
+			return res, errors.Join(err, fmt.Errorf("%s: the traces changed while they were checked", name))
+		}
+		if err := lc.compile(text, body, &ln); err != nil {
+			return res, &InputError{File: paths[src.File], Line: src.Line, Msg: err.Error()}
+		}
+		la.apply(i, &ln)
+		ok, err = c.step(&ln)
+		if ok {
+			res.Lines++
+			continue
+		}
+		res.Line, res.Text = i+2, string(text)
+		res.Process, res.ProcessFile, res.ProcessLine = mg.procs[src.File].proc, paths[src.File], src.Line
+		if c.unnamedSend {
+			return res, &InputError{File: paths[src.File], Line: src.Line,
+				Msg: fmt.Sprintf("%s sends a message the line does not name (params.m)", c.actions[ln.act].name)}
+		}
+		var be *boundError
+		if errors.As(err, &be) {
+			res.Verdict, res.Reason = Incomplete, "outside the model's bounds: "+be.msg
+		} else {
+			res.Verdict = Rejected
+			res.Reason = fmt.Sprintf("no step of %s from any of the %d candidate states agrees with the line",
+				c.actions[ln.act].name, len(c.cur))
+			res.Candidates = c.explain(&ln)
+		}
+		break
+	}
+	if res.Verdict == "" {
+		res.Verdict = OK
+		if cut != nil {
+			res.Line, res.Text, res.Process, res.Reason = n+2, cut.Text, cut.Proc, cut.Reason
+			res.ProcessFile, res.ProcessLine = paths[cut.File], cut.Line
+			res.Verdict = Rejected
+			if cut.Lost {
+				res.Verdict = Incomplete
+			}
+		}
+	}
+	res.MaxCandidates = c.MaxCandidates()
+	res.Seconds = time.Since(start).Seconds()
+	return res, nil
+}
+
+// lineCompiler compiles the lines of a stream: a line whose body (the
+// text after its stamp) was seen before is a copy of its compiled form;
+// the observed values of the lines it remembers stay in the checker's
+// arena, those of the others are dropped at the next line.
+type lineCompiler struct {
+	c     *Checker
+	cache map[string]line
+	keep  int // the arena's length that remembered lines use
+	hits  int
+	seen  int
+}
+
+func newLineCompiler(c *Checker) *lineCompiler {
+	c.arena = c.arena[:0]
+	return &lineCompiler{c: c, cache: map[string]line{}}
+}
+
+// compile compiles text, whose body starts at body, into ln.
+func (lc *lineCompiler) compile(text []byte, body int, ln *line) error {
+	lc.seen++
+	if l, ok := lc.cache[string(text[body:])]; ok {
+		*ln = l
+		lc.hits++
+		return nil
+	}
+	lc.c.arena = lc.c.arena[:lc.keep]
+	if err := lc.c.parseLine(text, ln); err != nil {
+		return err
+	}
+	switch {
+	case lc.cache == nil:
+	case len(lc.cache) < lineCacheSize:
+		lc.cache[string(text[body:])] = *ln
+		lc.keep = len(lc.c.arena)
+	case lc.hits < lc.seen/2:
+		lc.cache = nil // most lines are new: the cache does not pay
+	}
+	return nil
+}
+
+// fwdLookahead is lookahead in two forward passes: observe, line by line,
+// marks each send whose message's next event is a receive (received) and
+// each receive whose message's next event is a receive again (again);
+// apply then sets, line by line, what lookahead sets in one backward
+// pass: a send lost at once, a receive keeping a copy, the messages in
+// flight awaiting a later receive.
+type fwdLookahead struct {
+	received, again bitset
+	last            map[msgKey]event // a message's last event so far
+	// the second pass
+	pending map[msgKey]bool
+	count   int
+}
+
+// event is a message's (or a REGISTER's) event: a line that sends or
+// receives it.
+type event struct {
+	line int
+	send bool
+}
+
+func (la *fwdLookahead) observe(i int, ln *line) {
+	if la.last == nil {
+		la.last = map[msgKey]event{}
+	}
+	ev := func(k msgKey, send bool) {
+		if prev, ok := la.last[k]; ok && !send {
+			if prev.send {
+				la.received.set(prev.line)
+			} else {
+				la.again.set(prev.line)
+			}
+		}
+		la.last[k] = event{line: i, send: send}
+	}
+	if ln.isSendReg || ln.isRecvReg {
+		ev(regKey(int(ln.idx), int(ln.b)), ln.isSendReg)
+		return
+	}
+	if ln.isRecv { // in a line that receives and replies, the receive comes first
+		ev(keyOf(ln.msg.msg), false)
+	}
+	if ln.hasReply || (ln.hasMsg && !ln.isRecv) {
+		ev(keyOf(ln.sentMsg()), true)
+	}
+}
+
+// apply sets line i's lose, keep and peak (lookahead's) from the first
+// pass.
+func (la *fwdLookahead) apply(i int, ln *line) {
+	if la.pending == nil {
+		la.pending = map[msgKey]bool{}
+	}
+	set := func(k msgKey, v bool) {
+		switch old := la.pending[k]; {
+		case v && !old:
+			la.count++
+		case !v && old:
+			la.count--
+		}
+		la.pending[k] = v
+	}
+	if ln.isSendReg {
+		ln.lose = !la.received.get(i)
+	}
+	if ln.isSendReg || ln.isRecvReg {
+		ln.peak = int32(la.count)
+		return
+	}
+	if ln.isRecv {
+		if ln.keep < 0 {
+			ln.keep = b8(la.again.get(i))
+		}
+		set(keyOf(ln.msg.msg), la.again.get(i))
+	}
+	sends := ln.hasReply || (ln.hasMsg && !ln.isRecv)
+	if sends {
+		ln.lose = !la.received.get(i)
+		set(keyOf(ln.sentMsg()), !ln.lose)
+	}
+	ln.peak = int32(la.count)
+	if sends && ln.lose {
+		ln.peak++
+	}
+}
+
+// bitset is a growing set of line numbers.
+type bitset []uint64
+
+func (b *bitset) set(i int) {
+	for i>>6 >= len(*b) {
+		*b = append(*b, 0)
+	}
+	(*b)[i>>6] |= 1 << (i & 63)
+}
+
+func (b bitset) get(i int) bool { return i>>6 < len(b) && b[i>>6]&(1<<(i&63)) != 0 }

@@ -1,0 +1,225 @@
+package tracecheck_test
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/drainproof/drainproof/harness/tracecheck"
+	"github.com/drainproof/drainproof/spec"
+)
+
+// asRun writes trace data as the run of one process "X" (its header
+// naming the process, every line stamped) and returns the run's files.
+func asRun(t testing.TB, data []byte) []string {
+	t.Helper()
+	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	var b strings.Builder
+	b.WriteString(strings.TrimSuffix(lines[0], "}") + `,"process":"X"}` + "\n")
+	for i, l := range lines[1:] {
+		fmt.Fprintf(&b, `{"p":"X","c":%d,%s`+"\n", i+1, l[1:])
+	}
+	path := filepath.Join(t.TempDir(), "X.ndjson")
+	require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o644))
+	return []string{path}
+}
+
+// TestCheckRunAgreesWithCheckBytes: the streaming check of a run
+// (CheckRun: two forward passes, the environment decided by the first)
+// and the in-memory check (CheckBytes: lookahead in one backward pass)
+// agree on every generated walk, mutated walk and walk of a buggy model:
+// verdict, line, lines explained, candidates.
+func TestCheckRunAgreesWithCheckBytes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	n := 0
+	for name, cfg := range configs() {
+		for seed := uint64(1); seed <= 30; seed++ {
+			lines, _ := traceOf(t, cfg, seed, 150)
+			traces := [][]tracecheck.Line{lines}
+			// One line dropped or two adjacent lines swapped: some are rejected.
+			mut := clone(lines)
+			if i := rng.IntN(len(mut) - 1); seed%2 == 0 {
+				mut[i], mut[i+1] = mut[i+1], mut[i]
+			} else {
+				mut = append(mut[:i], mut[i+1:]...)
+			}
+			traces = append(traces, mut)
+			for _, bn := range []string{"DoubleIncrement", "NoAdmissionGate", "AcceptStaleEpoch"} {
+				bug, _ := spec.ParseBug(bn)
+				bc := cfg
+				bc.Bugs = bug
+				bl, _ := traceOf(t, bc, seed, 150)
+				traces = append(traces, bl)
+			}
+			for _, tr := range traces {
+				data := encode(t, cfg, tr)
+				want := check(t, data)
+				got, err := tracecheck.CheckRun(asRun(t, data), "run", nil, tracecheck.Options{})
+				require.NoError(t, err)
+				require.Equal(t, want.Verdict, got.Verdict, "%s seed %d: %s / %s", name, seed, want.Reason, got.Reason)
+				require.Equal(t, want.Lines, got.Lines, "%s seed %d", name, seed)
+				require.Equal(t, want.Line, got.Line, "%s seed %d", name, seed)
+				require.Equal(t, want.MaxCandidates, got.MaxCandidates, "%s seed %d", name, seed)
+				require.Equal(t, len(want.Candidates), len(got.Candidates))
+				if want.Verdict != tracecheck.OK {
+					require.Equal(t, "X", got.Process)
+					require.Equal(t, got.Line, got.ProcessLine, "one process: its line is the merged one")
+				}
+				n++
+			}
+		}
+	}
+	t.Logf("%d traces", n)
+}
+
+// run writes the processes' traces (name -> lines after the header) of
+// one run of the default model and returns their files.
+func run(t *testing.T, procs map[string][]string, after map[string]string) []string {
+	t.Helper()
+	dir := t.TempDir()
+	h := tracecheck.HeaderFor(tracecheck.TraceConfig(spec.DefaultConfig()), "test")
+	var files []string
+	for p, lines := range procs {
+		var b bytes.Buffer
+		hh := h
+		hh.Process, hh.After = p, after[p]
+		require.NoError(t, tracecheck.Write(&b, hh, nil))
+		b.WriteString(strings.Join(lines, "\n") + "\n")
+		f := filepath.Join(dir, p+".ndjson")
+		require.NoError(t, os.WriteFile(f, b.Bytes(), 0o644))
+		files = append(files, f)
+	}
+	return files
+}
+
+const (
+	hbStart = `"action":"NodeStartHeartbeat"}`
+	hbRep   = `"action":"ServiceStartReport"}`
+	hbRead  = `"action":"ServiceReadBroker","params":{"b":"b1"}}`
+	hbSend  = `"action":"NodeSendHeartbeat","params":{"m":{"kind":"hb","epoch":1,"liveness":"ALIVE","count":0,"closed":false}}}`
+	hbRecv  = `"action":"CoordRecvHeartbeat","params":{"m":{"kind":"hb","epoch":1,"liveness":"ALIVE","count":0,"closed":false}}}`
+)
+
+// TestRunHappensBefore: the merge respects each line's dependencies and
+// process succession, and a run whose clocks contradict them is rejected
+// at the line that cannot be placed (never accepted), or incomplete when
+// the line depends on one a killed process never wrote.
+func TestRunHappensBefore(t *testing.T) {
+	tLines := []string{`{"p":"T","c":1,` + hbStart, `{"p":"T","c":2,` + hbRep, `{"p":"T","c":3,` + hbRead, `{"p":"T","c":4,` + hbSend}
+	check := func(procs map[string][]string, after map[string]string) tracecheck.Result {
+		res, err := tracecheck.CheckRun(run(t, procs, after), "run", nil, tracecheck.Options{})
+		require.NoError(t, err)
+		return res
+	}
+	// The receive depends on the send: accepted.
+	res := check(map[string][]string{"T": tLines, "coord": {`{"p":"coord","c":5,"from":[{"p":"T","c":4}],` + hbRecv}}, nil)
+	require.Equal(t, tracecheck.OK, res.Verdict, res.Reason)
+	require.Equal(t, 5, res.Lines)
+	// Its clock below its send's: it cannot be placed after the send.
+	res = check(map[string][]string{"T": tLines, "coord": {`{"p":"coord","c":2,"from":[{"p":"T","c":4}],` + hbRecv}}, nil)
+	require.Equal(t, tracecheck.Rejected, res.Verdict)
+	require.Equal(t, "coord", res.Process)
+	require.Contains(t, res.Reason, "does not come before it")
+	// Without its dependency the receive's clock puts it first: the model
+	// rejects a receive of a message never sent.
+	res = check(map[string][]string{"T": tLines, "coord": {`{"p":"coord","c":1,` + hbRecv}}, nil)
+	require.Equal(t, tracecheck.Rejected, res.Verdict)
+	require.Equal(t, 3, res.Line, "clock 1 of T, then (a tie, by process name) clock 1 of coord")
+	// Depends on a line the killed T never wrote (its successor T2 started):
+	// incomplete, not rejected.
+	res = check(map[string][]string{"T": tLines[:3], "T2": {`{"p":"T2","c":9,"after":"T",` +
+		`"action":"NodeCrashRestart","params":{"v":"new"}}`}, "coord": {`{"p":"coord","c":5,"from":[{"p":"T","c":4}],` + hbRecv}},
+		map[string]string{"T2": "T"})
+	require.Equal(t, tracecheck.Incomplete, res.Verdict, res.Reason)
+	require.Contains(t, res.Reason, "never wrote")
+	// A process's clock goes back: rejected at that line.
+	res = check(map[string][]string{"T": {tLines[0], `{"p":"T","c":1,` + hbRep}}, nil)
+	require.Equal(t, tracecheck.Rejected, res.Verdict)
+	require.Equal(t, 3, res.ProcessLine, "its second line, after the header")
+	require.Contains(t, res.Reason, "order of its clock")
+	// A successor's lines all come after its predecessor's, whatever their
+	// clocks: T2's restart (clock 1) after T's four lines.
+	res = check(map[string][]string{"T": tLines, "T2": {`{"p":"T2","c":1,"after":"T",` +
+		`"action":"NodeCrashRestart","params":{"v":"new"},"vars":{"epoch":2}}`}}, map[string]string{"T2": "T"})
+	require.Equal(t, tracecheck.OK, res.Verdict, res.Reason)
+	require.Equal(t, 5, res.Lines)
+}
+
+// TestRunInputErrors: a run's traces that are not one run are input
+// errors, each naming the file and line.
+func TestRunInputErrors(t *testing.T) {
+	line := `{"p":"T","c":1,` + hbStart
+	cases := []struct {
+		name  string
+		procs map[string][]string
+		after map[string]string
+		msg   string
+	}{
+		{"wrong process", map[string][]string{"T": {`{"p":"U","c":1,` + hbStart}}, nil, `a line of process "U"`},
+		{"no clock", map[string][]string{"T": {`{"p":"T",` + hbStart}}, nil, `needs "c"`},
+		{"clock zero", map[string][]string{"T": {`{"p":"T","c":0,` + hbStart}}, nil, "clock"},
+		{"bad from", map[string][]string{"T": {`{"p":"T","c":1,"from":[{"p":"U"}],` + hbStart}}, nil, `needs "p" and "c"`},
+		{"no successor's predecessor", map[string][]string{"T": {line}}, map[string]string{"T": "S"}, "not in the run"},
+		{"unstamped line", map[string][]string{"T": {`{` + hbStart}}, nil, `a line of process ""`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := tracecheck.CheckRun(run(t, tc.procs, tc.after), "run", nil, tracecheck.Options{})
+			var ie *tracecheck.InputError
+			require.ErrorAs(t, err, &ie)
+			require.Contains(t, err.Error(), tc.msg)
+			require.Contains(t, ie.File, ".ndjson")
+		})
+	}
+}
+
+// TestWriteRunAccepted: a walk written as a run of several processes
+// (WriteRun) merges back into the walk: accepted, the same lines as the
+// walk as one trace; and a walk of a buggy model so written is rejected
+// where the single trace is.
+func TestWriteRunAccepted(t *testing.T) {
+	for name, cfg := range configs() {
+		for seed := uint64(1); seed <= 10; seed++ {
+			m, err := spec.New(cfg)
+			require.NoError(t, err)
+			files, err := tracecheck.WriteRun(t.TempDir(), m, seed, 400, "test")
+			require.NoError(t, err)
+			require.GreaterOrEqual(t, len(files), 3)
+			res, err := tracecheck.CheckRun(files, "run", nil, tracecheck.Options{})
+			require.NoError(t, err)
+			lines, _ := traceOf(t, cfg, seed, 400)
+			require.Equal(t, tracecheck.OK, res.Verdict, "%s seed %d: %s %s", name, seed, res.Reason, res.Text)
+			require.Equal(t, len(lines), res.Lines)
+		}
+	}
+	cfg := configs()["heartbeat"]
+	bug, _ := spec.ParseBug("DoubleIncrement")
+	bc := cfg
+	bc.Bugs = bug
+	bm, err := spec.New(bc)
+	require.NoError(t, err)
+	gm, err := spec.New(cfg)
+	require.NoError(t, err)
+	rejected := 0
+	for seed := uint64(1); seed <= 10; seed++ {
+		files, err := tracecheck.WriteRun(t.TempDir(), bm, seed, 400, "test")
+		require.NoError(t, err)
+		// The headers name the buggy model: check against the correct one.
+		res, err := tracecheck.CheckRun(files, "run", gm, tracecheck.Options{})
+		require.NoError(t, err)
+		lines, _ := traceOf(t, bc, seed, 400)
+		want := check(t, encode(t, cfg, lines))
+		require.Equal(t, want.Verdict, res.Verdict)
+		require.Equal(t, want.Lines, res.Lines)
+		if res.Verdict == tracecheck.Rejected {
+			rejected++
+		}
+	}
+	require.Positive(t, rejected)
+}
