@@ -230,11 +230,14 @@ NullaryAction(a) ==
       [] a = "LogCoordExpire"           -> LogCoordExpire
 
 \* A send names the message it sent (m), or sends none; a receive's reply
-\* is in flight after it.
+\* is in flight after it and is the only message the receive added (an
+\* older message in flight must not pass for the reply).
 SentAsSaid ==
     IF Has(Params, "m") THEN Params.m \in net' \ net ELSE net' \subseteq net
 ReplyAsSaid ==
-    Has(Params, "reply") => Params.reply \in net'
+    Has(Params, "reply") =>
+        /\ Params.reply \in net'
+        /\ net' \ net \subseteq {Params.reply}
 
 \* The line's step.
 TraceStep ==

@@ -47,6 +47,7 @@ type checkFlags struct {
 	ckEvery   time.Duration
 	recover   string
 	cpuprof   string
+	dump      string
 }
 
 // job is a model ready to run, with its display name and options; run
@@ -64,6 +65,7 @@ type output struct {
 	json           bool
 	name           string
 	html           string // where to write an HTML counterexample, if anywhere
+	dump           string // where to write the distinct states as TLC's -dump does (--dump)
 	// hold, when set (--json with --coverage), takes the run's report
 	// instead of stdout, for the coverage to complete and print: one
 	// JSON object for both.
@@ -87,10 +89,14 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "checker check: %v\n", err)
 		return exitUsage
 	}
-	if flagErr(stderr, "checker check", writable("html", f.html), writableDir("checkpoint", f.ckDir)) {
+	if flagErr(stderr, "checker check", writable("html", f.html), writable("dump", f.dump), writableDir("checkpoint", f.ckDir)) {
 		return exitUsage
 	}
-	out := output{stdout: stdout, stderr: stderr, json: f.json, name: j.name, html: f.html}
+	if f.dump != "" && f.simulate {
+		fmt.Fprintln(stderr, "checker check: --dump writes the states of an exhaustive search; it cannot be used with --simulate")
+		return exitUsage
+	}
+	out := output{stdout: stdout, stderr: stderr, json: f.json, name: j.name, html: f.html, dump: f.dump}
 	if f.json && f.coverage && !f.simulate {
 		out.hold = &report{}
 	}
@@ -153,6 +159,7 @@ func checkFlagSet(f *checkFlags, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&f.ckDir, "checkpoint", "", "save the search in this folder at the end of a level, every --checkpoint-every, to resume it with --recover")
 	fs.DurationVar(&f.ckEvery, "checkpoint-every", 10*time.Minute, "--checkpoint: the least time between checkpoints")
 	fs.StringVar(&f.recover, "recover", "", "resume the search saved in this --checkpoint folder (same model and properties), as TLC -recover")
+	fs.StringVar(&f.dump, "dump", "", "also write every distinct state to this file as TLC's -dump FILE does (the whole space; not under VIEW or SYMMETRY)")
 	fs.StringVar(&f.cpuprof, "cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof reads it; make pgo builds cmd/checker/default.pgo from such profiles)")
 	fs.IntVar(&f.fpBits, "fp", 64, "fingerprint width in bits, 64 or 128 (128: about twice the seen-set's memory; use it from about 10^7 states on)")
 	fs.Usage = usageFunc(fs, "checker check [--model NAME | --config FILE.cfg] [flags]",
@@ -271,10 +278,24 @@ func runModel[S any](ctx context.Context, m modelcheck.Model[S], opts modelcheck
 		fmt.Fprintf(out.stderr, "Checking %s with %s worker(s).\n", out.name, workersText(opts.Workers))
 		printProperties(out.stderr, props)
 	}
+	if out.dump != "" && (opts.UseView || opts.UseSymmetry) {
+		fmt.Fprintln(out.stderr, "checker check: --dump: under a VIEW or SYMMETRY the states TLC stores depend on its search order; dump the model without them")
+		return exitUsage
+	}
 	res, err := modelcheck.Check(ctx, m, opts)
 	if err != nil {
 		fmt.Fprintf(out.stderr, "checker check: %v\n", err)
 		return exitUsage
+	}
+	if out.dump != "" {
+		n, err := writeDump(ctx, m, opts, out.dump)
+		if err != nil {
+			fmt.Fprintf(out.stderr, "checker check: %v\n", err)
+			return exitUsage
+		}
+		if !out.json {
+			fmt.Fprintf(out.stderr, "Dumped %s distinct states to %s.\n", commas(n), out.dump)
+		}
 	}
 	if out.json {
 		r := report{Command: "check", Reason: res.Reason, Steps: len(res.Trace), Seconds: res.Elapsed.Seconds(), Trace: jsonTrace(m, res.Trace),

@@ -155,8 +155,10 @@ type modelRow struct {
 	Generated   int64   `json:"generated"`
 	Depth       int     `json:"depth"`
 	Seconds     float64 `json:"seconds"`
-	AsRecorded  bool    `json:"as_recorded"`
-	Problems    string  `json:"problems,omitempty"`
+	// ContinueSeconds is checker tlc's -continue pass's time, if it ran.
+	ContinueSeconds float64 `json:"continue_seconds,omitempty"`
+	AsRecorded      bool    `json:"as_recorded"`
+	Problems        string  `json:"problems,omitempty"`
 	// OursSeconds, Workers and Speedup are `checker tlc --versus`'s: our
 	// checker's time on the model with TLC's worker count, and TLC's
 	// seconds over ours.

@@ -28,8 +28,10 @@ type tlcRun struct {
 	Generated   int64
 	Depth       int
 	TraceLength int
-	Seconds     float64
-	Version     string
+	Seconds     float64 // TLC's own "Finished in", whole seconds
+	// Wall is the pass's wall time, the JVM's start and SANY included.
+	Wall    float64
+	Version string
 }
 
 var (
@@ -91,9 +93,12 @@ func parseTLC(out string, temporal string) (tlcRun, error) {
 
 // tlcFlags are the flags of `checker tlc`.
 type tlcFlags struct {
-	path, jar, only                    string
+	path, jar, only, heap              string
 	all, record, whole, asJSON, versus bool
 	workers                            int
+	// maxSeconds selects the models whose recorded TLC time (both
+	// passes) is at most this many seconds; 0 selects by size only.
+	maxSeconds float64
 }
 
 // tlcSession is one `checker tlc` run: the flags, the manifest, the
@@ -103,6 +108,8 @@ type tlcSession struct {
 	man            *drainmodel.Manifest
 	dir, meta      string
 	stdout, stderr io.Writer
+	// jvm is the JVM's memory flags (--heap).
+	jvm []string
 }
 
 // tlcResult is what TLC found on one model: the first run and, for a
@@ -128,6 +135,9 @@ func runTLC(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if !t.load() {
 		return exitUsage
+	}
+	if len(t.jvm) > 0 {
+		fmt.Fprintf(stderr, "TLC's JVM: %s\n", strings.Join(t.jvm, " "))
 	}
 	var err error
 	if t.meta, err = os.MkdirTemp("", "drainproof-tlc-"); err != nil {
@@ -190,7 +200,9 @@ func (t *tlcSession) parse(args []string) (code int, ok bool) {
 	fs.BoolVar(&f.whole, "continue", true, "for a safety violation, also run TLC -continue for the whole space's distinct count (false: the trace only; a recorded count is then kept)")
 	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object (see docs/checker.md, \"JSON output\")")
 	fs.BoolVar(&f.versus, "versus", false, "after TLC, run our checker on each model expected ok with the same workers and print both times and their ratio")
-	fs.Usage = usageFunc(fs, "checker tlc [--models FILE] [--jar tla2tools.jar] [--all | --only CFG] [--workers N] [--record] [--json] [--versus]",
+	fs.Float64Var(&f.maxSeconds, "max-seconds", 0, "run only the models whose recorded TLC seconds (with the -continue pass, if it runs) are at most this (0: no bound)")
+	fs.StringVar(&f.heap, "heap", "", "TLC's Java heap (-Xmx), e.g. 4GiB; default half the machine's memory (or cgroup limit), with a quarter more for off-heap fingerprints; 0: the JVM's defaults")
+	fs.Usage = usageFunc(fs, "checker tlc [--models FILE] [--jar tla2tools.jar] [--all | --only CFG | --max-seconds S] [--workers N] [--heap SIZE] [--record] [--json] [--versus]",
 		"Run TLC itself on the models of the manifest and compare its verdicts and counts with the recorded ones\n(or, with --record, record them). TLC's progress lines are shown on stderr.")
 	if code, ok := parseFlags(fs, args, t.stdout, t.stderr); !ok {
 		return code, false
@@ -198,7 +210,16 @@ func (t *tlcSession) parse(args []string) (code int, ok bool) {
 	if flagErr(t.stderr, "checker tlc", intRange("workers", int64(f.workers), 1, maxWorkers)) {
 		return exitUsage, false
 	}
-	if f.only != "" && flagErr(t.stderr, "checker tlc", notWith(setFlags(fs), "--only", "--only runs that one model, large or not", "all")) {
+	if f.only != "" && flagErr(t.stderr, "checker tlc", notWith(setFlags(fs), "--only", "--only runs that one model, large or not, whatever its recorded time", "all", "max-seconds")) {
+		return exitUsage, false
+	}
+	if f.maxSeconds < 0 || f.maxSeconds > 1e7 || f.maxSeconds != f.maxSeconds {
+		fmt.Fprintf(t.stderr, "checker tlc: --max-seconds %v: want 0 (no bound) up to 10000000\n", f.maxSeconds)
+		return exitUsage, false
+	}
+	var err error
+	if t.jvm, err = tlcHeapFlags(f.heap, machineMemory()); err != nil {
+		fmt.Fprintf(t.stderr, "checker tlc: %v\n", err)
 		return exitUsage, false
 	}
 	if f.versus && f.record {
@@ -235,9 +256,64 @@ func (t *tlcSession) load() bool {
 	return true
 }
 
-// selected reports whether the flags select mm.
+// selected reports whether the flags select mm. Under --max-seconds a
+// model with no recorded TLC time is not selected: nothing says it is quick.
 func (t *tlcSession) selected(mm *drainmodel.Entry) bool {
-	return t.f.only == "" && (!mm.Large || t.f.all) || mm.Config == t.f.only
+	if t.f.only != "" {
+		return mm.Config == t.f.only
+	}
+	if mm.Large && !t.f.all {
+		return false
+	}
+	if t.f.maxSeconds > 0 {
+		if mm.TLC == nil {
+			return false
+		}
+		secs := mm.TLC.Seconds
+		if t.runsContinue(mm) {
+			secs += mm.TLC.ContinueSeconds
+		}
+		return secs <= t.f.maxSeconds
+	}
+	return true
+}
+
+// runsContinue reports whether a safety violation of mm gets the -continue
+// pass: with --record, and when comparing only if a -continue count is
+// recorded (without one the pass, which explores the bug model's whole
+// space, would have nothing to be compared with).
+func (t *tlcSession) runsContinue(mm *drainmodel.Entry) bool {
+	if !t.f.whole || mm.Expected == "ok" || temporalOf(mm) != "" {
+		return false
+	}
+	return t.f.record || mm.TLC != nil && mm.TLC.ContinueDistinct > 0
+}
+
+// tlcHeapFlags turns --heap into the JVM's memory flags. TLC's default
+// heap is the JVM's (a quarter of the memory), and its fingerprint set
+// spills to disk when its share of the heap is full: a bug model's
+// -continue pass then crawls. By default the heap is half of mem (the
+// machine's memory or the cgroup's limit), and the direct memory an
+// off-heap fingerprint set (TLC's OffHeapDiskFPSet) may take a quarter;
+// "0" leaves the JVM's defaults.
+func tlcHeapFlags(flag string, mem int64) ([]string, error) {
+	var heap, direct int64
+	switch flag {
+	case "":
+		heap, direct = mem/2, mem/4
+	case "0":
+		return nil, nil
+	default:
+		n, err := memoryBudget(flag)
+		if err != nil || n < 64<<20 {
+			return nil, fmt.Errorf("--heap %q: want a size of at least 64MiB such as 4GiB, or 0 for the JVM's defaults", flag)
+		}
+		heap, direct = n, n/2
+	}
+	if heap < 64<<20 { // the machine's memory could not be read
+		return nil, nil
+	}
+	return []string{fmt.Sprintf("-Xmx%dm", heap>>20), fmt.Sprintf("-XX:MaxDirectMemorySize=%dm", direct>>20)}, nil
 }
 
 // temporalOf is the liveness property a "Temporal properties were
@@ -272,7 +348,7 @@ func (t *tlcSession) model(ctx context.Context, i int) (tlcResult, error) {
 		}
 		return res, fmt.Errorf("%s: %w", mm.Config, err)
 	}
-	if t.f.whole && mm.Expected != "ok" && res.r.Outcome != "ok" && temporal == "" {
+	if t.runsContinue(mm) && res.r.Outcome != "ok" {
 		if res.cont, err = t.runOnce(ctx, i, t.f.workers, "-continue"); err != nil {
 			if errors.Is(err, errTLCInterrupted) {
 				return res, err
@@ -300,8 +376,9 @@ func (t *tlcSession) model(ctx context.Context, i int) (tlcResult, error) {
 // go to stderr.
 func (t *tlcSession) runOnce(ctx context.Context, i, w int, extra ...string) (tlcRun, error) {
 	mm := &t.man.Models[i]
-	a := []string{"-XX:+UseParallelGC", "-Djava.io.tmpdir=" + t.meta, "-cp", t.f.jar, "tlc2.TLC", "-workers", strconv.Itoa(w), "-noGenerateSpecTE",
-		"-metadir", filepath.Join(t.meta, strconv.Itoa(i)), "-config", mm.Config}
+	a := append([]string{"-XX:+UseParallelGC"}, t.jvm...)
+	a = append(a, "-Djava.io.tmpdir="+t.meta, "-cp", t.f.jar, "tlc2.TLC", "-workers", strconv.Itoa(w), "-noGenerateSpecTE",
+		"-metadir", filepath.Join(t.meta, strconv.Itoa(i)+strings.Join(extra, "")), "-config", mm.Config)
 	a = append(a, extra...)
 	a = append(a, mm.Module+".tla")
 	cmd := exec.CommandContext(ctx, "java", a...)
@@ -310,7 +387,8 @@ func (t *tlcSession) runOnce(ctx context.Context, i, w int, extra ...string) (tl
 	var out bytes.Buffer
 	both := io.MultiWriter(&out, &progressLines{w: t.stderr})
 	cmd.Stdout, cmd.Stderr = both, both // one writer: exec copies both streams on one goroutine
-	_ = cmd.Run()                       // TLC exits non-zero on a violation; the verdict is in its output
+	start := time.Now()
+	_ = cmd.Run() // TLC exits non-zero on a violation; the verdict is in its output
 	if ctx.Err() != nil {
 		return tlcRun{}, errTLCInterrupted
 	}
@@ -318,6 +396,12 @@ func (t *tlcSession) runOnce(ctx context.Context, i, w int, extra ...string) (tl
 	if err != nil {
 		fmt.Fprint(t.stderr, out.String())
 	}
+	r.Wall = time.Since(start).Seconds()
+	pass := "TLC"
+	if len(extra) > 0 {
+		pass += " " + strings.Join(extra, " ")
+	}
+	fmt.Fprintf(t.stderr, "  %s, %d worker(s): %s in %.0fs (%.1fs wall)\n", pass, w, r.Outcome, r.Seconds, r.Wall)
 	return r, err
 }
 
@@ -327,7 +411,7 @@ func (t *tlcSession) runOnce(ctx context.Context, i, w int, extra ...string) (tl
 func (t *tlcSession) row(mm *drainmodel.Entry, res tlcResult, sum *summary) modelRow {
 	r := res.r
 	row := modelRow{Config: mm.Config, Expected: mm.Expected, Outcome: r.Outcome, Violated: r.Violated, Steps: r.TraceLength,
-		Distinct: r.Distinct, Generated: r.Generated, Depth: r.Depth, Seconds: r.Seconds}
+		Distinct: r.Distinct, Generated: r.Generated, Depth: r.Depth, Seconds: r.Seconds, ContinueSeconds: res.cont.Seconds}
 	if mm.TLC != nil {
 		row.TLCDistinct = mm.TLC.Distinct
 	}
@@ -336,8 +420,8 @@ func (t *tlcSession) row(mm *drainmodel.Entry, res tlcResult, sum *summary) mode
 		row.AsRecorded, row.TLCDistinct = true, r.Distinct
 		sum.AsRecorded++
 		if !t.f.asJSON {
-			fmt.Fprintf(t.stdout, "%-50s %s %s: %d distinct, %d generated, depth %d, steps %d, continue %d, %.0fs\n",
-				mm.Config, r.Outcome, r.Violated, r.Distinct, r.Generated, r.Depth, r.TraceLength, res.cont.Distinct, r.Seconds)
+			fmt.Fprintf(t.stdout, "%-50s %s %s: %d distinct, %d generated, depth %d, steps %d, %.0fs%s\n",
+				mm.Config, r.Outcome, r.Violated, r.Distinct, r.Generated, r.Depth, r.TraceLength, r.Seconds, continueNote(res))
 		}
 		return row
 	}
@@ -352,7 +436,7 @@ func (t *tlcSession) row(mm *drainmodel.Entry, res tlcResult, sum *summary) mode
 		say = "UNEXPECTED: " + row.Problems
 	}
 	if !t.f.asJSON {
-		fmt.Fprintf(t.stdout, "%-50s %-9s %-24s %10d distinct %6.0fs  %s\n", mm.Config, r.Outcome, r.Violated, r.Distinct, r.Seconds, say)
+		fmt.Fprintf(t.stdout, "%-50s %-9s %-24s %10d distinct %6.0fs%s  %s\n", mm.Config, r.Outcome, r.Violated, r.Distinct, r.Seconds, continueNote(res), say)
 	}
 	if o := res.ours; o != nil {
 		row.OursSeconds, row.Workers = o.Seconds, res.firstWorkers
@@ -366,12 +450,22 @@ func (t *tlcSession) row(mm *drainmodel.Entry, res tlcResult, sum *summary) mode
 	return row
 }
 
+// continueNote is the -continue pass's figures for a model's line, or ""
+// when it did not run.
+func continueNote(res tlcResult) string {
+	if res.cont.Outcome == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (-continue: %d distinct in %.0fs)", res.cont.Distinct, res.cont.Seconds)
+}
+
 // record writes TLC's verdict and figures of mm into the manifest.
 func (t *tlcSession) record(mm *drainmodel.Entry, res tlcResult) {
 	r := res.r
-	got := drainmodel.Figures{Distinct: r.Distinct, Generated: r.Generated, Depth: r.Depth, Seconds: r.Seconds, TraceLength: r.TraceLength, ContinueDistinct: res.cont.Distinct}
+	got := drainmodel.Figures{Distinct: r.Distinct, Generated: r.Generated, Depth: r.Depth, Seconds: r.Seconds, TraceLength: r.TraceLength,
+		ContinueDistinct: res.cont.Distinct, ContinueSeconds: res.cont.Seconds}
 	if !t.f.whole && mm.TLC != nil {
-		got.ContinueDistinct = mm.TLC.ContinueDistinct
+		got.ContinueDistinct, got.ContinueSeconds = mm.TLC.ContinueDistinct, mm.TLC.ContinueSeconds
 	}
 	if r.Outcome == "ok" {
 		got.TraceLength = 0

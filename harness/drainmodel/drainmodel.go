@@ -37,6 +37,9 @@ type Figures struct {
 	// ContinueDistinct is the distinct count of a -continue run, which
 	// covers the whole state space of a violating model.
 	ContinueDistinct int64 `json:"continue_distinct,omitempty"`
+	// ContinueSeconds is that -continue run's time (TLC's "Finished in"),
+	// which `checker tlc --max-seconds` adds to Seconds.
+	ContinueSeconds float64 `json:"continue_seconds,omitempty"`
 }
 
 // Entry is one entry of tla/models.json.

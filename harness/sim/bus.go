@@ -126,7 +126,7 @@ func (c *Cluster) ServiceSendReport() {
 	r := c.proc.node.Report()
 	if bugs.NoReReportOn() {
 		// The bug: report only what changed since the last report.
-		if last := c.proc.lastReport; last != nil && *last == r {
+		if last := c.proc.lastReport; last != nil && last.Sample() == r.Sample() {
 			return
 		}
 		c.proc.lastReport = &r

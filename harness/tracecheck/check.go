@@ -279,7 +279,7 @@ func (c *Checker) successors(s *spec.State, ln *line, f func(t spec.State)) {
 				if ln.keep >= 0 && ln.keep != keep {
 					continue
 				}
-				if t, ok := a.recv(s, id, keep == 1); ok && c.repliesAsSaid(&t, ln) {
+				if t, ok := a.recv(s, id, keep == 1); ok && c.repliesAsSaid(s, &t, ln) {
 					f(t)
 				}
 			}
@@ -303,18 +303,29 @@ func (c *Checker) sendsAsSaid(s, t *spec.State, has bool, mp *msgPattern) bool {
 	return !has
 }
 
-// repliesAsSaid reports whether a receive's successor t holds the reply
-// the line names (a reply equal to a message in flight adds nothing).
-func (c *Checker) repliesAsSaid(t *spec.State, ln *line) bool {
+// repliesAsSaid reports whether a receive's step s -> t replied as the
+// line says: the reply it names is in
+// flight after the step, and the step added no other message (as
+// TraceDrainRegistration.tla's ReplyAsSaid). Being in flight is not
+// enough: another message already in flight would pass for a reply the
+// model did not send. A reply equal to a message already in flight adds
+// nothing, so nothing else is required of it.
+func (c *Checker) repliesAsSaid(s, t *spec.State, ln *line) bool {
 	if !ln.hasReply {
 		return true
 	}
+	named := false
 	for i := 0; i < int(t.NetLen); i++ {
-		if c.m.Msg(t.Net[i]) == ln.reply.msg {
-			return true
+		mid := t.Net[i]
+		if c.m.Msg(mid) == ln.reply.msg {
+			named = true
+			continue
+		}
+		if !netHas(s, mid) {
+			return false // a message the step sent that is not the named reply
 		}
 	}
-	return false
+	return named
 }
 
 func netHas(s *spec.State, id uint16) bool {

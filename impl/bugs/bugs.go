@@ -72,7 +72,7 @@ func ModelNames() []string {
 // ImplOnlyNames returns the names of the implementation-only bugs: defects
 // of code below the model's level of detail (resource handling in the
 // event store), caught by the implementation's tests and make bugs, with
-// no TLA+ switch. LeakBatchOnError is the one so far.
+// no TLA+ switch: LeakBatchOnError and RefreshOnOlderReport.
 func ImplOnlyNames() []string {
 	return append([]string(nil), all[modelBugs:]...)
 }

@@ -76,3 +76,6 @@ func NoReReportOn() bool { return false }
 
 // LeakBatchOnErrorOn is the fault point of LeakBatchOnError: false.
 func LeakBatchOnErrorOn() bool { return false }
+
+// RefreshOnOlderReportOn is the fault point of RefreshOnOlderReport: false.
+func RefreshOnOlderReportOn() bool { return false }

@@ -7,7 +7,7 @@ import "sync/atomic"
 // Built reports whether the fault points are compiled in (build tag bugs).
 const Built = true
 
-var on, reference [18]atomic.Bool
+var on, reference [19]atomic.Bool
 
 // Enable switches on the bug called name and the bugs it [Requires]
 // (which [Reference] then lists). It is safe to call from any goroutine,
@@ -116,3 +116,6 @@ func NoReReportOn() bool { return on[16].Load() }
 
 // LeakBatchOnErrorOn is the fault point of LeakBatchOnError.
 func LeakBatchOnErrorOn() bool { return on[17].Load() }
+
+// RefreshOnOlderReportOn is the fault point of RefreshOnOlderReport.
+func RefreshOnOlderReportOn() bool { return on[18].Load() }

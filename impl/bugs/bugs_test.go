@@ -27,7 +27,7 @@ func TestNamesMatchBugTable(t *testing.T) {
 		"LeakOnSchemaFailure", "DoubleDecrement", "DoubleIncrement", "UnknownErasesCount",
 		"SampleBeforeClose", "ClosedBeforeBrokers", "RollbackBeforeUnsubscribe", "SkipDraining",
 		"NodeAcceptsSkip", "LegacyOnUnknown", "NoReReport"}
-	implOnly := []string{"LeakBatchOnError"}
+	implOnly := []string{"LeakBatchOnError", "RefreshOnOlderReport"}
 	if got := bugs.ModelNames(); fmt.Sprint(got) != fmt.Sprint(model) {
 		t.Fatalf("ModelNames() = %v, want %v", got, model)
 	}
@@ -142,6 +142,7 @@ var faultPoints = map[string]func() bool{
 	names.BugLegacyOnUnknown:           bugs.LegacyOnUnknownOn,
 	names.BugNoReReport:                bugs.NoReReportOn,
 	names.BugLeakBatchOnError:          bugs.LeakBatchOnErrorOn,
+	names.BugRefreshOnOlderReport:      bugs.RefreshOnOlderReportOn,
 }
 
 // TestRequiresIsTheModelsCompanions: a bug requires exactly the other

@@ -61,15 +61,20 @@
 //     its report changed (the simulator's reporter), so an entry the
 //     cache's TTL expired is never refreshed and the drain stalls.
 //
-// One bug is implementation-only ([ImplOnlyNames]): it lies below the
-// model's level of detail, so it has no TLA+ switch and no .cfg, and
-// [ModelNames] (equal to spec.BugNames) leaves it out:
+// Two bugs are implementation-only ([ImplOnlyNames]): they lie below the
+// model's level of detail, so they have no TLA+ switch and no .cfg, and
+// [ModelNames] (equal to spec.BugNames) leaves them out:
 //
 //   - LeakBatchOnError: the event store does not close a write batch when
 //     the write fails (TiCDC PR #4366's defer batch.Close() in
 //     writeEvents); caught by package store's resource test, which
 //     injects a failure on every error path and requires every
 //     open-batch, open-iterator and subscription count back to zero.
+//   - RefreshOnOlderReport: the LogCoordinator refreshes a cache entry's
+//     age when a report older than the cached one (an earlier sample of
+//     the same process, delivered late) arrives (TiCDC #6155: an
+//     observation dated at receipt, not at sampling); the model's TTL
+//     expiry has no clock. Caught by package logcoord's tests.
 //
 // [FromEnv] enables the bug named by the DRAINPROOF_BUG environment
 // variable; test mains call it so one test binary serves every bug.

@@ -30,4 +30,5 @@ func ExampleNames() {
 	// LegacyOnUnknown
 	// NoReReport
 	// LeakBatchOnError
+	// RefreshOnOlderReport
 }

@@ -299,7 +299,7 @@ func (n *Node) loop(ctx context.Context) {
 		if lc != nil && time.Since(lastReport) >= n.cfg.ReportEvery {
 			lastReport = time.Now()
 			r := n.node.Report()
-			if bugs.NoReReportOn() && sent != nil && *sent == r {
+			if bugs.NoReReportOn() && sent != nil && sent.Sample() == r.Sample() {
 				continue // the bug: an unchanged report is not sent again
 			}
 			sent = &r

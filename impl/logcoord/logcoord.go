@@ -4,6 +4,7 @@ import (
 	"github.com/drainproof/drainproof/tla/names"
 	"sync"
 
+	"github.com/drainproof/drainproof/impl/bugs"
 	"github.com/drainproof/drainproof/impl/node"
 	"github.com/drainproof/drainproof/impl/trace"
 )
@@ -36,9 +37,13 @@ type Config struct {
 	_ struct{}
 }
 
+// entry is a node's cached report. receivedAt dates it: the arrival of
+// the newest sample (by Report.Seq) the cache has had from the process,
+// never of an older one delivered late.
 type entry struct {
 	report     node.Report
 	receivedAt int64
+	seq        uint64 // the newest Report.Seq received for report.Epoch
 }
 
 // Cache is the LogCoordinator's cache of event broker reports, one entry
@@ -70,19 +75,30 @@ func (c *Cache) onReport(r node.Report, now int64) bool {
 	old, ok := c.entries[r.From]
 	switch {
 	case !ok || r.Epoch > old.report.Epoch:
-		c.entries[r.From] = entry{report: r, receivedAt: now}
+		c.entries[r.From] = entry{report: r, receivedAt: now, seq: r.Seq}
 		return true
 	case r.Epoch < old.report.Epoch:
 		return false
 	}
-	// The same epoch: the process is alive; refresh, and keep the value
-	// monotone.
+	// The same epoch: the value stays monotone (L2: any report replaces
+	// an open entry; a closed one only falls). The entry's age is that of
+	// the newest sample: a report no newer than what the cache has had (an
+	// earlier sample, or a copy of the newest one, delivered late: a Seq
+	// not above the cached one; for unnumbered reports one the monotone
+	// order puts before the cached value) does not make the entry look
+	// fresh (TiCDC #6155, where an observation dated at receipt let a
+	// stale zero look fresh).
+	older := r.Seq != 0 && r.Seq <= old.seq ||
+		r.Seq == 0 && old.report.AdmissionClosed && (!r.AdmissionClosed || r.Count > old.report.Count)
 	changed := !old.report.AdmissionClosed ||
 		(r.AdmissionClosed && r.Count < old.report.Count)
 	if changed {
 		old.report = r
 	}
-	old.receivedAt = max(old.receivedAt, now)
+	if !older || bugs.RefreshOnOlderReportOn() {
+		old.receivedAt = max(old.receivedAt, now)
+	}
+	old.seq = max(old.seq, r.Seq)
 	c.entries[r.From] = old
 	return changed
 }

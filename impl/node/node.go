@@ -185,6 +185,18 @@ type Report struct {
 	Epoch           uint64
 	Count           int64
 	AdmissionClosed bool
+	// Seq is the report's place among its process's reports (1, 2, …;
+	// 0: not numbered). The LogCoordinator dates an entry by the newest
+	// sample it holds, so a copy of an older report delivered late must
+	// be recognisable as older (TiCDC #6155). It is not part of the
+	// model's message: the model's expiry has no clock.
+	Seq uint64
+}
+
+// Sample returns r without its sequence number: what was sampled.
+func (r Report) Sample() Report {
+	r.Seq = 0
+	return r
 }
 
 // Counter is the part of the event service the node reads: the sum of
@@ -226,9 +238,10 @@ type Node struct {
 	cfg  Config
 	live *LivenessStore
 
-	mu     sync.Mutex
-	lastHB int64
-	sentHB bool
+	mu        sync.Mutex
+	lastHB    int64
+	sentHB    bool
+	reportSeq uint64 // the Seq of the last Report
 }
 
 // New returns the process described by cfg, ALIVE.
@@ -326,6 +339,11 @@ func (n *Node) Report() Report {
 	if n.cfg.Service != nil {
 		r.Count, r.AdmissionClosed = n.cfg.Service.Sample()
 	}
+	// Numbered after sampling: a later number is a later sample.
+	n.mu.Lock()
+	n.reportSeq++
+	r.Seq = n.reportSeq
+	n.mu.Unlock()
 	n.traceReport(r)
 	return r
 }

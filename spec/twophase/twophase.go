@@ -142,11 +142,12 @@ func (m *Model) Holds(i int, s State) bool {
 	return false
 }
 
-// Vars shows the state as TwoPhase's variables.
+// Vars shows the state as TwoPhase's variables, each value as TLC prints
+// it (checker check --dump writes them as TLC's -dump does).
 func (m *Model) Vars(s State) [][2]string {
 	var rms, prep, msgs []string
 	for i := 0; i < m.n; i++ {
-		rms = append(rms, fmt.Sprintf("r%d |-> %q", i+1, rmNames[m.rm(s, i)]))
+		rms = append(rms, fmt.Sprintf("r%d :> %q", i+1, rmNames[m.rm(s, i)]))
 		if s&m.preparedBit(i) != 0 {
 			prep = append(prep, fmt.Sprintf("r%d", i+1))
 		}
@@ -161,7 +162,7 @@ func (m *Model) Vars(s State) [][2]string {
 		msgs = append(msgs, `[type |-> "Abort"]`)
 	}
 	return [][2]string{
-		{"rmState", "[" + strings.Join(rms, ", ") + "]"},
+		{"rmState", "(" + strings.Join(rms, " @@ ") + ")"}, // a function of the model values r1, …, as TLC prints it
 		{"tmState", fmt.Sprintf("%q", tmNames[m.tm(s)%3])},
 		{"tmPrepared", "{" + strings.Join(prep, ", ") + "}"},
 		{"msgs", "{" + strings.Join(msgs, ", ") + "}"},
