@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -131,9 +130,7 @@ func runCluster(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return exitUsage
 	}
 	if f.asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(res); err != nil {
+		if err := writeReport(stdout, clusterReport(res)); err != nil {
 			fmt.Fprintf(stderr, "checker cluster: %v\n", err)
 			return exitUsage
 		}
@@ -193,4 +190,15 @@ func percentiles(xs []int64) (p50, p99, mx int64) {
 		return s[max(0, min(i, len(s)-1))]
 	}
 	return at(0.5), at(0.99), s[len(s)-1]
+}
+
+// clusterReport is a cluster run's one JSON object: the shared report
+// with the run's result under cluster; a run with violations is violated,
+// the first one named.
+func clusterReport(res *cluster.Result) report {
+	r := report{Command: "cluster", Outcome: "ok", Cluster: res}
+	if len(res.Violations) > 0 {
+		r.Outcome, r.Violated, r.Kind = "violated", res.Violations[0], "cluster"
+	}
+	return r
 }

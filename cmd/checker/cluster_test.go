@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/drainproof/drainproof/harness/cluster"
 )
 
 // TestClusterBadFlags: checker cluster refuses bad flags with one line
@@ -35,5 +38,25 @@ func TestPercentiles(t *testing.T) {
 	xs := []int64{5, 1, 4, 2, 3, 100, 6, 7, 8, 9}
 	if p50, p99, mx := percentiles(xs); p50 != 5 || p99 != 100 || mx != 100 {
 		t.Errorf("percentiles = %d %d %d, want 5 100 100", p50, p99, mx)
+	}
+}
+
+// TestClusterReportIsOneObject: checker cluster --json prints the shared
+// report, ok or violated with the first violation named, and the run's
+// result under cluster (decoded with unknown fields refused).
+func TestClusterReportIsOneObject(t *testing.T) {
+	for _, res := range []*cluster.Result{{}, {Violations: []string{"lost event t1 ts 5", "drain 2 stalled"}}} {
+		var b bytes.Buffer
+		if err := writeReport(&b, clusterReport(res)); err != nil {
+			t.Fatal(err)
+		}
+		r := decodeReport(t, b.String(), "cluster")
+		want := "ok"
+		if len(res.Violations) > 0 {
+			want = "violated"
+		}
+		if r.Outcome != want || r.Cluster == nil || (want == "violated" && r.Violated != res.Violations[0]) {
+			t.Errorf("report %+v, want outcome %s", r, want)
+		}
 	}
 }

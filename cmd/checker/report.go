@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/drainproof/drainproof/harness/cluster"
 	"io"
 
 	"github.com/drainproof/drainproof/harness/drainmodel"
@@ -37,7 +38,7 @@ type report struct {
 	// Violated names the violated property (outcome violated).
 	Violated string `json:"violated,omitempty"`
 	// Kind is the violated property's kind: invariant, action, liveness,
-	// linearizability or stream.
+	// linearizability, stream or cluster (a real cluster run's check).
 	Kind string `json:"kind,omitempty"`
 	// Reason says why a run is incomplete.
 	Reason string `json:"reason,omitempty"`
@@ -60,6 +61,8 @@ type report struct {
 	Check    *checkReport    `json:"check,omitempty"`
 	Simulate *simulateReport `json:"simulate,omitempty"`
 	Lincheck *lincheckReport `json:"lincheck,omitempty"`
+	// Cluster is a real cluster run's (checker cluster) result.
+	Cluster *cluster.Result `json:"cluster,omitempty"`
 	// Traces is the trace validation's (checker trace) report.
 	Traces *traceOutput `json:"traces,omitempty"`
 	// Coverage is check --coverage's: per action, what it generated.

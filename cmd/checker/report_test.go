@@ -34,7 +34,7 @@ func decodeReport(t *testing.T, out, command string) report {
 	require.Equal(t, r.Outcome == outcomeViolated, r.Violated != "", "violated names the property exactly when the outcome is violated")
 	require.Equal(t, r.Outcome == outcomeIncomplete && command != "check", r.Reason != "" && command != "check", "reason")
 	if r.Outcome == outcomeViolated {
-		require.Contains(t, []string{"invariant", "action", "liveness", "linearizability", "stream"}, r.Kind)
+		require.Contains(t, []string{"invariant", "action", "liveness", "linearizability", "stream", "cluster"}, r.Kind)
 	}
 	if r.Trace != nil {
 		require.Equal(t, len(r.Trace), r.Steps, "steps counts the counterexample's states")
@@ -234,6 +234,7 @@ func TestEverySubcommandSpeaksOneJSON(t *testing.T) {
 			require.Contains(t, r.Error, "-tags bugs")
 		}},
 		{[]string{"models", "extra"}, "error", nil},
+		{[]string{"cluster", "--nodes", "2"}, "error", nil},
 		{[]string{"version", "--nope"}, "error", func(t *testing.T, r report) {
 			require.Contains(t, r.Error, "flag provided but not defined")
 		}},
@@ -257,7 +258,9 @@ func TestEverySubcommandSpeaksOneJSON(t *testing.T) {
 	}
 	for name := range commands {
 		require.True(t, seen[name+" error"], "%s: an error case", name)
-		if name != "bugs" { // a run needs -tags bugs; its report is TestBugsReportIsOneObject's
+		// A bugs run needs -tags bugs (its report is TestBugsReportIsOneObject's);
+		// a cluster run starts processes (TestClusterReportIsOneObject's).
+		if name != "bugs" && name != "cluster" {
 			require.True(t, seen[name+" ok"] || seen[name+" unexpected"], "%s: a run", name)
 		}
 	}

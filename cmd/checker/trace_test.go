@@ -1,6 +1,10 @@
 package main
 
 import (
+	"fmt"
+
+	"github.com/drainproof/drainproof/impl/trace"
+
 	"bytes"
 	"encoding/json"
 	"os"
@@ -107,7 +111,7 @@ func TestLincheckTrace(t *testing.T) {
 	require.NoError(t, err)
 	lines := bytes.Split(bytes.TrimSpace(data), []byte("\n"))
 	require.Greater(t, len(lines), 50)
-	require.Contains(t, string(lines[0]), `"drainproof_trace":1`)
+	require.Contains(t, string(lines[0]), fmt.Sprintf(`"drainproof_trace":%d`, trace.SchemaVersion))
 	require.Contains(t, string(data), `"action":"BrokerSubscribe"`)
 	code, _, _ = runCLI(t, "lincheck", "--history", path, "--trace", path)
 	require.Equal(t, exitUsage, code)
