@@ -74,7 +74,11 @@ func openProc(path string, file int) (*procTrace, Header, error) {
 	if err != nil {
 		return nil, Header{}, &InputError{File: path, Msg: err.Error()}
 	}
-	t := &procTrace{file: file, path: path, f: f, r: bufio.NewReaderSize(f, 64<<10)}
+	size := 64 << 10
+	if st, err := f.Stat(); err == nil && st.Size() < int64(size) {
+		size = max(int(st.Size())+1, 16) // a small trace: a small buffer (a run has many)
+	}
+	t := &procTrace{file: file, path: path, f: f, r: bufio.NewReaderSize(f, size)}
 	text, ok, err := t.readLine()
 	if err == nil && !ok {
 		err = &InputError{File: path, Line: 1, Msg: "empty trace: no header line"}
@@ -187,9 +191,10 @@ func readHeader(path string) (Header, error) {
 		return Header{}, &InputError{File: path, Msg: err.Error()}
 	}
 	defer f.Close()
-	buf := make([]byte, 64<<10)
-	n, _ := f.Read(buf)
-	text, _ := nextLine(buf[:n])
+	text, err := bufio.NewReaderSize(f, 4096).ReadSlice('\n')
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
+		return Header{}, &InputError{File: path, Line: 1, Msg: err.Error()}
+	}
 	var h Header
 	if err := json.Unmarshal(text, &h); err != nil {
 		return h, &InputError{File: path, Line: 1, Msg: "bad header: " + err.Error()}
@@ -329,6 +334,29 @@ func (m *merger) next() (text []byte, body int, src SrcLine, ok bool, err error)
 	return t.text, t.body, src, true, nil
 }
 
+// rewind starts the merge again from the traces' first lines.
+func (m *merger) rewind() error {
+	m.h, m.order, m.Cut, m.pop = m.h[:0], causal{}, nil, nil
+	for _, t := range m.procs {
+		if _, err := t.f.Seek(0, io.SeekStart); err != nil {
+			return &InputError{File: t.path, Msg: err.Error()}
+		}
+		t.r.Reset(t.f)
+		t.lineNo = 0
+		if _, _, err := t.readLine(); err != nil { // the header, read before
+			return err
+		}
+	}
+	for _, t := range m.procs {
+		if t.after == "" {
+			if err := m.push(t); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // close closes the traces.
 func (m *merger) close() {
 	for _, t := range m.procs {
@@ -418,12 +446,10 @@ func CheckRun(paths []string, name string, model *spec.Model, opts Options) (Res
 		n++
 	}
 	cut := mg.Cut
-	mg.close()
-
-	if mg, err = newMerger(paths); err != nil {
+	defer mg.close()
+	if err := mg.rewind(); err != nil {
 		return res, err
 	}
-	defer mg.close()
 	for i := 0; i < n; i++ {
 		text, body, src, ok, err := mg.next()
 		if err != nil || !ok {
