@@ -223,3 +223,29 @@ func TestWriteRunAccepted(t *testing.T) {
 	}
 	require.Positive(t, rejected)
 }
+
+// TestReadEdgesPlaceReads: a cross-process read is placed where it read
+// only through its edges (docs/trace.md, "The merge and why one order
+// suffices"): the coordinator's CoordLearnVersion of epoch 1, with a
+// clock past the restart that starts T.2, is merged after the restart
+// and rejected (epoch 2 is not the coordinator's epoch); with the edge
+// the simulator writes (T's next line, here T.2's restart, depends on
+// the learn) it is merged before and accepted.
+func TestReadEdgesPlaceReads(t *testing.T) {
+	learn := `{"p":"coord","c":5,"action":"CoordLearnVersion","vars":{"coordEpoch":1,"coordVersion":"new"}}`
+	t1 := `{"p":"T.1","c":1,` + hbStart
+	after := map[string]string{"T.2": "T.1"}
+	restart := func(stamp string) string {
+		return `{"p":"T.2",` + stamp + `"after":"T.1","action":"NodeCrashRestart","params":{"v":"new"},"vars":{"epoch":2}}`
+	}
+	res, err := tracecheck.CheckRun(run(t, map[string][]string{"coord": {learn}, "T.1": {t1},
+		"T.2": {restart(`"c":2,`)}}, after), "run", nil, tracecheck.Options{})
+	require.NoError(t, err)
+	require.Equal(t, tracecheck.Rejected, res.Verdict)
+	require.Equal(t, "coord", res.Process)
+	res, err = tracecheck.CheckRun(run(t, map[string][]string{"coord": {learn}, "T.1": {t1},
+		"T.2": {restart(`"c":6,"from":[{"p":"coord","c":5}],`)}}, after), "run", nil, tracecheck.Options{})
+	require.NoError(t, err)
+	require.Equal(t, tracecheck.OK, res.Verdict, res.Reason)
+	require.Equal(t, 3, res.Lines)
+}
