@@ -272,6 +272,18 @@ func newMerger(paths []string) (*merger, error) {
 		}
 		m.succ[t.after] = t
 	}
+	// Every process must descend from one that succeeds none: a cycle of
+	// successors would leave its traces unread, and the run unchecked.
+	for _, t := range m.procs {
+		seen := map[string]bool{}
+		for u := t; u.after != ""; u = byName[u.after] {
+			if seen[u.proc] {
+				m.close()
+				return nil, &InputError{File: t.path, Line: 1, Msg: fmt.Sprintf("%s is its own predecessor (a cycle of after)", u.proc)}
+			}
+			seen[u.proc] = true
+		}
+	}
 	for _, t := range m.procs {
 		if t.after == "" {
 			if err := m.push(t); err != nil {

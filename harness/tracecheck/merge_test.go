@@ -167,6 +167,9 @@ func TestRunInputErrors(t *testing.T) {
 		{"bad from", map[string][]string{"T": {`{"p":"T","c":1,"from":[{"p":"U"}],` + hbStart}}, nil, `needs "p" and "c"`},
 		{"no successor's predecessor", map[string][]string{"T": {line}}, map[string]string{"T": "S"}, "not in the run"},
 		{"unstamped line", map[string][]string{"T": {`{` + hbStart}}, nil, `a line of process ""`},
+		{"successor cycle", map[string][]string{"T": {line}, "S": {`{"p":"S","c":1,` + hbStart}},
+			map[string]string{"T": "S", "S": "T"}, "its own predecessor"},
+		{"own successor", map[string][]string{"T": {line}}, map[string]string{"T": "T"}, "its own predecessor"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -248,4 +251,24 @@ func TestReadEdgesPlaceReads(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, tracecheck.OK, res.Verdict, res.Reason)
 	require.Equal(t, 3, res.Lines)
+}
+
+// FuzzCheckRun: any two files given as a run's traces get a verdict or
+// an error, never a panic.
+func FuzzCheckRun(f *testing.F) {
+	h := `{"drainproof_trace":2,"model":{"Dispatchers":["d1","d2"],"TableTriggers":["d2"],"Brokers":["b1"],"Versions":["new"],"MaxEpoch":15,"MaxReg":15,"MaxMsgs":8,"Transport":"heartbeat","Bugs":[]},"process":`
+	f.Add(h+`"T"}`+"\n"+`{"p":"T","c":1,`+hbStart+"\n"+`{"p":"T","c":2,`+hbRep+"\n"+`{"p":"T","c":3,`+hbRead+"\n"+`{"p":"T","c":4,`+hbSend+"\n",
+		h+`"coord"}`+"\n"+`{"p":"coord","c":5,"from":[{"p":"T","c":4}],`+hbRecv+"\n")
+	f.Add(h+`"T"}`+"\n", h+`"U","after":"T"}`+"\n"+`{"p":"U","c":1,"after":"T",`+hbStart+"\n")
+	f.Fuzz(func(t *testing.T, a, b string) {
+		dir := t.TempDir()
+		pa, pb := filepath.Join(dir, "a.ndjson"), filepath.Join(dir, "b.ndjson")
+		if os.WriteFile(pa, []byte(a), 0o644) != nil || os.WriteFile(pb, []byte(b), 0o644) != nil {
+			t.Skip()
+		}
+		res, err := tracecheck.CheckRun([]string{pa, pb}, "f", nil, tracecheck.Options{})
+		if err == nil && res.Verdict == "" {
+			t.Fatal("no verdict and no error")
+		}
+	})
 }
