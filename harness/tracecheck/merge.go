@@ -68,7 +68,7 @@ type procTrace struct {
 	body   int    // where the head's body (after its stamp) starts
 }
 
-// open opens the trace at path and reads its header.
+// openProc opens the trace at path and reads its header.
 func openProc(path string, file int) (*procTrace, Header, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -148,15 +148,23 @@ func (t *procTrace) next() (bool, error) {
 // heads is the merge's heap of the processes' next lines.
 type heads []*procTrace
 
+// Len is the number of processes with a line to merge.
 func (h heads) Len() int { return len(h) }
+
+// Less orders the heads by clock, then process name.
 func (h heads) Less(i, j int) bool {
 	if h[i].head.clock != h[j].head.clock {
 		return h[i].head.clock < h[j].head.clock
 	}
 	return h[i].proc < h[j].proc
 }
+// Swap swaps two heads.
 func (h heads) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *heads) Push(x any)   { *h = append(*h, x.(*procTrace)) }
+
+// Push adds a process's head (container/heap).
+func (h *heads) Push(x any) { *h = append(*h, x.(*procTrace)) }
+
+// Pop removes the last head (container/heap).
 func (h *heads) Pop() any {
 	old := *h
 	x := old[len(old)-1]
