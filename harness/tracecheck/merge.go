@@ -158,6 +158,7 @@ func (h heads) Less(i, j int) bool {
 	}
 	return h[i].proc < h[j].proc
 }
+
 // Swap swaps two heads.
 func (h heads) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
 
