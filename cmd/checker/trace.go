@@ -301,6 +301,9 @@ func printTraceResult(w io.Writer, r *tracecheck.Result) {
 		if !c.Enabled {
 			fmt.Fprintln(w, "    the action, with the line's parameters, is not enabled here")
 		}
+		if len(c.EnabledActions) > 0 {
+			fmt.Fprintf(w, "    enabled here: %s\n", strings.Join(c.EnabledActions, ", "))
+		}
 		for j, s := range c.Successors {
 			var ds []string
 			for _, d := range s.Disagree {

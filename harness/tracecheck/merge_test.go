@@ -131,6 +131,10 @@ func TestRunHappensBefore(t *testing.T) {
 	res = check(map[string][]string{"T": tLines, "coord": {`{"p":"coord","c":1,` + hbRecv}}, nil)
 	require.Equal(t, tracecheck.Rejected, res.Verdict)
 	require.Equal(t, 3, res.Line, "clock 1 of T, then (a tie, by process name) clock 1 of coord")
+	// What the model could do instead: T's heartbeat goes on; no receive
+	// (nothing is in flight).
+	require.Contains(t, res.Candidates[0].EnabledActions, "ServiceStartReport")
+	require.NotContains(t, res.Candidates[0].EnabledActions, "CoordRecvHeartbeat")
 	// Depends on a line the killed T never wrote (its successor T2 started):
 	// incomplete, not rejected.
 	res = check(map[string][]string{"T": tLines[:3], "T2": {`{"p":"T2","c":9,"after":"T",` +

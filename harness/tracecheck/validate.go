@@ -137,6 +137,10 @@ type Candidate struct {
 	// observed variables that disagree.
 	Enabled    bool        `json:"enabled"`
 	Successors []Successor `json:"successors,omitempty"`
+	// EnabledActions are the actions (environment steps aside) that have
+	// a step from State with some parameters: what the model could do
+	// there instead.
+	EnabledActions []string `json:"enabled_actions,omitempty"`
 }
 
 // Var is a variable's value in TLA+ notation.
@@ -489,7 +493,7 @@ func (c *Checker) explain(ln *line) []Candidate {
 			break
 		}
 		s := &c.cur[i]
-		cand := Candidate{State: c.stateVars(s)}
+		cand := Candidate{State: c.stateVars(s), EnabledActions: c.enabledActions(s)}
 		c.successors(s, ln, func(t spec.State) {
 			normalize(&t)
 			cand.Enabled = true
@@ -498,6 +502,63 @@ func (c *Checker) explain(ln *line) []Candidate {
 		out = append(out, cand)
 	}
 	return out
+}
+
+// enabledActions lists the actions with a step from s, whatever their
+// parameters (environment steps aside).
+func (c *Checker) enabledActions(s *spec.State) []string {
+	var out []string
+	for i := range c.actions {
+		a := &c.actions[i]
+		if !a.env && c.enabled(a, s) {
+			out = append(out, a.name)
+		}
+	}
+	return out
+}
+
+// enabled reports whether action a has a step from s.
+func (c *Checker) enabled(a *actionDef, s *spec.State) bool {
+	switch a.shape {
+	case shapeNullary:
+		_, ok := a.nullary(s)
+		return ok
+	case shapeIndex:
+		n := len(c.dispatchers)
+		if a.param == "b" {
+			n = len(c.brokers)
+		}
+		for d := range n {
+			if _, ok := a.index(s, d); ok {
+				return true
+			}
+		}
+	case shapePair:
+		for d := range c.dispatchers {
+			for b := range c.brokers {
+				if _, ok := a.pair(s, d, b); ok {
+					return true
+				}
+			}
+		}
+	case shapeVersion:
+		for _, v := range c.versions {
+			if _, ok := a.version(s, v); ok {
+				return true
+			}
+		}
+	case shapeRecv, shapeMsg:
+		for i := 0; i < int(s.NetLen); i++ {
+			if a.shape == shapeMsg {
+				if _, ok := a.msg(s, s.Net[i]); ok {
+					return true
+				}
+			} else if _, ok := a.recv(s, s.Net[i], false); ok {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func (c *Checker) stateVars(s *spec.State) []Var {
