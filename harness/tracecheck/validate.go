@@ -262,6 +262,15 @@ func headerModel(text []byte, model *spec.Model) (*spec.Model, error) {
 	if model != nil {
 		return model, nil
 	}
+	key, err := json.Marshal(h.Model) // sorted keys: equal models, equal keys
+	if err != nil {
+		return nil, fmt.Errorf("header: %v", err)
+	}
+	lastModel.Lock()
+	defer lastModel.Unlock()
+	if lastModel.m != nil && lastModel.key == string(key) {
+		return lastModel.m, nil
+	}
 	cfg, err := h.Config()
 	if err != nil {
 		return nil, fmt.Errorf("header: %v", err)
@@ -269,7 +278,17 @@ func headerModel(text []byte, model *spec.Model) (*spec.Model, error) {
 	if model, err = spec.New(cfg); err != nil {
 		return nil, fmt.Errorf("header: %v", err)
 	}
+	lastModel.key, lastModel.m = string(key), model
 	return model, nil
+}
+
+// lastModel is the model of the last header read: the traces of one
+// directory (the runs of one simulation) name the same model, which is
+// built once. A spec.Model does not change once built.
+var lastModel struct {
+	sync.Mutex
+	key string
+	m   *spec.Model
 }
 
 // buffers hold a trace's compiled lines and observed values, reused
