@@ -4,14 +4,17 @@ CHECKER := $(GO) run ./cmd/checker
 # where make check writes the traces it validates
 TRACES  ?= $(or $(TMPDIR),/tmp)/drainproof-traces
 
-.PHONY: check check-steps test test-steps lint bench bugs tlc trace-parity fuzz build pgo clean
+.PHONY: check check-steps test mutate lint bench bugs tlc trace-parity fuzz build pgo clean proto soak
+
+# bash for its SECONDS: the recipes time themselves without date(1)
+SHELL := /bin/bash
 
 # timed runs TARGET-steps and ends with one line: passed or FAILED, and how
 # long it took.
 define timed
-	@start=$$(date +%s); if $(MAKE) --no-print-directory $(1)-steps; then \
-		echo "make $(1): passed in $$(( $$(date +%s) - start )) s"; \
-	else echo "make $(1): FAILED after $$(( $$(date +%s) - start )) s"; exit 1; fi
+	@SECONDS=0; if $(MAKE) --no-print-directory $(1)-steps; then \
+		echo "make $(1): passed in $$SECONDS s"; \
+	else echo "make $(1): FAILED after $$SECONDS s"; exit 1; fi
 endef
 
 ## check: every model of tla/models.json against its recorded figures and
@@ -21,7 +24,9 @@ endef
 ## drain still open that does not complete once the faults stop), one
 ## linearizability check of the event service, and trace validation
 ## (docs/trace.md) of model-scope simulations of both transports, of a
-## short stress run of the event service and of a lincheck run in trace mode;
+## short stress run of the event service and of a lincheck run in trace mode,
+## and one short run of a real cluster (3 drainproofd nodes, the rolling
+## upgrade, every fault, seed 1: docs/cluster.md);
 ## it ends with one line, passed or FAILED, and the time it took
 check:
 	$(call timed,check)
@@ -41,16 +46,26 @@ check-steps:
 	$(CHECKER) simulate --seed 1 --seeds 50 --steps 2000 --transport logcoord --model-scope --trace $(TRACES)
 	$(CHECKER) trace -q $(TRACES)
 	@rm -rf $(TRACES)
+	$(CHECKER) cluster --nodes 3 --seed 1 --duration 20s --upgrade --faults kill,pause,partition,delay
 
 ## test: the whole test suite under the race detector; -timeout makes a hung test
 ## fail in minutes (with its goroutine dump), well under CI's own limit; -pgo=off
 ## spares a second build of every dependency for cmd/checker's tests (the profile
-## changes what the compiler inlines, not what the code does)
+## changes what the compiler inlines, not what the code does). Without a chromium
+## binary the browser tests skip (outside CI): the last line then says so
 test:
-	$(call timed,test)
+	@SECONDS=0; echo "$(GO) test -race -pgo=off -count=1 -timeout 8m ./..."; status=0; $(GO) test -race -pgo=off -count=1 -timeout 8m ./... || status=$$?; \
+	if [ $$status -eq 0 ]; then echo "make test: passed in $$SECONDS s"; else echo "make test: FAILED after $$SECONDS s"; fi; \
+	if [ -z "$$CI" ] && ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1 && \
+		! command -v google-chrome >/dev/null 2>&1 && ! command -v headless-shell >/dev/null 2>&1; then \
+		echo "make test: the browser tests of cmd/checker were skipped: no chromium on this machine (install it: apt-get install -y chromium)"; \
+	fi; exit $$status
 
-test-steps:
-	$(GO) test -race -pgo=off -count=1 -timeout 8m ./...
+## mutate: mutation testing (go-gremlins) over the product, the trace
+## validator, spec and modelcheck, judged against the efficacy targets and
+## internal/mutation/equivalent.txt; about an hour, not part of CI
+mutate:
+	.ci/mutate.sh
 
 ## lint: gofmt, go vet and (when it installs) staticcheck
 lint:
@@ -105,3 +120,23 @@ build:
 
 clean:
 	rm -rf tla/states bin
+
+## proto: regenerate the gRPC code of impl/transport/pb (needs protoc from
+## Debian's protobuf-compiler, and protoc-gen-go v1.36.12 and
+## protoc-gen-go-grpc v1.6.2 from `go install`)
+proto:
+	PATH="$$PATH:$$($(GO) env GOPATH)/bin" protoc -I impl/transport/pb \
+		--go_out=impl/transport/pb --go_opt=paths=source_relative \
+		--go-grpc_out=impl/transport/pb --go-grpc_opt=paths=source_relative \
+		impl/transport/pb/drainproof.proto
+
+## soak: many seeds of the real cluster (docs/cluster.md; not in CI): SEEDS
+## runs of 3 nodes with the upgrade and every fault, stopping at the first
+## failing seed
+SEEDS ?= 50
+soak:
+	@bin=$$(mktemp -d) && trap 'rm -rf $$bin' EXIT && $(GO) build -o $$bin/drainproofd ./cmd/drainproofd && \
+	for s in $$(seq 1 $(SEEDS)); do \
+		$(CHECKER) cluster --binary $$bin/drainproofd --nodes 3 --seed $$s --duration 30s --upgrade \
+			--faults kill,pause,partition,delay || exit 1; \
+	done

@@ -172,11 +172,14 @@ type Result[S any] struct {
 	// Trace[LoopStart] (TLC's "Back to state N: <label>"); it is empty
 	// when the last state stutters forever (TLC's "Stuttering").
 	LoopLabel string
-	Distinct  int64
-	Generated int64
-	Depth     int
-	Elapsed   time.Duration
-	Workers   int
+	// LoopAction is the action of that closing step (empty when the last
+	// state stutters), for reports that name actions apart from labels.
+	LoopAction string
+	Distinct   int64
+	Generated  int64
+	Depth      int
+	Elapsed    time.Duration
+	Workers    int
 	// SetBytes is the memory the seen-set holds (fingerprints and the
 	// parent log) at the end of the run.
 	SetBytes int64

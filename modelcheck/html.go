@@ -13,6 +13,8 @@ var htmlTrace = template.Must(template.New("trace").Parse(`<!DOCTYPE html>
 <style>
 body{font-family:system-ui,sans-serif;margin:1em 1.5em;color:#222}
 h1{font-size:1.3em;margin:.2em 0} p.sum{color:#555;margin:.3em 0}
+#verdict{padding:.3em .8em;margin:0 0 .4em 0;border-left:6px solid #888;background:#f3f3f3}
+#verdict.ok{border-color:#2a7;background:#e3f6ea} #verdict.violated{border-color:#d33;background:#fde2e2} #verdict.incomplete{border-color:#c80;background:#fdf0dc}
 p.fail{margin:.3em 0;font-weight:600;color:#a11}
 p.loopnote{margin:.3em 0;font-weight:600;color:#a11}
 pre.def{background:#f6f8fa;border-left:4px solid #d33;padding:.4em .8em;margin:.4em 0;font-size:12px;max-height:10em;overflow:auto}
@@ -34,10 +36,10 @@ tr.last td.step{color:#a11}
 span.mark{color:#d33;font-weight:700}
 table.hide-const [data-const]{display:none}
 </style></head><body>
-<h1>{{.Title}}</h1>
-<p class="sum">{{.Summary}}</p>
+<div id="verdict"{{if .Verdict}} class="{{.Verdict}}"{{end}}><h1>{{.Title}}</h1>
+<p class="sum">{{.Summary}}</p></div>
 {{if .Fails}}<p class="fail" id="fails">{{.Fails}}</p>{{end}}
-{{if .Loop}}<p class="loopnote" id="loopnote">↻ Steps {{.Loop}}–{{len .Rows}} (marked ↻) repeat forever.</p>{{end}}
+{{if .LoopNote}}<p class="loopnote" id="loopnote">↻ {{.LoopNote}}</p>{{end}}
 {{if .Definition}}<pre class="def" id="definition">{{.Definition}}</pre>{{end}}
 {{if .Rows}}{{if .Constant}}<button id="toggle" onclick="var t=document.getElementById('trace');t.classList.toggle('hide-const');this.textContent=t.classList.contains('hide-const')?'show the {{.Constant}} unchanged columns':'hide the {{.Constant}} unchanged columns'">show the {{.Constant}} unchanged columns</button>{{end}}
 <div id="scroller">
@@ -60,7 +62,7 @@ window.addEventListener('load', () => {
   else if (last) box.scrollTop = last.offsetTop + last.offsetHeight - box.clientHeight
 })
 </script>{{end}}
-{{if .Loop}}<p class="sum">The steps marked in red from step {{.Loop}} on repeat forever.</p>{{end}}
+{{if .LoopNote}}<p class="sum">The rows marked in red, from state {{.Loop}} to the last, are the loop.</p>{{end}}
 </body></html>
 `))
 
@@ -86,10 +88,17 @@ type htmlCol struct {
 
 // HTMLTrace is what WriteTraceHTMLWith shows besides the trace.
 type HTMLTrace struct {
-	// Title and Summary head the page.
-	Title, Summary string
-	// LoopStart >= 0 marks where a liveness lasso's loop begins.
+	// Title and Summary head the page, in a box coloured by Verdict:
+	// "ok" (green), "violated" (red), "incomplete" (amber), or "" (grey).
+	Title, Summary, Verdict string
+	// LoopStart >= 0 marks where a liveness lasso's loop begins; the
+	// page then ends with the step that closes the loop, "Back to state
+	// N: LoopLabel" (the state it returns to), or "Stuttering" when
+	// LoopLabel is empty, as the text report does.
 	LoopStart int
+	// LoopLabel labels the step from the last state back to the state at
+	// LoopStart (modelcheck.Result's LoopLabel).
+	LoopLabel string
 	// Fails, if set, is said above the table: where the property fails.
 	Fails string
 	// Definition, if set, is shown above the table: the violated
@@ -154,7 +163,7 @@ func WriteTraceHTMLWith[S any](w io.Writer, m Model[S], trace []Step[S], h HTMLT
 		if h.LoopStart >= 0 && i >= h.LoopStart {
 			row.Class = "loop"
 		}
-		if i == len(trace)-1 {
+		if i == len(trace)-1 && h.LoopStart < 0 {
 			row.Class += " last"
 		}
 		for k, j := range order {
@@ -164,20 +173,52 @@ func WriteTraceHTMLWith[S any](w io.Writer, m Model[S], trace []Step[S], h HTMLT
 		}
 		rows = append(rows, row)
 	}
+	loop, note := 0, ""
+	if h.LoopStart >= 0 && h.LoopStart < len(trace) {
+		// The closing step, as a row of its own: the state it leads to
+		// is the loop's first, compared with the last state.
+		n, k := len(trace), h.LoopStart+1
+		back := htmlRow{N: n + 1, Class: "loop back last", Label: fmt.Sprintf("Back to state %d: %s", k, h.LoopLabel)}
+		to := k - 1
+		if h.LoopLabel == "" {
+			back.Label, to = "Stuttering", n-1
+		}
+		for kk, j := range order {
+			v := states[to][j]
+			changed := j >= len(states[n-1]) || states[n-1][j] != v
+			back.Cells = append(back.Cells, htmlCell{Value: v[1], Changed: changed, Long: len(v[1]) > 32, Const: cols[kk].Const})
+		}
+		rows = append(rows, back)
+		loop, note = k, LoopText(n, h.LoopStart, h.LoopLabel)
+	}
 	constant := 0
 	for _, c := range cols {
 		if c.Const {
 			constant++
 		}
 	}
-	loop := 0
-	if h.LoopStart >= 0 {
-		loop = h.LoopStart + 1
-	}
 	return htmlTrace.Execute(w, struct {
-		Title, Summary, Fails, Definition string
-		Cols                              []htmlCol
-		Rows                              []htmlRow
-		Loop, Constant                    int
-	}{h.Title, h.Summary, h.Fails, h.Definition, cols, rows, loop, constant})
+		Title, Summary, Verdict, Fails, Definition, LoopNote string
+		Cols                                                 []htmlCol
+		Rows                                                 []htmlRow
+		Loop, Constant                                       int
+	}{h.Title, h.Summary, h.Verdict, h.Fails, h.Definition, note, cols, rows, loop, constant})
+}
+
+// LoopText says in words how a lasso of n states whose loop starts at
+// index loopStart goes on forever: which steps make the loop, the last of
+// them the closing step labelled loopLabel (empty: the last state
+// stutters). Steps and states count from 1, as the reports number them;
+// the closing step is step n+1, so that no one reads the last action as
+// the one that repeats.
+func LoopText(n, loopStart int, loopLabel string) string {
+	k := loopStart + 1
+	if loopLabel == "" {
+		return fmt.Sprintf("From state %d on nothing changes: the behaviour stutters there forever (step %d, Stuttering).", k, n+1)
+	}
+	steps := fmt.Sprintf("steps %d–%d", k+1, n+1)
+	if k == n {
+		steps = fmt.Sprintf("step %d", n+1)
+	}
+	return fmt.Sprintf("From state %d the behaviour goes round a loop forever: %s, the last of which (%s) leads back to state %d.", k, steps, loopLabel, k)
 }

@@ -18,7 +18,7 @@ func TestWriteTraceHTMLWith(t *testing.T) {
 	require.Len(t, res.Trace, 4) // x moves, y stays 0
 	var b bytes.Buffer
 	require.NoError(t, modelcheck.WriteTraceHTMLWith(&b, modelcheck.Model[point](g), res.Trace, modelcheck.HTMLTrace{
-		Title: "Safe violated", Summary: "4 states", LoopStart: 2, Fails: "fails at step 4",
+		Title: "Safe violated", Summary: "4 states", LoopStart: 2, LoopLabel: "Back2", Fails: "fails at step 4",
 		Definition: "Safe == ~(x = 3 /\\ y = 0)", Focus: []string{"y"},
 	}))
 	page := b.String()
@@ -28,9 +28,16 @@ func TestWriteTraceHTMLWith(t *testing.T) {
 	require.Contains(t, head, `class="focus"`)
 	require.Contains(t, page, "Safe == ~(x = 3 /\\ y = 0)")
 	require.Contains(t, page, "fails at step 4")
-	require.Contains(t, page, "↻ Steps 3–4")
+	require.Contains(t, page, "↻ From state 3 the behaviour goes round a loop forever: steps 4–5, the last of which (Back2) leads back to state 3.")
+	require.Contains(t, page, `<tr class="loop back last"><td class="n">5</td><td class="step">Back to state 3: Back2</td><td class="same">0</td><td class="changed">2</td></tr>`,
+		"the closing step is the last row, with the state it returns to")
 	require.Equal(t, 1, strings.Count(page, `<span class="mark">`), "one loop-start marker")
 	require.NotContains(t, page, "unchanged columns", "y is constant but in focus: nothing to collapse")
+
+	b.Reset()
+	require.NoError(t, modelcheck.WriteTraceHTMLWith(&b, modelcheck.Model[point](g), res.Trace, modelcheck.HTMLTrace{Title: "t", LoopStart: 3}))
+	require.Contains(t, b.String(), "From state 4 on nothing changes: the behaviour stutters there forever (step 5, Stuttering).")
+	require.Contains(t, b.String(), `<td class="n">5</td><td class="step">Stuttering</td>`)
 
 	b.Reset()
 	require.NoError(t, modelcheck.WriteTraceHTMLWith(&b, modelcheck.Model[point](g), res.Trace, modelcheck.HTMLTrace{Title: "t", LoopStart: -1}))

@@ -244,16 +244,16 @@ func (g *lgraph[S]) enabledIn(v, k int32) bool {
 
 // lassoTrace turns a lasso into steps, naming each step's action, and
 // returns the label of the step that closes the loop ("" for stuttering).
-func (c *checker[S]) lassoTrace(g *lgraph[S], l *lasso) ([]Step[S], string) {
-	trace := []Step[S]{{Action: "Init", Label: "Init", State: g.states[l.nodes[0]]}}
+func (c *checker[S]) lassoTrace(g *lgraph[S], l *lasso) (trace []Step[S], loopLabel, loopAction string) {
+	trace = []Step[S]{{Action: "Init", Label: "Init", State: g.states[l.nodes[0]]}}
 	for i := 1; i < len(l.nodes); i++ {
 		e := l.edges[i-1]
 		u, v := l.nodes[i-1], l.nodes[i]
 		trace = append(trace, Step[S]{Action: g.actions[e], Label: c.label(g.actions[e], g.states[u], g.states[v]), State: g.states[v]})
 	}
 	if len(l.edges) < len(l.nodes) {
-		return trace, ""
+		return trace, "", ""
 	}
 	e := l.edges[len(l.edges)-1]
-	return trace, c.label(g.actions[e], g.states[l.nodes[len(l.nodes)-1]], g.states[l.nodes[l.loop]])
+	return trace, c.label(g.actions[e], g.states[l.nodes[len(l.nodes)-1]], g.states[l.nodes[l.loop]]), g.actions[e]
 }

@@ -250,7 +250,7 @@ func (c *checker[S]) checkLiveness(ctx context.Context, start time.Time, res *Re
 			continue
 		}
 		res.Outcome, res.Violated, res.Kind = Violated, names[i], "liveness"
-		res.Trace, res.LoopLabel = c.lassoTrace(g, l)
+		res.Trace, res.LoopLabel, res.LoopAction = c.lassoTrace(g, l)
 		res.LoopStart = l.loop
 		return nil
 	}

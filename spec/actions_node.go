@@ -80,7 +80,7 @@ func (m *Model) nodeStartHeartbeat(s, t *State) bool {
 	return true
 }
 
-// ServiceStartReport is TLA+ ServiceStartReport: Service.Report begins;
+// ServiceStartReport is TLA+ ServiceStartReport: Service.Sample begins;
 // when T is STOPPING it waits for the close of admission, then reads the
 // gate.
 func (m *Model) ServiceStartReport(s *State) (State, bool) {

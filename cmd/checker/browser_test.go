@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"image/color"
+	"image/png"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,23 +27,27 @@ import (
 
 const viewW, viewH = 1400, 900
 
+// chromiumPath returns the chromium binary, or skips the test when this
+// machine has none (CI must have one: there it fails).
+func chromiumPath(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "headless-shell"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatal("no chromium binary: .ci/run must install Debian's chromium for the browser tests")
+	}
+	t.Skip("no chromium binary on this machine: install Debian's chromium (apt-get install -y chromium) to run the browser tests")
+	return ""
+}
+
 // browser starts a headless chromium, or skips the test when there is no
 // chromium binary on this machine (CI must have one: there it fails).
 func browser(t *testing.T) context.Context {
 	t.Helper()
-	var path string
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "headless-shell"} {
-		if p, err := exec.LookPath(name); err == nil {
-			path = p
-			break
-		}
-	}
-	if path == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal("no chromium binary: .ci/run must install Debian's chromium for the browser tests")
-		}
-		t.Skip("no chromium binary on this machine: install Debian's chromium (apt-get install chromium) to run the browser tests")
-	}
+	path := chromiumPath(t)
 	// The profile and chromium's own temporary files go with the test
 	// (its TempDir is removed after the browser, its cleanup being older).
 	tmp := t.TempDir()
@@ -78,19 +85,80 @@ func requireOnScreen(t *testing.T, ctx context.Context, what string, pairs ...[2
 	}
 }
 
-// screenshot saves the viewport as name.png.
-func screenshot(t *testing.T, ctx context.Context, name string) {
+// Verdict colours: the background of the verdict box of each report
+// (modelcheck's #verdict, lincheck's #lincheck-verdict).
+var (
+	verdictViolated = color.RGBA{0xfd, 0xe2, 0xe2, 0xff}
+	verdictOK       = color.RGBA{0xe3, 0xf6, 0xea, 0xff}
+)
+
+// screenshot takes the screenshots a person would of the page at path,
+// open in ctx: the full page as chromedp sees it once loaded, saved as
+// name.png, and the first paint of `chromium --headless --screenshot`
+// (the command a newcomer runs; a page that scrolls while it loads came
+// out blank there). Each must show the verdict: its box, in the colour
+// of the verdict, across the top of the page, and the page not blank.
+func screenshot(t *testing.T, ctx context.Context, path, name string, verdict color.RGBA) {
 	t.Helper()
 	dir := os.Getenv("DRAINPROOF_SCREENSHOTS")
 	if dir == "" {
 		dir = t.TempDir()
 	}
-	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	full, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	require.NoError(t, err)
+	requireVerdictPainted(t, full, verdict, name+" (full page)")
 	require.NoError(t, os.MkdirAll(dir, 0o755))
-	path := filepath.Join(dir, name+".png")
-	require.NoError(t, os.WriteFile(path, png, 0o644))
-	t.Logf("screenshot: %s", path)
+	out := filepath.Join(dir, name+".png")
+	require.NoError(t, os.WriteFile(out, full, 0o644))
+	t.Logf("screenshot: %s", out)
+
+	first := firstPaint(t, path)
+	requireVerdictPainted(t, first, verdict, name+" (chromium --headless --screenshot)")
+}
+
+// firstPaint runs `chromium --headless --screenshot` on the page at path,
+// at 1400×900, and returns the PNG.
+func firstPaint(t *testing.T, path string) []byte {
+	t.Helper()
+	abs, err := filepath.Abs(path)
+	require.NoError(t, err)
+	tmp := t.TempDir()
+	shot := filepath.Join(tmp, "first-paint.png")
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, chromiumPath(t), "--headless", "--no-sandbox", "--disable-gpu", "--user-data-dir="+filepath.Join(tmp, "profile"),
+		fmt.Sprintf("--window-size=%d,%d", viewW, viewH), "--screenshot="+shot, "file://"+abs)
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	b, err := os.ReadFile(shot)
+	require.NoError(t, err)
+	return b
+}
+
+// requireVerdictPainted decodes a PNG and requires the verdict box to be
+// painted in its colour in the top third of the page (at least a band of
+// it across half the width), and the page not blank: some of it dark
+// (text, lines).
+func requireVerdictPainted(t *testing.T, shot []byte, verdict color.RGBA, what string) {
+	t.Helper()
+	img, err := png.Decode(bytes.NewReader(shot))
+	require.NoError(t, err, what)
+	b := img.Bounds()
+	inVerdict, dark := 0, 0
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			if y < b.Min.Y+b.Dy()/3 && uint8(r>>8) == verdict.R && uint8(g>>8) == verdict.G && uint8(bl>>8) == verdict.B {
+				inVerdict++
+			}
+			if r>>8 < 128 && g>>8 < 128 && bl>>8 < 128 {
+				dark++
+			}
+		}
+	}
+	require.Greater(t, inVerdict, 10*b.Dx()/2, "%s: the verdict's box (%v) is not painted at the top", what, verdict)
+	require.Greater(t, dark, b.Dx()*b.Dy()/500, "%s: the page is blank", what)
 }
 
 func open(t *testing.T, ctx context.Context, path string) {
@@ -106,8 +174,9 @@ func open(t *testing.T, ctx context.Context, path string) {
 
 // openCounterexample checks the model of cfg (in tla/) with one worker,
 // so that the counterexample is always the same, opens its report, and
-// returns the run's JSON report, whose figures the page must show.
-func openCounterexample(t *testing.T, ctx context.Context, cfg string) report {
+// returns the run's JSON report, whose figures the page must show, and
+// the page's path.
+func openCounterexample(t *testing.T, ctx context.Context, cfg string) (report, string) {
 	t.Helper()
 	page := filepath.Join(t.TempDir(), "report.html")
 	code, out, errOut := runCLI(t, "check", "--config", "../../tla/"+cfg, "--html", page, "--progress", "0", "--workers", "1", "--json")
@@ -115,7 +184,7 @@ func openCounterexample(t *testing.T, ctx context.Context, cfg string) report {
 	open(t, ctx, page)
 	r := decodeReport(t, out, "check")
 	require.NotEmpty(t, r.Trace)
-	return r
+	return r, page
 }
 
 // eval evaluates a JavaScript expression in the page open in ctx.
@@ -132,7 +201,7 @@ func eval[T any](t *testing.T, ctx context.Context, js string) T {
 // the unchanged columns come back at a click.
 func TestBrowserCounterexample(t *testing.T) {
 	ctx := browser(t)
-	r := openCounterexample(t, ctx, "MCDrainRegistrationVariantH.cfg")
+	r, page := openCounterexample(t, ctx, "MCDrainRegistrationVariantH.cfg")
 	last := r.Trace[len(r.Trace)-1].Label
 	requireOnScreen(t, ctx, "Variant H",
 		[2]string{"h1", "DrainSafety violated"},
@@ -146,7 +215,7 @@ func TestBrowserCounterexample(t *testing.T) {
 	for _, v := range reads[:min(3, len(reads))] {
 		requireOnScreen(t, ctx, "Variant H", [2]string{"th.focus", v})
 	}
-	screenshot(t, ctx, "counterexample")
+	screenshot(t, ctx, page, "counterexample", verdictViolated)
 
 	// Scrolled far to the right, the step names stay on screen.
 	left := eval[float64](t, ctx, `document.getElementById('scroller').scrollLeft = 5000; document.querySelector('#trace tr.last td.step').getBoundingClientRect().left`)
@@ -167,15 +236,16 @@ func TestBrowserCounterexample(t *testing.T) {
 // screen.
 func TestBrowserLasso(t *testing.T) {
 	ctx := browser(t)
-	r := openCounterexample(t, ctx, "MCDrainRegistrationBugDoubleIncrementLive.cfg")
+	r, page := openCounterexample(t, ctx, "MCDrainRegistrationBugDoubleIncrementLive.cfg")
 	require.NotNil(t, r.LoopStart)
 	requireOnScreen(t, ctx, "lasso",
 		[2]string{"h1", "DrainCompletes violated"},
-		[2]string{"#loopnote", fmt.Sprintf("Steps %d–%d", *r.LoopStart+1, r.Steps)},
+		[2]string{"#loopnote", fmt.Sprintf("steps %d–%d", *r.LoopStart+2, r.Steps+1)},
+		[2]string{"tr.back td.step", r.LoopBack.Label}, // the step that closes the loop
 		[2]string{"#definition", "DrainCompletes == TRUE ~> DrainReported"},
 		[2]string{"tr.loop td.step", "↻"},
 	)
-	screenshot(t, ctx, "lasso")
+	screenshot(t, ctx, page, "lasso", verdictViolated)
 }
 
 // The lincheck report of a long history with one wrong answer in a late
@@ -215,9 +285,9 @@ func TestBrowserLincheck(t *testing.T) {
 
 	open(t, ctx, page)
 	requireOnScreen(t, ctx, "lincheck",
-		[2]string{"#lincheck-illegal", "NOT linearizable"},
-		[2]string{"#lincheck-illegal", "Report() → (99,"},
-		[2]string{"#lincheck-illegal", "the model expected the state"},
+		[2]string{"#lincheck-verdict", "NOT linearizable"},
+		[2]string{"#lincheck-verdict", "Report() → (99,"},
+		[2]string{"#lincheck-verdict", "the model expected the state"},
 	)
 	errorOnScreen := eval[bool](t, ctx, `(() => {
   const p = [...document.querySelectorAll('line.linearization-invalid.linearization-point')]
@@ -227,5 +297,21 @@ func TestBrowserLincheck(t *testing.T) {
   return r.left >= 0 && r.right <= window.innerWidth && r.top >= 0 && r.bottom <= window.innerHeight
 })()`)
 	require.True(t, errorOnScreen, "the page opens at the first illegal operation")
-	screenshot(t, ctx, "lincheck")
+	screenshot(t, ctx, page, "lincheck-fail", verdictViolated)
+}
+
+// The lincheck report of a history that is linearizable says so at the
+// top (it stated no verdict: only porcupine's diagram).
+func TestBrowserLincheckPass(t *testing.T) {
+	ctx := browser(t)
+	page := filepath.Join(t.TempDir(), "lincheck.html")
+	code, out, errOut := runCLI(t, "lincheck", "--clients", "8", "--ops", "2000", "--seed", "1", "--html", page)
+	require.Equal(t, exitOK, code, errOut)
+	require.Contains(t, out, "linearizable")
+	open(t, ctx, page)
+	requireOnScreen(t, ctx, "lincheck pass",
+		[2]string{"#lincheck-verdict", "Linearizable."},
+		[2]string{"#lincheck-verdict", "operations"},
+	)
+	screenshot(t, ctx, page, "lincheck-pass", verdictOK)
 }

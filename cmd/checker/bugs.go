@@ -63,7 +63,17 @@ func runBugs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
+	if *list && flagErr(stderr, "checker bugs", notWith(setFlags(fs), "--list", "--list only names the bugs; it runs nothing", "only", "seeds")) {
+		return exitUsage
+	}
 	if *list {
+		if *asJSON {
+			if err := writeReport(stdout, report{Command: "bugs", Outcome: outcomeOK, BugNames: bugs.Names()}); err != nil {
+				fmt.Fprintf(stderr, "checker bugs: %v\n", err)
+				return exitUsage
+			}
+			return exitOK
+		}
 		for _, n := range bugs.Names() {
 			fmt.Fprintln(stdout, n)
 		}
@@ -92,6 +102,7 @@ func runBugs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail("%v", err)
 	}
+	start := time.Now()
 	var rows []bugRow
 	for _, name := range bugs.ModelNames() {
 		if *only != "" && name != *only {
@@ -110,13 +121,27 @@ func runBugs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if *asJSON {
-		if err := json.NewEncoder(stdout).Encode(rows); err != nil {
+		if err := writeReport(stdout, bugsReport(rows, time.Since(start))); err != nil {
+			fmt.Fprintf(stderr, "checker bugs: %v\n", err)
 			return exitUsage
 		}
 		return code
 	}
 	printBugMatrix(stdout, rows)
 	return code
+}
+
+// bugsReport is the JSON report of the bug matrix: one object, the rows
+// under bugs; outcome unexpected when a bug is caught by fewer than two
+// techniques.
+func bugsReport(rows []bugRow, took time.Duration) report {
+	r := report{Command: "bugs", Outcome: outcomeOK, Seconds: took.Seconds(), Bugs: rows}
+	for _, row := range rows {
+		if row.Caught < 2 {
+			r.Outcome = outcomeUnexpected
+		}
+	}
+	return r
 }
 
 // buildBugTests builds, once, the test binaries of the rapid conformance

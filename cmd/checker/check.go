@@ -64,6 +64,10 @@ type output struct {
 	json           bool
 	name           string
 	html           string // where to write an HTML counterexample, if anywhere
+	// hold, when set (--json with --coverage), takes the run's report
+	// instead of stdout, for the coverage to complete and print: one
+	// JSON object for both.
+	hold *report
 }
 
 // runCheck is `checker check`: parse and check the flags, build the job
@@ -75,7 +79,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return code
 	}
 	budget, ok := validateCheckFlags(&f, stderr)
-	if !ok {
+	if !ok || conflictingCheckFlags(&f, setFlags(fs), stderr) {
 		return exitUsage
 	}
 	j, err := checkJob(&f)
@@ -83,10 +87,13 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "checker check: %v\n", err)
 		return exitUsage
 	}
-	if flagErr(stderr, "checker check", writable("html", f.html)) {
+	if flagErr(stderr, "checker check", writable("html", f.html), writableDir("checkpoint", f.ckDir)) {
 		return exitUsage
 	}
 	out := output{stdout: stdout, stderr: stderr, json: f.json, name: j.name, html: f.html}
+	if f.json && f.coverage && !f.simulate {
+		out.hold = &report{}
+	}
 	if f.cpuprof == "" {
 		return runJob(ctx, &f, j, budget, out)
 	}
@@ -189,6 +196,26 @@ func validateCheckFlags(f *checkFlags, stderr io.Writer) (budget int64, ok bool)
 	return budget, true
 }
 
+// conflictingCheckFlags refuses, with one line, a flag given for the
+// other mode (exhaustive search or --simulate) or another model, which
+// would otherwise be ignored without a word.
+func conflictingCheckFlags(f *checkFlags, set map[string]bool, stderr io.Writer) bool {
+	var errs []error
+	if f.simulate {
+		errs = append(errs, notWith(set, "--simulate", "they set the exhaustive search; random walks keep no state graph",
+			"max-states", "max-depth", "continue", "coverage", "checkpoint", "checkpoint-every", "recover", "fp", "memory"))
+	} else {
+		errs = append(errs, notWith(set, "the exhaustive search", "they set --simulate's random walks", "depth", "walks", "seed"))
+	}
+	if f.model != "twophase" && f.model != "twophase-bug" {
+		errs = append(errs, notWith(set, "this model", "only --model twophase and twophase-bug have resource managers", "rms"))
+	}
+	if f.ckDir == "" {
+		errs = append(errs, notWith(set, "no --checkpoint", "it spaces the checkpoints", "checkpoint-every"))
+	}
+	return flagErr(stderr, "checker check", errs...)
+}
+
 // checkJob builds the job the flags select: the protocol model of
 // --config, or the built-in model of --model (default drain).
 func checkJob(f *checkFlags) (job, error) {
@@ -260,8 +287,11 @@ func runModel[S any](ctx context.Context, m modelcheck.Model[S], opts modelcheck
 		}
 		if res.Kind == "liveness" {
 			r.LoopStart = &res.LoopStart
+			r.LoopBack = loopBack(res.LoopStart, res.LoopAction, res.LoopLabel)
 		}
-		if err := writeReport(out.stdout, r); err != nil {
+		if out.hold != nil {
+			*out.hold = r
+		} else if err := writeReport(out.stdout, r); err != nil {
 			fmt.Fprintf(out.stderr, "checker check: %v\n", err)
 			return exitUsage
 		}
@@ -277,7 +307,7 @@ func runModel[S any](ctx context.Context, m modelcheck.Model[S], opts modelcheck
 	v := verdict{outcome: res.Outcome, kind: res.Kind, violated: res.Violated, reason: res.Reason, loop: -1,
 		figures: fmt.Sprintf("%s distinct states explored, %s generated, depth %d", commas(res.Distinct), commas(res.Generated), res.Depth)}
 	if res.Kind == "liveness" {
-		v.loop = res.LoopStart
+		v.loop, v.loopLabel = res.LoopStart, res.LoopLabel
 	}
 	if !htmlReport(out, m, v, res.Trace) {
 		return exitUsage
@@ -297,6 +327,7 @@ type verdict struct {
 	kind, violated, reason string
 	figures                string // the run's counts, in words
 	loop                   int    // where a lasso's loop starts, or -1
+	loopLabel              string // the label of the step that closes the loop
 }
 
 // htmlReport writes the report of a run to out.html, if set, and says so;
@@ -320,23 +351,25 @@ func writeHTML[S any](path, name string, m modelcheck.Model[S], v verdict, trace
 	if err != nil {
 		return err
 	}
-	h := modelcheck.HTMLTrace{LoopStart: v.loop}
+	h := modelcheck.HTMLTrace{LoopStart: v.loop, LoopLabel: v.loopLabel}
 	switch v.outcome {
 	case modelcheck.OK:
+		h.Verdict = "ok"
 		h.Title, h.Summary = "No error has been found", fmt.Sprintf("%s: no error has been found (%s).", name, v.figures)
 	case modelcheck.Incomplete:
+		h.Verdict = "incomplete"
 		h.Title, h.Summary = "Model checking stopped early", fmt.Sprintf("%s: %s; the figures are partial (%s).", name, v.reason, v.figures)
 	default:
 		what := v.violated
 		if v.kind != "deadlock" {
 			what = kindText(v.kind) + " " + v.violated
 		}
-		h.Title = what + " violated"
+		h.Verdict, h.Title = "violated", what+" violated"
 		h.Summary = fmt.Sprintf("%s: %s is violated after %d states (%s).", name, what, len(trace), v.figures)
 		if n := len(trace); n > 0 {
 			switch v.kind {
 			case "liveness":
-				h.Fails = fmt.Sprintf("%s fails: after step %d the behaviour loops through steps %d–%d forever.", v.violated, v.loop, v.loop+1, n)
+				h.Fails = fmt.Sprintf("%s fails: the behaviour below ends in a loop that it goes round forever (state %d to step %d).", v.violated, v.loop+1, n+1)
 			case "action":
 				h.Fails = fmt.Sprintf("%s fails on the last step, %d: %s.", v.violated, n, trace[n-1].Label)
 			case "deadlock":
@@ -438,11 +471,27 @@ func runSimulation[S any](ctx context.Context, m modelcheck.Model[S], so modelch
 		fmt.Fprintf(out.stderr, "checker check: %v\n", err)
 		return exitUsage
 	}
+	// Ctrl-C, or a --timeout before the --walks asked for, stops the
+	// walks early: the run is incomplete (exit 3), as an exhaustive
+	// search stopped early is. Without --walks the timeout is the run's
+	// length, not a limit it hit.
+	outcome, reason := res.Outcome, ""
+	if outcome == modelcheck.OK {
+		switch {
+		case ctx.Err() != nil:
+			outcome, reason = modelcheck.Incomplete, fmt.Sprintf("interrupted after %s walks", commas(res.Walks))
+			if so.Walks > 0 {
+				reason = fmt.Sprintf("interrupted: %s of %s walks run", commas(res.Walks), commas(so.Walks))
+			}
+		case so.Walks > 0 && res.Walks < so.Walks:
+			outcome, reason = modelcheck.Incomplete, fmt.Sprintf("timeout (%v): %s of %s walks run", so.Timeout, commas(res.Walks), commas(so.Walks))
+		}
+	}
 	if out.json {
-		r := report{Command: "check", Steps: len(res.Trace), Seconds: res.Elapsed.Seconds(), Trace: jsonTrace(m, res.Trace),
+		r := report{Command: "check", Reason: reason, Steps: len(res.Trace), Seconds: res.Elapsed.Seconds(), Trace: jsonTrace(m, res.Trace),
 			Check: &checkReport{Model: out.name, Mode: "simulate", Properties: props, Workers: so.Workers, Generated: res.Generated,
 				Seed: so.Seed, Walks: res.Walks, WalkSteps: res.Steps}}
-		r.Outcome, r.Kind = checkOutcome(res.Outcome, res.Kind)
+		r.Outcome, r.Kind = checkOutcome(outcome, res.Kind)
 		if r.Outcome == outcomeViolated {
 			r.Violated = res.Violated
 		}
@@ -454,9 +503,11 @@ func runSimulation[S any](ctx context.Context, m modelcheck.Model[S], so modelch
 			return exitUsage
 		}
 	} else {
-		switch res.Outcome {
+		switch outcome {
 		case modelcheck.OK:
 			fmt.Fprintln(out.stdout, "Simulation found no error (random walks prove nothing about the states they did not visit).")
+		case modelcheck.Incomplete:
+			fmt.Fprintf(out.stdout, "Simulation stopped early: %s. It found no error in those walks; the figures below are partial.\n", reason)
 		case modelcheck.Deadlock:
 			fmt.Fprintf(out.stdout, "Error: Deadlock reached (walk %d of seed %d).\n", res.Walk, so.Seed)
 		default:
@@ -469,13 +520,16 @@ func runSimulation[S any](ctx context.Context, m modelcheck.Model[S], so modelch
 		fmt.Fprintf(out.stdout, "%s walks, %s steps, %s states generated and checked in %.2fs.\n",
 			commas(res.Walks), commas(res.Steps), commas(res.Generated), res.Elapsed.Seconds())
 	}
-	v := verdict{outcome: res.Outcome, kind: res.Kind, violated: res.Violated, loop: -1,
+	v := verdict{outcome: outcome, kind: res.Kind, violated: res.Violated, reason: reason, loop: -1,
 		figures: fmt.Sprintf("random walks, seed %d: %s walks, %s steps, %s states generated", so.Seed, commas(res.Walks), commas(res.Steps), commas(res.Generated))}
 	if !htmlReport(out, m, v, res.Trace) {
 		return exitUsage
 	}
-	if res.Outcome == modelcheck.OK {
+	switch outcome {
+	case modelcheck.OK:
 		return exitOK
+	case modelcheck.Incomplete:
+		return exitIncomplete
 	}
 	return exitViolation
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"text/tabwriter"
 
@@ -16,6 +15,20 @@ func runCoverage[S any](ctx context.Context, m modelcheck.Model[S], out output) 
 	cov, err := modelcheck.Coverage(ctx, m, 0)
 	if err != nil {
 		fmt.Fprintf(out.stderr, "checker check --coverage: %v\n", err)
+		if out.hold != nil {
+			// The run's report, incomplete for want of its coverage.
+			r := *out.hold
+			if r.Outcome == outcomeOK {
+				r.Outcome = outcomeIncomplete
+			}
+			if r.Reason == "" {
+				r.Reason = fmt.Sprintf("coverage: %v", err)
+			}
+			if werr := writeReport(out.stdout, r); werr != nil {
+				fmt.Fprintf(out.stderr, "checker check: %v\n", werr)
+				return exitUsage
+			}
+		}
 		return exitIncomplete
 	}
 	if n, ok := any(m).(interface{ ActionNames() []string }); ok {
@@ -28,12 +41,15 @@ func runCoverage[S any](ctx context.Context, m modelcheck.Model[S], out output) 
 		}
 	}
 	if out.json {
-		enc := json.NewEncoder(out.stdout)
-		if err := enc.Encode(struct {
-			Model    string                      `json:"model"`
-			Coverage []modelcheck.ActionCoverage `json:"coverage"`
-			Idle     []string                    `json:"never_changes_state"`
-		}{out.name, cov, idle}); err != nil {
+		r := report{Command: "check", Outcome: outcomeOK, Check: &checkReport{Model: out.name, Mode: "exhaustive"}}
+		if out.hold != nil {
+			r = *out.hold
+		}
+		if idle == nil {
+			idle = []string{}
+		}
+		r.Coverage = &coverageReport{Actions: cov, Idle: idle}
+		if err := writeReport(out.stdout, r); err != nil {
 			fmt.Fprintf(out.stderr, "checker check --coverage: %v\n", err)
 			return exitUsage
 		}

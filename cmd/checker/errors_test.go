@@ -113,6 +113,11 @@ func TestCPUProfileWritten(t *testing.T) {
 // printed and nothing recorded.
 func TestOutputPathsCheckedFirst(t *testing.T) {
 	bad := filepath.Join(t.TempDir(), "no", "such", "dir", "x.html")
+	// A folder cannot be made under a file (file modes would not stop the
+	// tests when they run as root).
+	file := filepath.Join(t.TempDir(), "file")
+	require.NoError(t, os.WriteFile(file, nil, 0o644))
+	badDir := filepath.Join(file, "checkpoints")
 	for _, tc := range []struct {
 		args []string
 		flag string
@@ -120,6 +125,8 @@ func TestOutputPathsCheckedFirst(t *testing.T) {
 		{[]string{"check", "--model", "twophase-bug", "--html", bad}, "--html"},
 		{[]string{"check", "--model", "twophase-bug", "--simulate", "--walks", "5", "--html", bad}, "--html"},
 		{[]string{"check", "--model", "twophase-bug", "--cpuprofile", bad}, "--cpuprofile"},
+		{[]string{"check", "--model", "twophase-bug", "--checkpoint", badDir}, "--checkpoint"},
+		{[]string{"check", "--model", "twophase-bug", "--checkpoint", file}, "--checkpoint"},
 		{[]string{"lincheck", "--ops", "50", "--html", bad}, "--html"},
 		{[]string{"lincheck", "--ops", "50", "--save", bad}, "--save"},
 		{[]string{"lincheck", "--history", bad}, "--history"},

@@ -2,9 +2,11 @@ package main
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 )
 
@@ -68,6 +70,26 @@ func writable(flag, path string) error {
 	return os.Remove(path)
 }
 
+// writableDir returns an error naming flag if files cannot be created in
+// the folder dir (created if missing, as the run would): like writable,
+// it is checked before the run, so that a --checkpoint folder that cannot
+// be written fails at once and not at the first checkpoint, after
+// --checkpoint-every of search.
+func writableDir(flag, dir string) error {
+	if dir == "" {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("--%s: %w", flag, err)
+	}
+	f, err := os.CreateTemp(dir, ".writable-*")
+	if err != nil {
+		return fmt.Errorf("--%s: %w", flag, err)
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
+
 // readable returns an error naming flag if path cannot be opened for
 // reading.
 func readable(flag, path string) error {
@@ -79,4 +101,28 @@ func readable(flag, path string) error {
 		return fmt.Errorf("--%s: %w", flag, err)
 	}
 	return f.Close()
+}
+
+// setFlags is the set of flags given on the command line (not those left
+// at their defaults).
+func setFlags(fs *flag.FlagSet) map[string]bool {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	return set
+}
+
+// notWith returns an error if any of names was given along with what
+// (a flag or mode), which they do not apply to: a flag that would be
+// ignored is refused rather than ignored without a word.
+func notWith(set map[string]bool, what, why string, names ...string) error {
+	var given []string
+	for _, n := range names {
+		if set[n] {
+			given = append(given, "--"+n)
+		}
+	}
+	if len(given) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s does not apply with %s (%s)", strings.Join(given, ", "), what, why)
 }

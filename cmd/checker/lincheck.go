@@ -117,6 +117,10 @@ func parseLincheck(args []string, stdout, stderr io.Writer) (f lincheckFlags, co
 		fmt.Fprintf(stderr, "checker lincheck: "+format+"\n", a...)
 		return f, exitUsage, false
 	}
+	if f.history != "" && flagErr(stderr, "checker lincheck", notWith(setFlags(fs), "--history",
+		"they set the recording; a saved history is checked as it is", "clients", "ops", "seed", "round")) {
+		return f, exitUsage, false
+	}
 	if f.history != "" && f.trace != "" {
 		return fail("--history checks a saved history: --trace does not apply")
 	}

@@ -140,7 +140,7 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 
 // Bad configs name the file and the line.
 func TestBadConfigs(t *testing.T) {
-	good := "CONSTANTS\n  d1 = d1\n  d2 = d2\n  d3 = d3\n  b1 = b1\n  Dispatchers = {d1, d2}\n  TableTriggers = {d2}\n  Brokers = {b1}\n  Versions = {\"new\"}\n  MaxEpoch = 2\n  MaxReg = 2\n  MaxMsgs = 2\n  Transport = \"heartbeat\"\n  Bugs = {}\nSPECIFICATION Spec\nINVARIANTS TypeOK\n"
+	good := "CONSTANTS\n  d1 = d1\n  d2 = d2\n  d3 = d3  b2 = b2  b3 = b3\n  b1 = b1\n  Dispatchers = {d1, d2}\n  TableTriggers = {d2}\n  Brokers = {b1}\n  Versions = {\"new\"}\n  MaxEpoch = 2\n  MaxReg = 2\n  MaxMsgs = 2\n  Transport = \"heartbeat\"\n  Bugs = {}\nSPECIFICATION Spec\nINVARIANTS TypeOK\n"
 	dir := t.TempDir()
 	write := func(name, text string) string {
 		p := filepath.Join(dir, name)
@@ -167,6 +167,11 @@ func TestBadConfigs(t *testing.T) {
 		{"negative-epoch", strings.Replace(good, "MaxEpoch = 2", "MaxEpoch = -1", 1), ":10: spec: bad constant: MaxEpoch"},
 		{"messages", strings.Replace(good, "MaxMsgs = 2", "MaxMsgs = 0", 1), ":12: spec: bad constant: MaxMsgs"},
 		{"triggers", strings.Replace(good, "TableTriggers = {d2}", "TableTriggers = {d3}", 1), ":7: spec: bad constant: TableTriggers"},
+		// TLC refuses a cfg that leaves a constant of the module unassigned.
+		{"no-bugs", strings.Replace(good, "  Bugs = {}\n", "", 1), ":1: the constant Bugs is not assigned a value; TLC refuses"},
+		{"no-model-value", strings.Replace(good, "  d1 = d1\n", "", 1), ":1: the constant d1 is not assigned a value (a model value: d1 = d1)"},
+		{"no-max-epoch", strings.Replace(good, "  MaxEpoch = 2\n", "", 1), ":1: the constant MaxEpoch is not assigned a value"},
+		{"constants-later", "\\* a comment\n\n" + strings.Replace(good, "  MaxReg = 2\n", "", 1), ":3: the constant MaxReg is not assigned a value"},
 		{"erases-needs-logcoord", strings.Replace(good, "Bugs = {}", "Bugs = {\"UnknownErasesCount\"}", 1), ":14: spec: bad constant: UnknownErasesCount"},
 	} {
 		path := write(tc.name+".cfg", tc.text)

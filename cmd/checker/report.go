@@ -17,18 +17,23 @@ const (
 	outcomeViolated   = "violated"   // a property is violated: see violated and kind
 	outcomeDeadlock   = "deadlock"   // check: a reachable state without successors
 	outcomeIncomplete = "incomplete" // a limit, a timeout or Ctrl-C stopped the run: see reason
-	outcomeUnexpected = "unexpected" // verify, tlc: some model is not as recorded
+	outcomeUnexpected = "unexpected" // verify, tlc: some model is not as recorded; bugs: a bug caught by fewer than two techniques; traceparity: a disagreement
+	outcomeError      = "error"      // the command failed (exit 2): see error
 )
 
 // report is the one JSON object every subcommand prints with --json (see
-// docs/checker.md's "JSON output"). The fields up to Models mean the same in
-// every subcommand; check, simulate and lincheck add an object of their
-// own, named after them.
+// docs/checker.md's "JSON output"), errors included (runJSON). The fields up
+// to Models mean the same in every subcommand; the others each belong to
+// one subcommand.
 type report struct {
-	// Command is the subcommand: check, verify, tlc, simulate, lincheck.
+	// Command is the subcommand: check, verify, tlc, simulate, lincheck,
+	// trace, tracegen, traceparity, bugs, models or version.
 	Command string `json:"command"`
-	// Outcome is ok, violated, deadlock, incomplete or unexpected.
+	// Outcome is ok, violated, deadlock, incomplete, unexpected or error.
 	Outcome string `json:"outcome"`
+	// Error is the message of a command that failed (outcome error, exit
+	// 2), as it printed it on stderr.
+	Error string `json:"error,omitempty"`
 	// Violated names the violated property (outcome violated).
 	Violated string `json:"violated,omitempty"`
 	// Kind is the violated property's kind: invariant, action, liveness,
@@ -44,6 +49,9 @@ type report struct {
 	Trace []jsonStep `json:"trace,omitempty"`
 	// LoopStart is the index in Trace where a lasso's loop starts.
 	LoopStart *int `json:"loop_start,omitempty"`
+	// LoopBack is a lasso's closing step, from the last state of Trace
+	// back to Trace[LoopStart] (the text's "Back to state N: ...").
+	LoopBack *loopStep `json:"loop_back,omitempty"`
 	// Summary counts the models of verify and tlc.
 	Summary *summary `json:"summary,omitempty"`
 	// Models are the rows of verify and tlc.
@@ -54,6 +62,51 @@ type report struct {
 	Lincheck *lincheckReport `json:"lincheck,omitempty"`
 	// Traces is the trace validation's (checker trace) report.
 	Traces *traceOutput `json:"traces,omitempty"`
+	// Coverage is check --coverage's: per action, what it generated.
+	Coverage *coverageReport `json:"coverage,omitempty"`
+	// Bugs is the bug matrix (checker bugs), one row a bug; BugNames the
+	// zoo's bugs (checker bugs --list).
+	Bugs     []bugRow `json:"bugs,omitempty"`
+	BugNames []string `json:"bug_names,omitempty"`
+	// Builtin lists the built-in models (checker models).
+	Builtin []builtinRow `json:"builtin,omitempty"`
+	// Version is the build's (checker version).
+	Version *versionReport `json:"version,omitempty"`
+	// Tracegen is what checker tracegen wrote.
+	Tracegen *tracegenReport `json:"tracegen,omitempty"`
+	// Parity is checker traceparity's comparison with TLC.
+	Parity *parityOutput `json:"parity,omitempty"`
+}
+
+// coverageReport is what check --coverage adds: per action the
+// successors it generated, the new states it found and the distinct
+// states it leads to, and the actions that never change the state.
+type coverageReport struct {
+	Actions []modelcheck.ActionCoverage `json:"actions"`
+	Idle    []string                    `json:"never_changes_state"`
+}
+
+// builtinRow is one built-in model of checker models.
+type builtinRow struct {
+	Name string `json:"name"`
+	Help string `json:"help"`
+}
+
+// versionReport is checker version's: Go's build information.
+type versionReport struct {
+	Module   string `json:"module"`
+	Version  string `json:"version"`
+	Revision string `json:"revision,omitempty"`
+	Time     string `json:"time,omitempty"`
+	Modified bool   `json:"modified"`
+	Go       string `json:"go"`
+}
+
+// tracegenReport is what checker tracegen wrote.
+type tracegenReport struct {
+	Dir    string   `json:"dir"`
+	Traces int      `json:"traces"`
+	Files  []string `json:"files"`
 }
 
 // jsonStep is one step of a trace: the action and the state's variables.
@@ -61,6 +114,24 @@ type jsonStep struct {
 	Action string            `json:"action"`
 	Label  string            `json:"label"`
 	State  map[string]string `json:"state"`
+}
+
+// loopStep is the step that closes a lasso: its action and label (empty
+// action and label "Stuttering" when the last state repeats forever) and
+// the state it returns to, numbered from 1 as the text numbers states.
+type loopStep struct {
+	Action  string `json:"action"`
+	Label   string `json:"label"`
+	ToState int    `json:"to_state"`
+}
+
+// loopBack is the closing step of a lasso whose loop starts at index
+// loopStart.
+func loopBack(loopStart int, action, label string) *loopStep {
+	if label == "" {
+		return &loopStep{Label: "Stuttering", ToState: loopStart + 1}
+	}
+	return &loopStep{Action: action, Label: fmt.Sprintf("Back to state %d: %s", loopStart+1, label), ToState: loopStart + 1}
 }
 
 // summary counts the models of a verify or tlc run.

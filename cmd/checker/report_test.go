@@ -26,7 +26,11 @@ func decodeReport(t *testing.T, out, command string) report {
 	require.NoError(t, dec.Decode(&r), "%s output:\n%s", command, out)
 	require.False(t, dec.More(), "one JSON object")
 	require.Equal(t, command, r.Command)
-	require.Contains(t, []string{outcomeOK, outcomeViolated, outcomeDeadlock, outcomeIncomplete, outcomeUnexpected}, r.Outcome)
+	require.Contains(t, []string{outcomeOK, outcomeViolated, outcomeDeadlock, outcomeIncomplete, outcomeUnexpected, outcomeError}, r.Outcome)
+	require.Equal(t, r.Outcome == outcomeError, r.Error != "", "error says what went wrong exactly when the outcome is error")
+	if r.Outcome == outcomeError {
+		return r // whatever figures the run reported before it failed
+	}
 	require.Equal(t, r.Outcome == outcomeViolated, r.Violated != "", "violated names the property exactly when the outcome is violated")
 	require.Equal(t, r.Outcome == outcomeIncomplete && command != "check", r.Reason != "" && command != "check", "reason")
 	if r.Outcome == outcomeViolated {
@@ -39,6 +43,15 @@ func decodeReport(t *testing.T, out, command string) report {
 	require.Equal(t, command == "check", r.Check != nil)
 	require.Equal(t, command == "simulate", r.Simulate != nil)
 	require.Equal(t, command == "lincheck", r.Lincheck != nil)
+	require.Equal(t, command == "trace", r.Traces != nil)
+	require.Equal(t, command == "tracegen", r.Tracegen != nil)
+	require.Equal(t, command == "traceparity", r.Parity != nil)
+	require.Equal(t, command == "models", r.Builtin != nil)
+	require.Equal(t, command == "version", r.Version != nil)
+	require.Equal(t, command == "bugs", r.Bugs != nil || r.BugNames != nil)
+	if r.Coverage != nil {
+		require.Equal(t, "check", command)
+	}
 	if r.Summary != nil {
 		require.Len(t, r.Models, r.Summary.Models)
 	}
@@ -65,7 +78,10 @@ func fakeJavaFigures(t *testing.T, pause, generated, distinct string, depth int)
 	if pause != "" {
 		pause = "sleep " + pause + "\n"
 	}
+	// Run on the trace spec (checker traceparity: $TRACES names the
+	// manifest), it accepts every trace with no line explained.
 	script := `#!/bin/sh
+if [ -n "$TRACES" ]; then sed 's/^{"file":"\(.*\)"}$/\1/' "$TRACES" | while read f; do echo "\"TRACE $f accepted 0\""; done; exit 0; fi
 ` + pause + `echo "TLC2 Version 2026.11.29.194305 (rev: cc6b616cf)"
 echo "Progress(10) at 2026-11-29 20:00:00: 50,000 states generated, 8,000 distinct states found, 900 states left on queue."
 echo "Model checking completed. No error has been found."
@@ -130,6 +146,7 @@ func TestEverySubcommandSpeaksOneJSON(t *testing.T) {
 	dir := t.TempDir()
 	bad := illegalHistory(t, dir)
 	jar := fakeJava(t)
+	seen := map[string]bool{}
 	for _, tc := range []struct {
 		args    []string
 		outcome string
@@ -178,18 +195,70 @@ func TestEverySubcommandSpeaksOneJSON(t *testing.T) {
 			require.Positive(t, r.Simulate.Committed)
 		}},
 		{[]string{"lincheck", "--clients", "2", "--ops", "100"}, "ok", nil},
+		{[]string{"check", "--model", "twophase", "--coverage"}, "ok", func(t *testing.T, r report) {
+			require.NotNil(t, r.Coverage, "the run and its coverage in one object")
+			require.NotEmpty(t, r.Coverage.Actions)
+			require.Positive(t, r.Check.Distinct)
+		}},
+		{[]string{"models"}, "ok", func(t *testing.T, r report) {
+			require.Equal(t, "drain", r.Builtin[0].Name)
+		}},
+		{[]string{"version"}, "ok", func(t *testing.T, r report) {
+			require.Equal(t, "github.com/drainproof/drainproof", r.Version.Module)
+		}},
+		{[]string{"tracegen", "--config", "../../tla/MCDrainRegistration.cfg", "--out", filepath.Join(dir, "traces"), "--seeds", "2", "--steps", "20"}, "ok", func(t *testing.T, r report) {
+			require.Len(t, r.Tracegen.Files, 2)
+		}},
+		{[]string{"trace", filepath.Join(dir, "traces")}, "ok", func(t *testing.T, r report) {
+			require.Equal(t, 2, r.Traces.OK)
+		}},
+		{[]string{"traceparity", "--jar", jar, "--modules", jar, "--tla", dir, "--out", filepath.Join(dir, "parity"), "--n", "1", "--steps", "5", "--free", "0"}, "unexpected", func(t *testing.T, r report) {
+			require.Positive(t, r.Parity.Disagree, "the stand-in TLC accepts every trace with no line explained")
+		}},
+		{[]string{"bugs", "--list"}, "ok", func(t *testing.T, r report) {
+			require.Contains(t, r.BugNames, "IgnoreBrokerCount")
+		}},
+		// Errors are one object too: outcome error, the message, exit 2.
+		{[]string{"check", "--model", "twophase", "--rms", "0"}, "error", func(t *testing.T, r report) {
+			require.Contains(t, r.Error, "--rms must be in")
+		}},
+		{[]string{"check", "--config", "no-such.cfg"}, "error", nil},
+		{[]string{"verify", "--models", filepath.Join(dir, "none.json")}, "error", nil},
+		{[]string{"tlc", "--models", filepath.Join(dir, "none.json"), "--jar", jar}, "error", nil},
+		{[]string{"simulate", "--transport", "pigeon"}, "error", nil},
+		{[]string{"lincheck", "--history", filepath.Join(dir, "none.json")}, "error", nil},
+		{[]string{"trace", filepath.Join(dir, "none.ndjson")}, "error", nil},
+		{[]string{"tracegen"}, "error", nil},
+		{[]string{"traceparity", "--n", "0", "--jar", jar, "--modules", jar}, "error", nil},
+		{[]string{"bugs"}, "error", func(t *testing.T, r report) {
+			require.Contains(t, r.Error, "-tags bugs")
+		}},
+		{[]string{"models", "extra"}, "error", nil},
+		{[]string{"version", "--nope"}, "error", func(t *testing.T, r report) {
+			require.Contains(t, r.Error, "flag provided but not defined")
+		}},
 		{[]string{"lincheck", "--history", bad, "--html", filepath.Join(dir, "r.html")}, "violated", func(t *testing.T, r report) {
 			require.Equal(t, "linearizability", r.Kind)
 			require.NotNil(t, r.Lincheck.FirstIllegal)
 		}},
 	} {
 		var out, errb bytes.Buffer
-		code := run(t.Context(), append(tc.args, "--json"), &out, &errb)
-		require.NotEqual(t, exitUsage, code, "%v: %s", tc.args, errb.String())
+		code := run(t.Context(), append([]string{tc.args[0], "--json"}, tc.args[1:]...), &out, &errb)
+		require.Equal(t, tc.outcome == outcomeError, code == exitUsage, "%v: exit %d: %s", tc.args, code, errb.String())
 		r := decodeReport(t, out.String(), tc.args[0])
-		require.Equal(t, tc.outcome, r.Outcome, "%v", tc.args)
+		require.Equal(t, tc.outcome, r.Outcome, "%v: %s", tc.args, errb.String())
+		if r.Outcome == outcomeError {
+			require.Equal(t, strings.TrimSpace(errb.String()), r.Error, "the message printed on stderr")
+		}
 		if tc.check != nil {
 			tc.check(t, r)
+		}
+		seen[tc.args[0]+" "+tc.outcome] = true
+	}
+	for name := range commands {
+		require.True(t, seen[name+" error"], "%s: an error case", name)
+		if name != "bugs" { // a run needs -tags bugs; its report is TestBugsReportIsOneObject's
+			require.True(t, seen[name+" ok"] || seen[name+" unexpected"], "%s: a run", name)
 		}
 	}
 }
@@ -251,4 +320,23 @@ func TestTLCInterrupted(t *testing.T) {
 	require.Equal(t, exitIncomplete, code, out+errOut)
 	require.Contains(t, errOut, "interrupted after 0 models")
 	require.Contains(t, out, "0 models, 0 as recorded, 0 unexpected, 1 not run (interrupted)")
+}
+
+// bugs --json prints one object, the rows under bugs (it printed an
+// array); a bug caught by fewer than two techniques makes it unexpected.
+func TestBugsReportIsOneObject(t *testing.T) {
+	rows := []bugRow{
+		{Bug: "IgnoreBrokerCount", Cells: map[string]bugCell{"model checker": {Caught: true}, "simulator": {Caught: true}}, Caught: 2},
+		{Bug: "NoReReport", Cells: map[string]bugCell{"model checker": {Caught: true}}, Caught: 1},
+	}
+	for _, tc := range []struct {
+		rows    []bugRow
+		outcome string
+	}{{rows[:1], outcomeOK}, {rows, outcomeUnexpected}} {
+		var b bytes.Buffer
+		require.NoError(t, writeReport(&b, bugsReport(tc.rows, time.Second)))
+		r := decodeReport(t, b.String(), "bugs")
+		require.Equal(t, tc.outcome, r.Outcome)
+		require.Equal(t, tc.rows, r.Bugs)
+	}
 }

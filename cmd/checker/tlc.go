@@ -198,6 +198,9 @@ func (t *tlcSession) parse(args []string) (code int, ok bool) {
 	if flagErr(t.stderr, "checker tlc", intRange("workers", int64(f.workers), 1, maxWorkers)) {
 		return exitUsage, false
 	}
+	if f.only != "" && flagErr(t.stderr, "checker tlc", notWith(setFlags(fs), "--only", "--only runs that one model, large or not", "all")) {
+		return exitUsage, false
+	}
 	if f.versus && f.record {
 		fmt.Fprintln(t.stderr, "checker tlc: --versus compares our checker with the recorded figures; it cannot be used with --record")
 		return exitUsage, false

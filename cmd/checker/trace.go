@@ -137,7 +137,7 @@ func reportTraces(stdout io.Writer, out *traceOutput, asJSON, quiet bool) int {
 	case out.Rejected > 0:
 		code, r.Outcome, r.Violated, r.Kind = exitViolation, outcomeViolated, "trace", "trace"
 	case out.Incomplete > 0:
-		code, r.Outcome, r.Reason = exitIncomplete, outcomeIncomplete, "a trace leaves the model's or the search's bounds"
+		code, r.Outcome, r.Reason = exitIncomplete, outcomeIncomplete, "a trace is past a bound that a larger value would lift (each trace's reason names it)"
 	}
 	if asJSON {
 		if err := writeReport(stdout, r); err != nil {
@@ -328,6 +328,9 @@ func runTraceGen(_ context.Context, args []string, stdout, stderr io.Writer) int
 	seeds := fs.Int("seeds", 10, "number of traces")
 	steps := fs.Int("steps", 100, "lines per trace (fewer if the walk deadlocks)")
 	bug := fs.String("bug", "", "walk the model with this bug on (the header still names the model without it): "+strings.Join(spec.BugNames(), ", "))
+	asJSON := fs.Bool("json", false, "print one JSON object (see docs/checker.md, \"JSON output\")")
+	fs.Usage = usageFunc(fs, "checker tracegen --out DIR [--config FILE.cfg] [--seed S] [--seeds K] [--steps N] [--bug NAME] [--run] [--json]",
+		"Write the traces (docs/trace.md) of seeded random walks of a model, one file a seed.")
 	asRun := fs.Bool("run", false, "write each walk as the per-process traces of one run, DIR/seed-N/PROCESS.ndjson (tracecheck.WriteRun; written as it walks, so --steps may pass memory)")
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
@@ -359,6 +362,8 @@ func runTraceGen(_ context.Context, args []string, stdout, stderr io.Writer) int
 	if err := os.MkdirAll(*dir, 0o755); err != nil {
 		return fail("%v", err)
 	}
+	start := time.Now()
+	var files []string
 	for i := 0; i < *seeds; i++ {
 		s := *seed + uint64(i)
 		if *asRun {
@@ -376,6 +381,7 @@ func runTraceGen(_ context.Context, args []string, stdout, stderr io.Writer) int
 			return fail("%v", err)
 		}
 		path := filepath.Join(*dir, fmt.Sprintf("seed-%d.ndjson", s))
+		files = append(files, path)
 		f, err := os.Create(path)
 		if err != nil {
 			return fail("%v", err)
@@ -391,6 +397,14 @@ func runTraceGen(_ context.Context, args []string, stdout, stderr io.Writer) int
 		if err != nil {
 			return fail("%v", err)
 		}
+	}
+	if *asJSON {
+		r := report{Command: "tracegen", Outcome: outcomeOK, Seconds: time.Since(start).Seconds(),
+			Tracegen: &tracegenReport{Dir: *dir, Traces: *seeds, Files: files}}
+		if err := writeReport(stdout, r); err != nil {
+			return fail("%v", err)
+		}
+		return exitOK
 	}
 	fmt.Fprintf(stdout, "tracegen: %d traces in %s\n", *seeds, *dir)
 	return exitOK

@@ -37,16 +37,20 @@ type parityBatch struct {
 
 // parityOutput is the --json report of `checker traceparity`.
 type parityOutput struct {
-	Result     string  `json:"result"` // agree or disagree
-	Traces     int     `json:"traces"`
-	Accepted   int     `json:"accepted"`
-	Rejected   int     `json:"rejected"`
-	FreeEnv    int     `json:"free_env_traces"`
-	Disagree   int     `json:"disagree"`
-	Lines      int     `json:"lines"`
-	GoSeconds  float64 `json:"go_seconds"`
-	TLCSeconds float64 `json:"tlc_seconds"`
-	TLCStates  int64   `json:"tlc_distinct_states"`
+	Result   string `json:"result"` // agree or disagree
+	Traces   int    `json:"traces"`
+	Accepted int    `json:"accepted"`
+	Rejected int    `json:"rejected"`
+	FreeEnv  int    `json:"free_env_traces"`
+	Disagree int    `json:"disagree"`
+	// UnnamedSend counts the traces with a send line that does not name
+	// its message: an input error for checker trace, a rejection for TLC
+	// (docs/trace.md), which agree when TLC rejects that very line.
+	UnnamedSend int     `json:"unnamed_send"`
+	Lines       int     `json:"lines"`
+	GoSeconds   float64 `json:"go_seconds"`
+	TLCSeconds  float64 `json:"tlc_seconds"`
+	TLCStates   int64   `json:"tlc_distinct_states"`
 }
 
 // parityFlags are the flags of `checker traceparity`.
@@ -95,12 +99,16 @@ func runTraceParity(ctx context.Context, args []string, stdout, stderr io.Writer
 		}
 	}
 	if f.asJSON {
-		if err := json.NewEncoder(stdout).Encode(out); err != nil {
-			return exitUsage
+		r := report{Command: "traceparity", Outcome: outcomeOK, Seconds: out.GoSeconds + out.TLCSeconds, Parity: &out}
+		if out.Disagree > 0 {
+			r.Outcome = outcomeUnexpected
+		}
+		if err := writeReport(stdout, r); err != nil {
+			return fail("%v", err)
 		}
 	} else {
-		fmt.Fprintf(stdout, "traceparity: %d traces (%d accepted, %d rejected; %d also with TLC's free environment), %d lines, in %s\n",
-			out.Traces, out.Accepted, out.Rejected, out.FreeEnv, out.Lines, f.dir)
+		fmt.Fprintf(stdout, "traceparity: %d traces (%d accepted, %d rejected, %d of those a send line without its message; %d also with TLC's free environment), %d lines, in %s\n",
+			out.Traces, out.Accepted, out.Rejected, out.UnnamedSend, out.FreeEnv, out.Lines, f.dir)
 		fmt.Fprintf(stdout, "  checker trace %.3fs, TLC %.1fs (%d distinct states); %d disagreements\n",
 			out.GoSeconds, out.TLCSeconds, out.TLCStates, out.Disagree)
 	}
@@ -123,7 +131,7 @@ func parseParityFlags(args []string, stdout, stderr io.Writer) (f parityFlags, c
 	fs.IntVar(&f.freeN, "free", 20, "traces (of 25 lines) also checked with TLC's free environment (TRACE_FREE_ENV)")
 	fs.BoolVar(&f.withSim, "sim", false, "also the traces of model-scope simulations of the implementation (each run's per-process traces merged)")
 	fs.BoolVar(&f.onlySim, "only-sim", false, "only the merged traces of model-scope simulations (n per transport)")
-	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object")
+	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object (see docs/checker.md, \"JSON output\")")
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return f, code, false
 	}
@@ -143,8 +151,13 @@ func parseParityFlags(args []string, stdout, stderr io.Writer) (f parityFlags, c
 func (o *parityOutput) check(ctx context.Context, f *parityFlags, b parityBatch, stderr io.Writer) error {
 	goRes := map[string]tracecheck.Result{}
 	start := time.Now()
+	unnamed := map[string]bool{}
 	for _, file := range b.files {
 		r, err := tracecheck.CheckFile(file, nil, tracecheck.Options{})
+		if errors.Is(err, tracecheck.ErrUnnamedSend) {
+			// TLC rejects the line: compare the lines explained before it.
+			r.Verdict, unnamed[file], err = tracecheck.Rejected, true, nil
+		}
 		if err != nil {
 			return err
 		}
@@ -176,6 +189,9 @@ func (o *parityOutput) check(ctx context.Context, f *parityFlags, b parityBatch,
 		o.Traces++
 		if b.free {
 			o.FreeEnv++
+		}
+		if unnamed[file] {
+			o.UnnamedSend++
 		}
 		if g.Verdict == tracecheck.OK {
 			o.Accepted++
@@ -265,6 +281,26 @@ func walkBatch(dir, tr string, good spec.Config, gm *spec.Model, rng *rand.Rand,
 		if err := add(fmt.Sprintf("mutant-%d", s), mutate(rng, lines)); err != nil {
 			return b, err
 		}
+		// The two cases where the checker once differed from TLC, each
+		// in every walk that has the line to change: a send line without
+		// its message, an epoch past the header's MaxEpoch.
+		for _, bad := range []struct {
+			name string
+			can  func(tracecheck.Line) bool
+			edit func(*tracecheck.Line)
+		}{
+			{"nomsg", isNamedSend, func(l *tracecheck.Line) { l.Params = cloneMap(l.Params); delete(l.Params, "m") }},
+			{"pastepoch", func(l tracecheck.Line) bool { return l.Vars["epoch"] != nil },
+				func(l *tracecheck.Line) { l.Vars = cloneMap(l.Vars); l.Vars["epoch"] = spec.MaxEpochLimit + 1 }},
+		} {
+			if j, ok := mutateLine(lines, len(lines)/2, bad.can); ok {
+				out := slices.Clone(lines)
+				bad.edit(&out[j])
+				if err := add(fmt.Sprintf("%s-%d", bad.name, s), out); err != nil {
+					return b, err
+				}
+			}
+		}
 	}
 	for _, bn := range spec.BugNames() {
 		bug, _ := spec.ParseBug(bn)
@@ -336,19 +372,34 @@ func freeBatch(dir, tr string, good spec.Config, gm *spec.Model, rng *rand.Rand,
 }
 
 // mutate returns lines with one mutation: a line dropped, two adjacent
-// lines swapped, or an observed count, epoch or liveness changed.
+// lines swapped, an observed count, epoch or liveness changed, an epoch
+// past the header's MaxEpoch (a rejection, as under TLC), or a send line's
+// message left out (an input error for checker trace, a rejection for
+// TLC: docs/trace.md).
 func mutate(rng *rand.Rand, lines []tracecheck.Line) []tracecheck.Line {
 	out := slices.Clone(lines)
 	if len(out) < 2 {
 		return out
 	}
 	i := rng.IntN(len(out) - 1)
-	switch rng.IntN(3) {
+	switch rng.IntN(5) {
 	case 0:
 		return slices.Delete(out, i, i+1)
 	case 1:
 		out[i], out[i+1] = out[i+1], out[i]
 		return out
+	case 2:
+		if j, ok := mutateLine(out, i, func(l tracecheck.Line) bool { return l.Vars["epoch"] != nil }); ok {
+			out[j].Vars = cloneMap(out[j].Vars)
+			out[j].Vars["epoch"] = spec.MaxEpochLimit + 1 // the header's MaxEpoch is the limit
+			return out
+		}
+	case 3:
+		if j, ok := mutateLine(out, i, isNamedSend); ok {
+			out[j].Params = cloneMap(out[j].Params)
+			delete(out[j].Params, "m")
+			return out
+		}
 	}
 	for k := range out {
 		j := (i + k) % len(out)
@@ -373,6 +424,31 @@ func mutate(rng *rand.Rand, lines []tracecheck.Line) []tracecheck.Line {
 			out[j].Vars = vars
 			return out
 		}
+	}
+	return out
+}
+
+// mutateLine returns the first line from i on (wrapping around) that
+// can take a mutation.
+func mutateLine(lines []tracecheck.Line, i int, can func(tracecheck.Line) bool) (int, bool) {
+	for k := range lines {
+		if j := (i + k) % len(lines); can(lines[j]) {
+			return j, true
+		}
+	}
+	return 0, false
+}
+
+// isNamedSend reports whether l is a send that names its message (the
+// actions called *Send*, whose m is the message sent, not one received).
+func isNamedSend(l tracecheck.Line) bool {
+	return strings.Contains(l.Action, "Send") && !strings.Contains(l.Action, "Recv") && l.Params["m"] != nil
+}
+
+func cloneMap(m map[string]any) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
 	}
 	return out
 }

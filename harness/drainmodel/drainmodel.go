@@ -215,13 +215,31 @@ func checkHeader(cfg *tlacfg.Config, at errAt) error {
 	return nil
 }
 
+// moduleConstants are the CONSTANTS of DrainRegistration.tla and the
+// model values MCDrainRegistration.tla declares: TLC refuses a cfg that
+// leaves any of them unassigned ("The constant parameter Bugs is not
+// assigned a value by the configuration file"), so the checker does too,
+// rather than run with a default (an empty Bugs, a MaxEpoch of 0).
+var moduleConstants = append([]string{"Dispatchers", "TableTriggers", "Brokers", "Versions", "MaxEpoch", "MaxReg", "MaxMsgs", "Transport", "Bugs"},
+	spec.ModelValues...)
+
 // specModel sets the cfg's constants; a value the model refuses is
-// reported at its assignment.
+// reported at its assignment, a constant not assigned at the CONSTANTS
+// keyword.
 func specModel(cfg *tlacfg.Config, at errAt) (*spec.Model, error) {
 	var sc spec.Config
 	for _, c := range cfg.Constants {
 		if err := sc.SetConstant(c.Name, plain(c.Value)); err != nil {
 			return nil, at(c.Line, "%v", err)
+		}
+	}
+	for _, name := range moduleConstants {
+		if _, ok := cfg.Constant(name); !ok {
+			hint := ""
+			if slices.Contains(spec.ModelValues, name) {
+				hint = fmt.Sprintf(" (a model value: %s = %s)", name, name)
+			}
+			return nil, at(max(cfg.ConstantsLine, 1), "the constant %s is not assigned a value%s; TLC refuses such a file too", name, hint)
 		}
 	}
 	sm, err := spec.New(sc)
@@ -296,12 +314,18 @@ func (m *Model) selectProperties(cfg *tlacfg.Config, liveness bool, opts *modelc
 			if cfg.Specification.Name == "" {
 				return at(p.Line, "liveness property %s needs SPECIFICATION Spec (INIT/NEXT carry no fairness)", p.Name)
 			}
+			if !liveness {
+				continue // --liveness=false: the safety part, which a SYMMETRY or VIEW does not affect
+			}
 			if opts.UseSymmetry || opts.UseView {
-				return at(p.Line, "liveness property %s cannot be checked under a SYMMETRY or VIEW (TLC warns it may miss violations there)", p.Name)
+				kw, n := "SYMMETRY", cfg.Symmetry
+				if !opts.UseSymmetry {
+					kw, n = "VIEW", cfg.View
+				}
+				return at(p.Line, "liveness property %s cannot be checked under a %s (TLC warns it may miss violations there): "+
+					"remove the %s %s line (line %d) to check it, or check the safety properties alone with --liveness=false", p.Name, kw, kw, n.Name, n.Line)
 			}
-			if liveness {
-				opts.Liveness = append(opts.Liveness, p.Name)
-			}
+			opts.Liveness = append(opts.Liveness, p.Name)
 		default:
 			return at(p.Line, "unknown property %q (the model defines %v)", p.Name, append(m.ActionProperties(), live...))
 		}

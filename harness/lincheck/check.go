@@ -203,36 +203,53 @@ func (r Result) Visualize(w io.Writer) error {
 	if !r.explained {
 		r.explain(r.history.Operations(), r.timeout)
 	}
-	if r.Illegal == nil {
-		return porcupine.Visualize(Model, r.Info, w)
-	}
-	// An illegal history: the page holds the failing partition only, and
-	// says above porcupine's diagram which operation fails and what the
-	// model expected.
 	var page bytes.Buffer
 	if err := porcupine.Visualize(Model, r.Info, &page); err != nil {
 		return err
 	}
-	banner := fmt.Sprintf(`<div id="lincheck-illegal" style="position:fixed;left:0;right:0;bottom:0;z-index:10;font-family:system-ui,sans-serif;padding:.5em .8em;border-top:3px solid #d33;background:#fde2e2">`+
-		`<b>NOT linearizable.</b> First illegal operation (partition %d, the one shown): <b>client %d: %s</b> (step %s, call %d, return %d).<br>`+
-		`After the %d steps before it, the model expected the state <code>%s</code>.</div>`,
-		r.Illegal.Partition, r.Illegal.Client, html.EscapeString(r.Illegal.Op), r.Illegal.Step, r.Illegal.Call, r.Illegal.Return,
-		r.Illegal.Linearized, html.EscapeString(r.Illegal.Expected))
-	// Once porcupine has drawn the diagram, scroll to its first error
-	// point (what its "jump to first error" link does), so that the page
-	// opens at the failing operation.
-	const jump = `<script>window.addEventListener('load', () => {
+	out := page.Bytes()
+	canvas := []byte(`<div id="canvas"></div>`)
+	i := bytes.Index(out, canvas)
+	if i < 0 {
+		return fmt.Errorf("lincheck: porcupine's page has no canvas")
+	}
+	// The verdict heads the page, in the flow (below porcupine's fixed
+	// legend), so that it is on the first screen and in any screenshot;
+	// the diagram scrolls in a box of its own that fills the rest of the
+	// window. An illegal history's page holds the failing partition
+	// only, says which operation fails and what the model expected, and
+	// its box (never the window: a page scrolled while it loads renders
+	// blank in chromium --headless --screenshot) opens at that operation
+	// once porcupine has drawn the diagram.
+	verdict := fmt.Sprintf(`<b>Linearizable.</b> Porcupine found a linearization of all %d operations (%d steps, %d partitions): the diagram shows it.`,
+		r.Ops, r.Steps, r.Partitions)
+	style := "border-left:6px solid #2a7;background:#e3f6ea"
+	if r.Outcome == Unknown {
+		verdict = `<b>Unknown.</b> The check timed out: nothing is proven; the diagram shows the linearizations found so far.`
+		style = "border-left:6px solid #c80;background:#fdf0dc"
+	}
+	if r.Illegal != nil {
+		verdict = fmt.Sprintf(`<b>NOT linearizable.</b> First illegal operation (partition %d, the one shown): <b>client %d: %s</b> (step %s, call %d, return %d).<br>`+
+			`After the %d steps before it, the model expected the state <code>%s</code>.`,
+			r.Illegal.Partition, r.Illegal.Client, html.EscapeString(r.Illegal.Op), r.Illegal.Step, r.Illegal.Call, r.Illegal.Return,
+			r.Illegal.Linearized, html.EscapeString(r.Illegal.Expected))
+		style = "border-left:6px solid #d33;background:#fde2e2"
+	}
+	head := fmt.Sprintf(`<div id="lincheck-verdict" class="lincheck-%s" style="margin:45px 0 6px 0;font-family:system-ui,sans-serif;padding:.5em .8em;%s">%s</div>`+
+		`<style>#lincheck-box #canvas{margin-top:0}</style><div id="lincheck-box" style="overflow:auto">`,
+		r.Outcome, style, verdict)
+	const box = `</div><script>window.addEventListener('load', () => {
+  const box = document.getElementById('lincheck-box')
+  box.style.height = Math.max(200, window.innerHeight - box.getBoundingClientRect().top - 16) + 'px'
   const pts = [...document.querySelectorAll('line.linearization-invalid.linearization-point')]
     .filter((p) => !p.parentElement.classList.contains('hidden'))
     .sort((a, b) => a.x1.baseVal.value - b.x1.baseVal.value)
-  if (pts.length > 0) pts[0].scrollIntoView({block: 'center', inline: 'center'})
+  if (pts.length === 0) return
+  const p = pts[0].getBoundingClientRect(), b = box.getBoundingClientRect()
+  box.scrollLeft += p.left - b.left - b.width / 2
+  box.scrollTop += p.top - b.top - b.height / 2
 })</script>`
-	out := page.Bytes()
-	i := bytes.LastIndex(out, []byte("</body>"))
-	if i < 0 {
-		return fmt.Errorf("lincheck: porcupine's page has no </body>")
-	}
-	_, err := w.Write(slices.Concat(out[:i], []byte(banner+jump), out[i:]))
+	_, err := w.Write(slices.Concat(out[:i], []byte(head), canvas, []byte(box), out[i+len(canvas):]))
 	return err
 }
 

@@ -73,18 +73,20 @@
 // each client operation becomes one porcupine operation per step, all with
 // the operation's interval ([History.Operations]):
 //
-//   - register: admit (the gate; the early count) · old-release ·
+//   - register: BrokerAdmit (the gate; the early count) · old-release ·
 //     old-drop (F-R3: a registration of a published ID first releases and
-//     decrements the old one) · subscribe (refused: roll back; ok:
-//     publish) · fail-release · fail-rollback (RegisterTable failed); a
-//     table trigger: admit · finish; a refused registration: admit only;
+//     decrements the old one) · BrokerSubscribe (refused: roll back; ok:
+//     publish) · BrokerUnsubscribe · BrokerRollback (RegisterTable
+//     failed); a table trigger: BrokerAdmit · finish; a refused
+//     registration: BrokerAdmit only;
 //   - remove: release (delete, store release) · decrement; a table
-//     trigger: one step;
+//     trigger: one step, CollectorRemove;
 //   - cleanup: start (which dispatchers are inactive) · release ·
 //     decrement per removed dispatcher, in ID order;
-//   - report: gate · count per broker (Report reads the gate, then each
-//     broker's count);
-//   - close: close-broker per broker (its gate bit) · closed (the flag);
+//   - report: ServiceStartReport (the gate) · ServiceReadBroker per broker
+//     (Report reads the gate, then each broker's count);
+//   - close: ServiceCloseBroker per broker (its gate bit) ·
+//     ServiceFinishClose (the flag);
 //   - reset, subscribers, audit: one step each.
 //
 // The state records which request the loop is in and at which step, so

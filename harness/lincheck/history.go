@@ -74,7 +74,7 @@ const (
 	KindCleanup Kind = "cleanup"
 	// KindClose is Service.CloseAdmission.
 	KindClose Kind = "close"
-	// KindReport is Service.Report.
+	// KindReport is Service.Sample.
 	KindReport Kind = "report"
 	// KindSubscribers reads the event store's subscribers
 	// (MemEventStore.Subscribers).

@@ -352,6 +352,52 @@ func TestVisualizeIllegal(t *testing.T) {
 	}
 }
 
+// TestVisualizeStatesTheVerdict: every page heads with its verdict, in the
+// flow, and only the diagram's own box scrolls on load: a page whose
+// window scrolls while it loads renders blank in chromium --headless
+// --screenshot (cmd/checker's browser tests look at the pixels).
+func TestVisualizeStatesTheVerdict(t *testing.T) {
+	ok := hist(t, 2, Op{Client: 0, Call: 1, Return: 2, Kind: KindClose})
+	bad := hist(t, 2,
+		Op{Client: 0, Call: 1, Return: 2, Kind: KindClose},
+		Op{Client: 1, Call: 3, Return: 4, Kind: KindRegister, ID: "d0", Fault: FaultRefuse, Err: ErrNotReusable},
+	)
+	for _, tc := range []struct {
+		h    *History
+		want string
+	}{{ok, `class="lincheck-ok"`}, {bad, `class="lincheck-illegal"`}} {
+		res := Check(tc.h, 0)
+		var buf bytes.Buffer
+		if err := res.Visualize(&buf); err != nil {
+			t.Fatal(err)
+		}
+		page := buf.String()
+		verdict := strings.Index(page, `<div id="lincheck-verdict" `+tc.want)
+		canvas := strings.Index(page, `<div id="canvas">`)
+		if verdict < 0 || canvas < verdict {
+			t.Errorf("%s: the verdict does not head the page before the diagram", res.Outcome)
+		}
+		if want := map[Outcome]string{Linearizable: "<b>Linearizable.</b>", NotLinearizable: "<b>NOT linearizable.</b>"}[res.Outcome]; !strings.Contains(page, want) {
+			t.Errorf("%s: the page does not say %s", res.Outcome, want)
+		}
+		// Our on-load script (porcupine's own scrolls only at a click).
+		box := strings.Index(page, `<div id="lincheck-box"`)
+		if box < 0 || box > canvas {
+			t.Fatalf("%s: the diagram is not in its box", res.Outcome)
+		}
+		script := page[box:]
+		script = script[:strings.Index(script, "</script>")]
+		for _, scroll := range []string{"scrollIntoView", "window.scroll"} {
+			if strings.Contains(script, scroll) {
+				t.Errorf("%s: the page scrolls its window on load (%s)", res.Outcome, scroll)
+			}
+		}
+		if !strings.Contains(script, "box.scrollLeft") {
+			t.Errorf("%s: the box is not scrolled to the failing operation", res.Outcome)
+		}
+	}
+}
+
 // TestPartition checks that histories are cut only at audits that
 // overlap nothing, and that each later partition starts with an assume
 // step.

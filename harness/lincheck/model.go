@@ -40,19 +40,11 @@ const (
 	stepAssume                   // first step of a partition: take the audit's state
 )
 
-var stepNames = [...]string{
-	stepAdmit: "admit", stepOldRelease: "old-release", stepOldDrop: "old-drop",
-	stepSubscribe: "subscribe", stepFailRelease: "fail-release", stepFailRollback: "fail-rollback",
-	stepFinish: "finish", stepRelease: "release", stepDecrement: "decrement", stepRemove: "remove",
-	stepReset: "reset", stepStart: "start", stepCloseBroker: "close-broker", stepClosed: "closed",
-	stepGate: "gate", stepCount: "count",
-	stepSubscribers: "subscribers", stepAudit: "audit", stepAssume: "assume",
-}
-
-// String returns the step's name.
+// String returns the step's name: the model's action name where the step
+// is one of the model's actions (BrokerAdmit), lincheck's own otherwise.
 func (s Step) String() string {
-	if int(s) < len(stepNames) {
-		return stepNames[s]
+	if int(s) < len(stepTable) && stepTable[s].name != "" {
+		return stepTable[s].name
 	}
 	return fmt.Sprintf("Step(%d)", uint8(s))
 }

@@ -236,9 +236,6 @@ func newRecorder(cfg Config) (*recorder, error) {
 	}
 	if r.tr != nil {
 		scfg.Stopping = r.tr.stopping
-		for k := range NumBrokers {
-			scfg.TraceBrokers = append(scfg.TraceBrokers, clusterOf(k))
-		}
 	}
 	svc, err := eventservice.New(scfg)
 	if err != nil {
@@ -253,7 +250,7 @@ func newRecorder(cfg Config) (*recorder, error) {
 	return r, nil
 }
 
-// createBrokers creates the brokers in broker order, so that Report,
+// createBrokers creates the brokers in broker order, so that Sample,
 // which reads them in the order they were created, reads broker 0's count
 // first, as the model's report does: it registers and removes a table
 // trigger (no store call) of each cluster. The state is the initial one
@@ -463,7 +460,7 @@ func (r *recorder) report(op *Op) {
 	if r.tr != nil {
 		op.Count, op.Closed = r.tr.heartbeat()
 	} else {
-		op.Count, op.Closed = r.svc.Report()
+		op.Count, op.Closed = r.svc.Sample()
 	}
 	op.Return = r.clk.tick()
 }

@@ -1,6 +1,10 @@
 package lincheck
 
-import "math/bits"
+import (
+	"math/bits"
+
+	"github.com/drainproof/drainproof/tla/names"
+)
 
 // This file is the sequential specification, one function per step kind
 // (as package spec has one function per action). Where a step is the
@@ -14,24 +18,41 @@ import "math/bits"
 // next state.
 type stepFunc func(s State, in *Input) (bool, State)
 
-// stepFuncs maps each step to its function.
-var stepFuncs = [...]stepFunc{
-	stepAdmit: brokerAdmit, stepOldRelease: releaseOld, stepOldDrop: dropOld,
-	stepSubscribe: brokerSubscribe, stepFailRelease: brokerUnsubscribe, stepFailRollback: brokerRollback,
-	stepFinish: finishTrigger, stepRelease: removeRelease, stepDecrement: removeDecrement,
-	stepRemove: collectorRemove, stepReset: reset, stepStart: cleanupStart,
-	stepCloseBroker: serviceCloseBroker, stepClosed: serviceFinishClose,
-	stepGate: serviceStartReport, stepCount: serviceReadBroker,
-	stepSubscribers: subscribers, stepAudit: audit, stepAssume: assume,
+// stepTable gives each step its one name and its function: the model's
+// action where the step is one (names' constant), lincheck's own name
+// otherwise.
+var stepTable = [...]struct {
+	name string
+	fn   stepFunc
+}{
+	stepAdmit:        {names.BrokerAdmit.String(), brokerAdmit},
+	stepOldRelease:   {"old-release", releaseOld},
+	stepOldDrop:      {"old-drop", dropOld},
+	stepSubscribe:    {names.BrokerSubscribe.String(), brokerSubscribe},
+	stepFailRelease:  {names.BrokerUnsubscribe.String(), brokerUnsubscribe},
+	stepFailRollback: {names.BrokerRollback.String(), brokerRollback},
+	stepFinish:       {"finish", finishTrigger},
+	stepRelease:      {"release", removeRelease},
+	stepDecrement:    {"decrement", removeDecrement},
+	stepRemove:       {names.CollectorRemove.String(), collectorRemove},
+	stepReset:        {"reset", reset},
+	stepStart:        {"start", cleanupStart},
+	stepCloseBroker:  {names.ServiceCloseBroker.String(), serviceCloseBroker},
+	stepClosed:       {names.ServiceFinishClose.String(), serviceFinishClose},
+	stepGate:         {names.ServiceStartReport.String(), serviceStartReport},
+	stepCount:        {names.ServiceReadBroker.String(), serviceReadBroker},
+	stepSubscribers:  {"subscribers", subscribers},
+	stepAudit:        {"audit", audit},
+	stepAssume:       {"assume", assume},
 }
 
 // step is the sequential specification: it returns whether the step is
 // legal in s and the next state.
 func step(s State, in *Input) (bool, State) {
-	if int(in.Step) >= len(stepFuncs) || stepFuncs[in.Step] == nil {
+	if int(in.Step) >= len(stepTable) || stepTable[in.Step].fn == nil {
 		return false, s
 	}
-	return stepFuncs[in.Step](s, in)
+	return stepTable[in.Step].fn(s, in)
 }
 
 // target returns the bit of the step's dispatcher and its broker (0 and

@@ -196,10 +196,9 @@ func (c *Cluster) start() error {
 			k := byID[id] // the cluster asks only for its own clusters
 			return p.es[k], p.ss[k]
 		},
-		Stopping:     func() bool { return !p.observer.Load() && p.live.Load() == node.Stopping },
-		Now:          func() time.Time { return time.Unix(0, 0) },
-		Tracer:       tracer,
-		TraceBrokers: c.clusterIDs(),
+		Stopping: func() bool { return !p.observer.Load() && p.live.Load() == node.Stopping },
+		Now:      func() time.Time { return time.Unix(0, 0) },
+		Tracer:   tracer,
 	})
 	if err != nil {
 		return err

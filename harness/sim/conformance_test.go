@@ -207,7 +207,7 @@ func (q *steps) closeRest() *steps {
 	return q
 }
 
-// sample is Service.Report: the close first when T is STOPPING and
+// sample is Service.Sample: the close first when T is STOPPING and
 // admission is open, then the gate, then each broker's count.
 func (q *steps) sample() *steps {
 	if q.ok && q.s.Liveness == spec.Stopping && !q.s.AdmissionClosed {

@@ -23,7 +23,7 @@ type Observation struct {
 func (c *Cluster) Observe() Observation {
 	p := c.proc
 	p.observer.Store(true)
-	count, closed := p.svc.Report()
+	count, closed := p.svc.Sample()
 	p.observer.Store(false)
 	o := Observation{Epoch: c.epoch, Liveness: p.live.Load(), AdmissionClosed: closed, Count: count,
 		Counts: make([]int64, c.cfg.Clusters), GateClosed: make([]bool, c.cfg.Clusters),
@@ -31,10 +31,10 @@ func (c *Cluster) Observe() Observation {
 	for k := range o.GateClosed {
 		o.GateClosed[k] = closed
 	}
-	for _, g := range p.svc.Gates() {
+	for _, g := range p.svc.BrokerCounts() {
 		for k := range o.Counts {
 			if ClusterID(k) == g.Cluster {
-				o.Counts[k], o.GateClosed[k] = g.Count, g.Closed
+				o.Counts[k], o.GateClosed[k] = g.Count, g.GateClosed
 			}
 		}
 	}

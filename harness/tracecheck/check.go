@@ -3,6 +3,7 @@ package tracecheck
 import (
 	"fmt"
 	"hash/maphash"
+	"strings"
 
 	"github.com/drainproof/drainproof/spec"
 )
@@ -37,6 +38,7 @@ type Checker struct {
 	maxCands  int
 	maxEpoch  int8
 	maxMsgs   int
+	maxReg    int
 
 	lose        actionDef  // the environment's loss of a message
 	loseReg     actionDef  // the environment's loss of a REGISTER
@@ -59,7 +61,7 @@ func NewChecker(m *spec.Model, opts Options) (*Checker, error) {
 	}
 	c := &Checker{m: m, opts: opts, actions: acts,
 		dispatchers: m.Config().Dispatchers, brokers: m.Config().Brokers, seen: map[uint64]struct{}{}, seed: maphash.MakeSeed(),
-		maxEpoch: int8(m.Config().MaxEpoch), maxMsgs: m.Config().MaxMsgs}
+		maxEpoch: int8(m.Config().MaxEpoch), maxMsgs: m.Config().MaxMsgs, maxReg: m.Config().MaxReg}
 	names := make([]string, len(acts))
 	for i, a := range acts {
 		names[i] = a.name
@@ -92,35 +94,72 @@ func (c *Checker) Candidates() int { return len(c.cur) }
 // MaxCandidates returns the largest candidate set seen so far.
 func (c *Checker) MaxCandidates() int { return c.maxCands }
 
-// boundError is a line the model's bounds cannot represent (a count past
-// -MaxReg..MaxReg, say): the trace is incomplete, not rejected.
+// boundError is a line that a larger bound would explain (a count past
+// -MaxReg..MaxReg, an integer past the Go transcription's int8 values,
+// more candidates than --max-candidates): the trace is incomplete, not
+// rejected, and msg names the bound.
 type boundError struct{ msg string }
 
 // Error returns the bound the trace leaves.
 func (e *boundError) Error() string { return e.msg }
 
+// outsideError is a line that no bound could make valid: an epoch past
+// the header's MaxEpoch, more messages in flight than MaxMsgs. No state
+// of the model with the header's constants has it, so the trace is
+// rejected there, as TLC's trace spec rejects it.
+type outsideError struct{ msg string }
+
+// Error says which constant of the header the line contradicts.
+func (e *outsideError) Error() string { return e.msg }
+
+// lineEpoch returns the largest epoch the line names (a saturated 127
+// for one past the int8 range).
+func (c *Checker) lineEpoch(ln *line) int8 {
+	e := int8(-1)
+	if ln.hasMsg {
+		e = max(e, ln.msg.msg.Epoch)
+	}
+	if ln.hasReply {
+		e = max(e, ln.reply.msg.Epoch)
+	}
+	for _, ck := range c.checks(ln) {
+		if isEpoch(ck) {
+			e = max(e, ck.want)
+		}
+	}
+	return e
+}
+
 // step applies the compiled line to the candidates. It returns false when
 // no candidate explains it (the candidates are left as they were).
 func (c *Checker) step(ln *line) (ok bool, err error) {
+	c.unnamedSend = false
 	defer func() {
 		if r := recover(); r != nil {
-			ok, err = false, &boundError{fmt.Sprint(r)}
+			msg := fmt.Sprint(r)
+			if strings.Contains(msg, "MaxReg") {
+				msg += fmt.Sprintf(" (the header's MaxReg = %d; a larger MaxReg would explain the line)", c.maxReg)
+			}
+			ok, err = false, &boundError{msg}
 		}
 	}()
 	if ln.pastEpochs {
-		return false, &boundError{fmt.Sprintf("an epoch past MaxEpoch = %d, or an integer past -128..127", c.maxEpoch)}
+		return false, &outsideError{fmt.Sprintf("the line names epoch %d, past the header's MaxEpoch = %d: no state of the model has it", c.lineEpoch(ln), c.maxEpoch)}
 	}
 	if ln.peak > int32(c.maxMsgs) {
-		return false, &boundError{fmt.Sprintf("%d messages in flight awaiting a later receive, past MaxMsgs = %d", ln.peak, c.maxMsgs)}
+		return false, &outsideError{fmt.Sprintf("%d messages are in flight at this line, each received by a later line, past the header's MaxMsgs = %d: the model's network holds at most %d",
+			ln.peak, c.maxMsgs, c.maxMsgs)}
+	}
+	if ln.pastRange {
+		return false, &boundError{"an integer past -128..127, the range of the Go transcription's values (a wider type would explain the line; TLC's integers have no bound)"}
 	}
 	c.next = c.next[:0]
-	c.unnamedSend = false
 	clear(c.seen)
 	for i := range c.cur {
 		s := &c.cur[i]
 		c.apply(s, ln)
 		if len(c.next) > c.opts.MaxCandidates {
-			return false, &boundError{fmt.Sprintf("more than %d candidate states", c.opts.MaxCandidates)}
+			return false, &boundError{fmt.Sprintf("more than %d candidate states (--max-candidates; a larger bound may explain the trace)", c.opts.MaxCandidates)}
 		}
 	}
 	if len(c.next) == 0 {

@@ -15,9 +15,10 @@
 // exactly when a later line receives the same message again first, and a
 // sent message nobody receives later is lost at once (see lookahead). The
 // outcome is [OK], [Rejected] (the first line no step explains, the
-// candidates, and for each the variables that disagree) or [Incomplete]
-// (the trace leaves the model's bounds); a malformed trace is an
-// [*InputError] with the file and line.
+// candidates, and for each the variables that disagree; or a line past
+// the header's MaxEpoch or MaxMsgs, which no state of the model has) or
+// [Incomplete] (a larger bound would explain the trace: the reason names
+// it); a malformed trace is an [*InputError] with the file and line.
 //
 // [CheckBytes] works in two passes: it compiles every line (a line equal
 // to an earlier one is compiled once: a small model's traces repeat

@@ -89,7 +89,7 @@ func TestBounds(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, tracecheck.Incomplete, res.Verdict, "%+v", res)
 	require.Equal(t, 11, res.Line)
-	require.Contains(t, res.Reason, "bounds")
+	require.Contains(t, res.Reason, "a larger MaxReg would explain the line", "the reason names the bound")
 
 	// An integer past the model's int8 values: incomplete at that line,
 	// and only once the lines before it are explained.
@@ -98,19 +98,63 @@ func TestBounds(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, tracecheck.Incomplete, res.Verdict, "%+v", res)
 	require.Equal(t, 7, res.Line)
+	require.Contains(t, res.Reason, "-128..127", "the reason names the bound")
 	tr = header + "\n" + register("d2", 2) + register("d1", 1000)
 	res, err = tracecheck.Check(strings.NewReader(tr), "b", nil, tracecheck.Options{})
 	require.NoError(t, err)
 	require.Equal(t, tracecheck.Rejected, res.Verdict, "%+v", res)
 	require.Equal(t, 4, res.Line)
+}
 
-	// An epoch past MaxEpoch.
-	h = strings.Replace(header, `"MaxEpoch":15`, `"MaxEpoch":1`, 1)
-	tr = h + "\n" + `{"action":"NodeCrashRestart","vars":{"epoch":2}}` + "\n"
-	res, err = tracecheck.Check(strings.NewReader(tr), "b", nil, tracecheck.Options{})
+// TestOutsideTheHeaderRejected: a line that no bound could make valid is
+// a rejection at that line, as under TLC's trace spec, with the constant
+// it contradicts: an epoch past the header's MaxEpoch (the same wrong
+// epoch, whether just under the Go transcription's limit of 15 or past
+// it), more messages in flight than MaxMsgs. Incomplete stays for what a
+// larger bound would explain, and names it (here --max-candidates).
+func TestOutsideTheHeaderRejected(t *testing.T) {
+	for _, tc := range []struct{ maxEpoch, epoch int }{{1, 2}, {2, 14}, {15, 16}, {15, 200}} {
+		h := strings.Replace(header, `"MaxEpoch":15`, fmt.Sprintf(`"MaxEpoch":%d`, tc.maxEpoch), 1)
+		for _, l := range []string{
+			fmt.Sprintf(`{"action":"NodeCrashRestart","vars":{"epoch":%d}}`, tc.epoch),
+			fmt.Sprintf(`{"action":"CoordLearnVersion","vars":{"coordEpoch":%d}}`, tc.epoch),
+			fmt.Sprintf(`{"action":"NodeSendHeartbeat","params":{"m":{"kind":"hb","epoch":%d,"liveness":"ALIVE","count":0,"closed":false}}}`, tc.epoch),
+		} {
+			res, err := tracecheck.Check(strings.NewReader(h+"\n"+l+"\n"), "b", nil, tracecheck.Options{})
+			require.NoError(t, err)
+			require.Equal(t, tracecheck.Rejected, res.Verdict, "%d past %d: %s: %+v", tc.epoch, tc.maxEpoch, l, res)
+			require.Equal(t, 2, res.Line)
+			require.Contains(t, res.Reason, fmt.Sprintf("past the header's MaxEpoch = %d", tc.maxEpoch))
+		}
+	}
+	// The same wrong epoch, within MaxEpoch: rejected too (CoordLearnVersion
+	// learns epoch 1).
+	res, err := tracecheck.Check(strings.NewReader(header+"\n"+`{"action":"CoordLearnVersion","vars":{"coordEpoch":14}}`+"\n"), "b", nil, tracecheck.Options{})
 	require.NoError(t, err)
-	require.Equal(t, tracecheck.Incomplete, res.Verdict, "%+v", res)
-	require.Contains(t, res.Reason, "MaxEpoch")
+	require.Equal(t, tracecheck.Rejected, res.Verdict, "%+v", res)
+
+	// Two heartbeats in flight, each received by a later line, with
+	// MaxMsgs = 1: rejected at the second send; with MaxMsgs = 2 the
+	// network holds them.
+	hb := func(count int) (send, recv string) {
+		m := fmt.Sprintf(`{"kind":"hb","epoch":1,"liveness":"ALIVE","count":%d,"closed":false}`, count)
+		return `{"action":"NodeStartHeartbeat"}` + "\n" + `{"action":"ServiceStartReport"}` + "\n" +
+				`{"action":"ServiceReadBroker","params":{"b":"b1"}}` + "\n" + `{"action":"NodeSendHeartbeat","params":{"m":` + m + `}}` + "\n",
+			`{"action":"CoordRecvHeartbeat","params":{"m":` + m + `}}` + "\n"
+	}
+	send0, recv0 := hb(0)
+	send1, recv1 := hb(1)
+	body := send0 + register("d1", 1) + send1 + recv0 + recv1
+	for maxMsgs, want := range map[int]tracecheck.Verdict{1: tracecheck.Rejected, 2: tracecheck.OK} {
+		h := strings.Replace(header, `"MaxMsgs":8`, fmt.Sprintf(`"MaxMsgs":%d`, maxMsgs), 1)
+		res, err := tracecheck.Check(strings.NewReader(h+"\n"+body), "b", nil, tracecheck.Options{})
+		require.NoError(t, err)
+		require.Equal(t, want, res.Verdict, "MaxMsgs %d: %+v", maxMsgs, res)
+		if want == tracecheck.Rejected {
+			require.Equal(t, 12, res.Line, "the second send")
+			require.Contains(t, res.Reason, "2 messages are in flight at this line, each received by a later line, past the header's MaxMsgs = 1")
+		}
+	}
 }
 
 // FuzzCheck: no input makes Check panic; it returns a verdict or an

@@ -487,18 +487,9 @@ func CheckRun(paths []string, name string, model *spec.Model, opts Options) (Res
 		}
 		res.Line, res.Text = i+2, string(text)
 		res.Process, res.ProcessFile, res.ProcessLine = mg.procs[src.File].proc, paths[src.File], src.Line
-		if c.unnamedSend {
-			return res, &InputError{File: paths[src.File], Line: src.Line,
+		if c.judge(&ln, err, &res) {
+			return res, &InputError{File: paths[src.File], Line: src.Line, Err: ErrUnnamedSend,
 				Msg: fmt.Sprintf("%s sends a message the line does not name (params.m)", c.actions[ln.act].name)}
-		}
-		var be *boundError
-		if errors.As(err, &be) {
-			res.Verdict, res.Reason = Incomplete, "outside the model's bounds: "+be.msg
-		} else {
-			res.Verdict = Rejected
-			res.Reason = fmt.Sprintf("no step of %s from any of the %d candidate states agrees with the line",
-				c.actions[ln.act].name, len(c.cur))
-			res.Candidates = c.explain(&ln)
 		}
 		break
 	}

@@ -270,7 +270,8 @@ type line struct {
 	hasMsg, hasReply     bool
 	lose, isRecv         bool // lose: the message the line sent is lost at once (no later line receives it)
 	isSendReg, isRecvReg bool // the line sends or receives REGISTER(d, b)
-	pastEpochs           bool // an epoch past MaxEpoch, or an integer past the int8 range of the model's values
+	pastEpochs           bool // an epoch past MaxEpoch (a rejection)
+	pastRange            bool // an integer past the int8 range of the model's values (incomplete)
 }
 
 // checks returns the observed values of ln.
@@ -332,7 +333,8 @@ func (c *Checker) parseLine(text []byte, ln *line) error {
 		return errNoAction
 	}
 	ln.ck1 = int32(len(c.arena))
-	ln.pastEpochs = p.outOfRange || ln.hasMsg && ln.msg.msg.Epoch > c.maxEpoch || ln.hasReply && ln.reply.msg.Epoch > c.maxEpoch
+	ln.pastRange = p.outOfRange
+	ln.pastEpochs = ln.hasMsg && ln.msg.msg.Epoch > c.maxEpoch || ln.hasReply && ln.reply.msg.Epoch > c.maxEpoch
 	for _, ck := range c.checks(ln) {
 		ln.pastEpochs = ln.pastEpochs || isEpoch(ck) && ck.want > c.maxEpoch
 	}

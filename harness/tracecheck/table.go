@@ -187,7 +187,7 @@ func getVar(s *spec.State, v uint8, idx int) int8 {
 }
 
 // isEpoch reports whether check ck reads an epoch (bounded by
-// MaxEpoch: a trace past it is incomplete, not rejected).
+// MaxEpoch: a trace past it is rejected, as no state of the model has it).
 func isEpoch(ck check) bool {
 	switch varTable[ck.v].name {
 	case "epoch", "coordEpoch", "drainedEpoch", "legacyEpoch":

@@ -290,6 +290,7 @@ func TestWeakObservationsAccepted(t *testing.T) {
 			small, err := tracecheck.CheckBytes(data, "t", nil, tracecheck.Options{MaxCandidates: res.MaxCandidates - 1})
 			require.NoError(t, err)
 			require.Equal(t, tracecheck.Incomplete, small.Verdict)
+			require.Contains(t, small.Reason, "--max-candidates", "the reason names the bound")
 		}
 	}
 	t.Logf("largest candidate set %d", most)

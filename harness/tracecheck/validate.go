@@ -100,7 +100,8 @@ const (
 	OK Verdict = "ok"
 	// Rejected: a line that no step explains (Result.Line).
 	Rejected Verdict = "rejected"
-	// Incomplete: the trace leaves the model's bounds or the search's.
+	// Incomplete: a larger bound would explain the trace (Result.Reason
+	// names it: --max-candidates, MaxReg, the int8 range of values).
 	Incomplete Verdict = "incomplete"
 )
 
@@ -167,10 +168,23 @@ type InputError struct {
 	File string
 	Line int
 	Msg  string
+	// Err, if set, is the kind of input error (ErrUnnamedSend).
+	Err error
 }
 
 // Error returns "file:line: what is wrong".
 func (e *InputError) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg) }
+
+// Unwrap returns the kind of input error, if any.
+func (e *InputError) Unwrap() error { return e.Err }
+
+// ErrUnnamedSend is the input error of a line whose action sends a
+// message that the line does not name (no params.m). TLC's trace spec
+// rejects such a line instead (its SentAsSaid: a line without m sends
+// nothing); docs/trace.md, "A send without its message", says why the
+// checker calls it an input error, and checker traceparity counts the
+// two as agreeing.
+var ErrUnnamedSend = errors.New("a send line does not name its message")
 
 // maxShown bounds the candidates a rejection lists.
 const maxShown = 8
@@ -395,23 +409,38 @@ func (c *Checker) search(data []byte, lines []line, res *Result) error {
 			continue
 		}
 		res.Line, res.Text = lineAt(data, ln.off)
-		if c.unnamedSend {
-			return &InputError{File: res.File, Line: res.Line,
+		if c.judge(ln, err, res) {
+			return &InputError{File: res.File, Line: res.Line, Err: ErrUnnamedSend,
 				Msg: fmt.Sprintf("%s sends a message the line does not name (params.m)", c.actions[ln.act].name)}
 		}
-		var be *boundError
-		if errors.As(err, &be) {
-			res.Verdict, res.Reason = Incomplete, "outside the model's bounds: "+be.msg
-			return nil
-		}
-		res.Verdict = Rejected
-		res.Reason = fmt.Sprintf("no step of %s from any of the %d candidate states agrees with the line",
-			c.actions[ln.act].name, len(c.cur))
-		res.Candidates = c.explain(ln)
 		return nil
 	}
 	res.Verdict = OK
 	return nil
+}
+
+// judge sets res's verdict for line ln, which step did not explain (err
+// being step's error), and reports whether the line is instead an input
+// error: a send that does not name its message (ErrUnnamedSend).
+func (c *Checker) judge(ln *line, err error, res *Result) (unnamedSend bool) {
+	if c.unnamedSend {
+		return true
+	}
+	var be *boundError
+	if errors.As(err, &be) {
+		res.Verdict, res.Reason = Incomplete, "past a bound: "+be.msg
+		return false
+	}
+	var oe *outsideError
+	if errors.As(err, &oe) {
+		res.Verdict, res.Reason = Rejected, oe.msg
+		return false
+	}
+	res.Verdict = Rejected
+	res.Reason = fmt.Sprintf("no step of %s from any of the %d candidate states agrees with the line",
+		c.actions[ln.act].name, len(c.cur))
+	res.Candidates = c.explain(ln)
+	return false
 }
 
 // lineAt returns the number (from 1) and the text of the line of data

@@ -43,7 +43,7 @@
 // The bugs of the model at the implementation's granularity,
 // each a step of the code taken in the wrong order or a guard dropped:
 //
-//   - SampleBeforeClose: Service.Report sums the brokers' counts before it
+//   - SampleBeforeClose: Service.Sample sums the brokers' counts before it
 //     closes admission, so a registration admitted between the sum and
 //     the close is missing from a report that says closed (D5).
 //   - ClosedBeforeBrokers: Service.CloseAdmission sets closed before it

@@ -5,63 +5,10 @@ import (
 	"testing"
 )
 
-// The two benchmarks of this file keep, or retire, two clever pieces of
-// the package by measuring each against the plain version, side by side
-// in one run (the contenders alternate in rounds, and the figure is the
-// median of the per-round ratios; below 1 the clever piece is faster).
-
-// BenchmarkTableVsMap: the broker's open-addressing table against a Go
-// map, for what a registration and a removal do to it: a registration
-// looks its ID up and publishes it (find then putAt: one probe, the slot
-// kept; the map: a lookup then an assignment), a removal finds and
-// deletes its entry (deleteID: one probe; the map: a lookup then a
-// delete). 64 IDs come and go; b.N counts rounds of 5,000 pairs.
-func BenchmarkTableVsMap(b *testing.B) {
-	const idsPer, round = 64, 5000
-	ids := benchIDs(1, idsPer)[0]
-	ds := make([]*dispatcher, idsPer)
-	for i, id := range ids {
-		ds[i] = &dispatcher{id: id}
-	}
-	t := newTable()
-	m := map[DispatcherID]*dispatcher{}
-	var sink int
-	contenders := []func(){
-		func() {
-			for i := range round {
-				d := ds[i%idsPer]
-				if old, h := t.find(d.id); old == nil {
-					t.putAt(d, h)
-				}
-				if t.deleteID(d.id, nil) != nil {
-					sink++
-				}
-			}
-		},
-		func() {
-			for i := range round {
-				d := ds[i%idsPer]
-				if m[d.id] == nil {
-					m[d.id] = d
-				}
-				if old := m[d.id]; old != nil {
-					delete(m, d.id)
-					sink++
-				}
-			}
-		},
-	}
-	b.ResetTimer()
-	rounds := alternate(b.N, contenders)
-	b.StopTimer()
-	if sink != 2*b.N*round {
-		b.Fatalf("%d deletes, want %d", sink, 2*b.N*round)
-	}
-	b.ReportMetric(nsPerPair(rounds, 0, round), "table-ns/pair")
-	b.ReportMetric(nsPerPair(rounds, 1, round), "map-ns/pair")
-	b.ReportMetric(median(ratios(rounds, 0, 1)), "table/map")
-	b.ReportMetric(0, "ns/op")
-}
+// The benchmark of this file keeps, or retires, the baton by measuring it
+// against the plain version, side by side in one run (the contenders
+// alternate in rounds, and the figure is the median of the per-round
+// ratios; below 1 the baton is faster).
 
 // BenchmarkBatonVsGoroutine: Do, which runs the request on the caller's
 // goroutine when it finds the loop's baton free, against the plain

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -121,7 +122,7 @@ func BenchmarkRegisterRemove(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.StopTimer()
-			if n, _ := h.svc.Report(); n != 0 {
+			if n, _ := h.svc.Sample(); n != 0 {
 				b.Fatalf("count %d after balanced pairs", n)
 			}
 		})
@@ -207,7 +208,7 @@ func BenchmarkRegisterRemovePaired(b *testing.B) {
 			b.ResetTimer()
 			rounds := alternate(b.N, runs)
 			b.StopTimer()
-			if n, _ := h.svc.Report(); n != 0 {
+			if n, _ := h.svc.Sample(); n != 0 {
 				b.Fatalf("count %d after balanced pairs", n)
 			}
 			for c, x := range contenders {
@@ -305,8 +306,8 @@ func median(xs []float64) float64 {
 	return (xs[len(xs)/2-1] + xs[len(xs)/2]) / 2
 }
 
-// BenchmarkReportWhileRegistering measures one Report while 2 goroutines
-// keep registering and removing: our lock-free Report against the
+// BenchmarkReportWhileRegistering measures one Sample while 2 goroutines
+// keep registering and removing: our lock-free Sample against the
 // global-mutex map's locked read.
 func BenchmarkReportWhileRegistering(b *testing.B) {
 	const g, idsPer = 2, 64
@@ -321,7 +322,7 @@ func BenchmarkReportWhileRegistering(b *testing.B) {
 		})
 		b.ResetTimer()
 		for range b.N {
-			h.svc.Report()
+			h.svc.Sample()
 		}
 		b.StopTimer()
 		stop()
@@ -377,8 +378,8 @@ func BenchmarkRegistryCore(b *testing.B) {
 		func() {
 			// Run is not started: this goroutine plays the request loop.
 			for i := range round {
-				_ = svc.handle(ctx, &regs[i%idsPer])
-				_ = svc.handle(ctx, &rems[i%idsPer])
+				_ = svc.handle(ctx, nil, &regs[i%idsPer])
+				_ = svc.handle(ctx, nil, &rems[i%idsPer])
 			}
 		},
 		func() {
@@ -393,7 +394,7 @@ func BenchmarkRegistryCore(b *testing.B) {
 	b.ResetTimer()
 	rounds := alternate(b.N, contenders)
 	b.StopTimer()
-	if n, _ := svc.Report(); n != 0 {
+	if n, _ := svc.Sample(); n != 0 {
 		b.Fatalf("count %d after balanced pairs", n)
 	}
 	b.ReportMetric(nsPerPair(rounds, 0, round), "core-ns/pair")
@@ -416,13 +417,13 @@ func (s slowSchemaStore) RegisterTable(ctx context.Context, table TableID, start
 	return s.MemSchemaStore.RegisterTable(ctx, table, startTs)
 }
 
-// BenchmarkReportSlowStore measures Report's latency while 2 goroutines
+// BenchmarkReportSlowStore measures Sample's latency while 2 goroutines
 // keep registering and removing (with Do, as the map's callers wait too)
 // through a RegisterTable that takes 5µs. The global-mutex map holds its
-// lock across the store call, so its Report waits for it; ours reads
+// lock across the store call, so its Sample waits for it; ours reads
 // atomics. The reporter pauses ~20µs between reports, as a periodic
 // reporter would, so that it does not take a core from the load; ns/op
-// is the mean latency of one Report (the pause excluded), max-ns the
+// is the mean latency of one Sample (the pause excluded), max-ns the
 // worst, pairs/s the load's throughput meanwhile.
 func BenchmarkReportSlowStore(b *testing.B) {
 	const g, idsPer, slow = 2, 64, 5 * time.Microsecond
@@ -461,7 +462,7 @@ func BenchmarkReportSlowStore(b *testing.B) {
 			id := ids[w][i%idsPer]
 			_ = h.svc.Do(ctx, Request{Action: Register, Cluster: "c1", Changefeed: "cf", Dispatcher: id, Table: TableID(w*idsPer + i%idsPer + 1)})
 			_ = h.svc.Do(ctx, Request{Action: Remove, Cluster: "c1", Dispatcher: id})
-		}, func() { h.svc.Report() })
+		}, func() { h.svc.Sample() })
 	})
 	b.Run("mutexmap", func(b *testing.B) {
 		r := newMutexRegistry()
@@ -472,4 +473,57 @@ func BenchmarkReportSlowStore(b *testing.B) {
 			r.remove(id)
 		}, func() { r.report() })
 	})
+}
+
+// BenchmarkAPIPairs measures register+remove pairs through the public API
+// (Do) with g goroutines on one cluster, 64 IDs each, and every Do's
+// latency: throughput (ns per pair; and the process's CPU time per pair,
+// which a loaded machine's descheduling does not inflate) and the tail
+// (p99, p999 of one Do).
+// It is the end-to-end figure the registry's pieces answer to: a build
+// with a piece and one without run it in alternation (see
+// docs/perf-eventservice.md). b.N counts pairs.
+func BenchmarkAPIPairs(b *testing.B) {
+	const idsPer = 64
+	for _, g := range []int{1, 2} {
+		b.Run(fmt.Sprintf("g=%d", g), func(b *testing.B) {
+			ids := benchIDs(g, idsPer)
+			h := newHarness(b)
+			ctx := context.Background()
+			lat := make([][]time.Duration, g)
+			for w := range lat {
+				lat[w] = make([]time.Duration, 0, 2*b.N/g+2)
+			}
+			cpu0 := cpuTime()
+			b.ResetTimer()
+			runPairs(g, b.N, func(w, i int) {
+				id := ids[w][i%idsPer]
+				t0 := time.Now()
+				_ = h.svc.Do(ctx, Request{Action: Register, Cluster: "c1", Changefeed: "cf", Dispatcher: id, Table: TableID(w*idsPer + i%idsPer + 1)})
+				t1 := time.Now()
+				_ = h.svc.Do(ctx, Request{Action: Remove, Cluster: "c1", Dispatcher: id})
+				lat[w] = append(lat[w], t1.Sub(t0), time.Since(t1))
+			})
+			b.StopTimer()
+			cpu := cpuTime() - cpu0
+			if n := h.svc.sumCounts(); n != 0 {
+				b.Fatalf("count %d after balanced pairs", n)
+			}
+			b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/pair")
+			all := slices.Concat(lat...)
+			slices.Sort(all)
+			q := func(p float64) float64 { return float64(all[int(p*float64(len(all)-1))].Nanoseconds()) }
+			b.ReportMetric(q(0.99), "p99-ns")
+			b.ReportMetric(q(0.999), "p999-ns")
+		})
+	}
+}
+
+// cpuTime returns the CPU time (user and system) the process has used.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -13,7 +13,7 @@ import (
 )
 
 // broker is the event broker of one upstream cluster. count is read by
-// Report from any goroutine. The published table and the changefeed map
+// Sample from any goroutine. The published map and the changefeed map
 // (and each dispatcher's cf) belong to the request loop; mu makes
 // compare-and-delete well defined for a remover outside the loop (see
 // [broker.loopLock]).
@@ -28,17 +28,17 @@ type broker struct {
 	// copy of the admission gate, set once admission closed) in bit 0.
 	// The count is early, so it covers admitted, registered and
 	// half-removed dispatchers. One word, so that an admission checks the
-	// gate and raises the count in one compare-and-swap (broker.admit),
+	// gate and raises the count in one compare-and-swap (broker.casAdmit),
 	// and a close sets the bit with one atomic or (Service.closeBroker).
 	countGate atomic.Int64
 
-	// mu guards the table and the map against removers outside the loop:
+	// mu guards the published and changefeed maps against removers outside the loop:
 	// remove and unpublish always take it; the loop's own steps take it
 	// only when offLoop is set.
 	mu sync.Mutex
 	// published holds the published dispatchers, ordinary and table
 	// triggers alike: one entry per ID (R1).
-	published table
+	published map[DispatcherID]*dispatcher
 	// changefeeds is the changefeed status: how many dispatchers (admitted
 	// ones included) each changefeed has here; no entry for none, except
 	// idle.
@@ -73,7 +73,7 @@ const maxFree = 64
 // loop. Such a broker locks the loop's own steps (see loopLock) and does
 // not reuse released dispatchers (a remover outside the loop may still
 // read one the loop released). Every other build and bug runs the normal
-// build's code: the tag adds fault points and step hooks, nothing else.
+// build's code: the tag adds fault points, nothing else.
 func offLoopRemover() bool { return bugs.Built && bugs.DoubleDecrementOn() }
 
 // changefeedStatus is a changefeed's entry in its broker (mu).
@@ -88,7 +88,7 @@ func newBroker(svc *Service, cluster ClusterID, es store.EventStore, ss store.Sc
 		cluster:     cluster,
 		es:          es,
 		ss:          ss,
-		published:   newTable(),
+		published:   make(map[DispatcherID]*dispatcher),
 		changefeeds: make(map[ChangefeedID]*changefeedStatus),
 		offLoop:     offLoopRemover(),
 	}
@@ -97,7 +97,7 @@ func newBroker(svc *Service, cluster ClusterID, es store.EventStore, ss store.Sc
 // loopLock takes b.mu for a step of the request loop (lookup,
 // lookupAndJoin, publish, removeID, leaveChangefeed, heartbeat, inactive,
 // snapshot) if b.offLoop. Otherwise only the loop reads or writes a
-// broker's maps: Report reads only the atomic counts, and every other
+// broker's maps: Sample reads only the atomic counts, and every other
 // entry point (Do, Submit, Heartbeat, Cleanup, Snapshot) runs in the loop.
 // The one exception is a remover outside the loop (remove, which locks
 // always), which tests use only to race removers with each other while
@@ -119,34 +119,33 @@ func (b *broker) loopUnlock() {
 // (request loop, or a test while the loop is idle).
 func (b *broker) lookup(id DispatcherID) *dispatcher {
 	b.loopLock()
-	d := b.published.get(id)
+	d := b.published[id]
 	b.loopUnlock()
 	return d
 }
 
 // lookupAndJoin returns the published dispatcher with d's ID, if any,
-// and counts d in its changefeed status, in one step (request loop). It
-// also returns the slot where publish will store d, if no step changes
-// the table meanwhile (then publish probes again).
-func (b *broker) lookupAndJoin(d *dispatcher) (*dispatcher, hint) {
+// and counts d in its changefeed status, in one step (request loop).
+func (b *broker) lookupAndJoin(d *dispatcher) *dispatcher {
 	b.loopLock()
 	b.joinChangefeedLocked(d)
-	old, h := b.published.find(d.id)
+	old := b.published[d.id]
 	b.loopUnlock()
-	return old, h
+	return old
 }
 
-// publish stores d in the table (request loop), h being lookupAndJoin's
-// hint. It reports whether an entry for d.id was already there (it was
-// replaced), so that the caller counts d once.
-func (b *broker) publish(d *dispatcher, h hint) (replaced bool) {
+// publish stores d in the published map (request loop). It reports
+// whether an entry for d.id was already there (it was replaced), so that
+// the caller counts d once.
+func (b *broker) publish(d *dispatcher) (replaced bool) {
 	b.loopLock()
-	replaced = b.published.putAt(d, h)
+	_, replaced = b.published[d.id]
+	b.published[d.id] = d
 	b.loopUnlock()
 	return replaced
 }
 
-// unpublish deletes d's entry only if the table still holds d itself, and
+// unpublish deletes d's entry only if the map still holds d itself, and
 // reports whether this call deleted it (F-R2: only the remover that
 // deleted an entry may decrement). The remover that did also drops d from
 // its changefeed status, in the same step. With force (the DoubleDecrement
@@ -154,7 +153,10 @@ func (b *broker) publish(d *dispatcher, h hint) (replaced bool) {
 func (b *broker) unpublish(d *dispatcher, force bool) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	deleted := b.published.deleteID(d.id, d) != nil
+	deleted := b.published[d.id] == d
+	if deleted {
+		delete(b.published, d.id)
+	}
 	if deleted || force {
 		b.leaveChangefeedLocked(d)
 	}
@@ -243,7 +245,7 @@ func (b *broker) newDispatcher(req *Request) *dispatcher {
 }
 
 // recycle keeps d, released by the request loop (removed, deleted from
-// the table, out of its changefeed, its stores released), for a later
+// the published map, out of its changefeed, its stores released), for a later
 // registration (request loop only).
 func (b *broker) recycle(d *dispatcher) {
 	if !(bugs.Built && b.offLoop) && len(b.free) < maxFree {
@@ -251,28 +253,33 @@ func (b *broker) recycle(d *dispatcher) {
 	}
 }
 
-// admit is the compare-and-swap of TLA+ BrokerAdmit: it raises b's count
-// by one unless b's gate bit is closed, and reports whether it did.
-func (b *broker) admit() bool {
-	for {
-		w := b.countGate.Load()
-		if w&gateClosed != 0 && !bugs.NoAdmissionGateOn() {
-			return false
-		}
-		if bugs.CountAfterPublishOn() {
-			return true
-		}
-		if b.countGate.CompareAndSwap(w, w+2) {
-			return true
-		}
+// casAdmit is the compare-and-swap of TLA+ BrokerAdmit from the gate
+// word w read before: it raises b's count by one unless w's gate bit is
+// closed. It reports whether the admission was decided (admitted or
+// refused); not decided means the word changed since w was read (a
+// close's gate bit, another count change), and the caller reads it again.
+func (b *broker) casAdmit(w int64) (admitted, decided bool) {
+	if w&gateClosed != 0 && !bugs.NoAdmissionGateOn() {
+		return false, true
 	}
+	if bugs.CountAfterPublishOn() {
+		return true, true
+	}
+	if b.countGate.CompareAndSwap(w, w+2) {
+		return true, true
+	}
+	return false, false
 }
 
 // step adds delta to b's count (0: none) and, traced, writes the line of
 // broker step a of d under the same trace lock, so that the line is in
 // the order of the count change among every goroutine's lines.
 func (b *broker) step(a brokerStep, d *dispatcher, delta int64) {
-	ts := b.svc.lockTrace()
+	p := pointBrokerStep
+	if delta != 0 {
+		p = pointCount
+	}
+	ts := b.svc.lockTrace(p, b)
 	if delta != 0 {
 		b.addCount(delta)
 	}
@@ -285,7 +292,13 @@ func (b *broker) step(a brokerStep, d *dispatcher, delta int64) {
 // counted, d being in its changefeed status (TLA+ BrokerSubscribe, BrokerSubscribeRefused,
 // BrokerRegisterTable, BrokerRegisterTableFails; a table trigger's add is
 // the one step of BrokerAdmit). On failure it leaves no trace: R3.
-func (b *broker) add(ctx context.Context, d *dispatcher, req *Request, slot hint) error {
+//
+// The schema store's call gets a context that ends when Run's context
+// (ctx) or the request's (reqCtx, nil for Submit) is done: a caller that
+// gives up (a gRPC deadline, a cancelled client) releases a blocked
+// RegisterTable, whose failure then rolls the registration back (R3)
+// and frees the loop for the requests behind it.
+func (b *broker) add(ctx, reqCtx context.Context, d *dispatcher, req *Request) error {
 	if !d.tableTrigger {
 		// d.gen is written only by newDispatcher, in this goroutine.
 		sub := store.Subscription{Table: req.Table, StartTs: req.StartTs, OnlyReuse: req.OnlyReuse, Token: d.gen}
@@ -294,7 +307,10 @@ func (b *broker) add(ctx context.Context, d *dispatcher, req *Request, slot hint
 			return fmt.Errorf("%w: %s/%s", ErrNotReusable, b.cluster, d.id)
 		}
 		b.step(stepSubscribe, d, 0) // TLA+ BrokerSubscribe
-		if err := b.ss.RegisterTable(ctx, req.Table, req.StartTs); err != nil {
+		sctx, stop := storeContext(ctx, reqCtx)
+		err := b.ss.RegisterTable(sctx, req.Table, req.StartTs)
+		stop()
+		if err != nil {
 			b.registerTableFailed(d)
 			return fmt.Errorf("eventservice: register table %d of dispatcher %s/%s: %w", req.Table, b.cluster, d.id, err)
 		}
@@ -303,7 +319,7 @@ func (b *broker) add(ctx context.Context, d *dispatcher, req *Request, slot hint
 	// replaced entry (impossible in the serial loop, which removes the old
 	// registration first) must give its share back.
 	var delta int64
-	if b.publish(d, slot) && !bugs.DoubleIncrementOn() {
+	if b.publish(d) && !bugs.DoubleIncrementOn() {
 		delta--
 	}
 	if bugs.CountAfterPublishOn() {
@@ -315,6 +331,18 @@ func (b *broker) add(ctx context.Context, d *dispatcher, req *Request, slot hint
 	}
 	b.step(a, d, delta)
 	return nil
+}
+
+// storeContext returns the context of a store call that a request causes:
+// loopCtx (Run's) if reqCtx cannot be cancelled, else reqCtx (its deadline
+// and values) also cancelled when loopCtx is done. stop releases it.
+func storeContext(loopCtx, reqCtx context.Context) (context.Context, func()) {
+	if reqCtx == nil || reqCtx.Done() == nil {
+		return loopCtx, func() {}
+	}
+	ctx, cancel := context.WithCancel(reqCtx)
+	unhook := context.AfterFunc(loopCtx, cancel)
+	return ctx, func() { unhook(); cancel() }
 }
 
 // subscribeRefused is TLA+ BrokerSubscribeRefused then BrokerRollback:
@@ -342,6 +370,7 @@ func (b *broker) registerTableFailed(d *dispatcher) {
 	if early {
 		b.addCount(b.rollbackDelta()) // the bug: the count falls while d is still subscribed
 	}
+	b.svc.at(pointUnsubscribe, b)
 	if !leak {
 		b.es.UnregisterDispatcher(d.id)
 	}
@@ -385,8 +414,9 @@ func (b *broker) remove(d *dispatcher, last brokerStep) bool {
 // the removed mark and the delete are one step (request loop).
 func (b *broker) removeID(id DispatcherID) {
 	b.loopLock()
-	d := b.published.deleteID(id, nil) // lookup and delete: one probe
+	d := b.published[id]
 	if d != nil {
+		delete(b.published, id)
 		d.markRemoved()
 		b.leaveChangefeedLocked(d)
 	}
@@ -408,6 +438,7 @@ func (b *broker) release(d *dispatcher, last brokerStep) {
 	if early {
 		b.addCount(-1)
 	}
+	b.svc.at(pointRelease, b)
 	if !d.tableTrigger {
 		b.es.UnregisterDispatcher(d.id)
 		b.ss.UnregisterTable(d.table)
@@ -441,7 +472,7 @@ func (b *broker) reset(d *dispatcher, epoch, startTs uint64) bool {
 func (b *broker) heartbeat(p Progress, now time.Time) bool {
 	b.loopLock() // the stat's loop fields (see stat)
 	defer b.loopUnlock()
-	d := b.published.get(p.Dispatcher)
+	d := b.published[p.Dispatcher]
 	if d == nil {
 		return false
 	}
@@ -461,12 +492,12 @@ func (b *broker) inactive(now time.Time, timeout time.Duration, closed bool) []*
 	b.loopLock()
 	defer b.loopUnlock()
 	var out []*dispatcher
-	b.published.all(func(d *dispatcher) {
+	for _, d := range b.published {
 		st := d.stat.Load()
 		if (st.epoch > 0 || closed) && now.Sub(time.Unix(0, st.lastHeartbeat)) > timeout {
 			out = append(out, d)
 		}
-	})
+	}
 	slices.SortFunc(out, func(x, y *dispatcher) int { return compare(x.id, y.id) })
 	return out
 }
@@ -485,7 +516,7 @@ func (b *broker) snapshot() BrokerSnapshot {
 	b.loopLock()
 	defer b.loopUnlock()
 	bs := BrokerSnapshot{Cluster: b.cluster, Count: b.count()}
-	b.published.all(func(d *dispatcher) {
+	for _, d := range b.published {
 		st := d.stat.Load()
 		bs.Dispatchers = append(bs.Dispatchers, DispatcherSnapshot{
 			ID:            d.id,
@@ -497,7 +528,7 @@ func (b *broker) snapshot() BrokerSnapshot {
 			CheckpointTs:  st.checkpointTs,
 			LastHeartbeat: time.Unix(0, st.lastHeartbeat),
 		})
-	})
+	}
 	slices.SortFunc(bs.Dispatchers, func(x, y DispatcherSnapshot) int { return compare(x.ID, y.ID) })
 	for id, cf := range b.changefeeds {
 		if cf.n > 0 {

@@ -9,15 +9,14 @@ import (
 )
 
 // The conformance test's close and report taken broker by broker: the
-// step hooks (hooks.go, tag bugs only) stop a CloseAdmission before the
-// last broker's gate bit, and a Report before the last broker's count;
+// points of hooks.go stop a CloseAdmission before the last broker's gate
+// bit, and a Sample before the last broker's count;
 // the model takes the steps the implementation took up to there, in the
 // model's order, and the observable state is compared at the stop. A bug
 // that reorders those steps (ClosedBeforeBrokers: closed before the
 // bits; SampleBeforeClose: the counts read before the close) leaves the
 // implementation elsewhere than the model at the stop, and the
-// comparison fails. Without the hooks (the normal build) the two
-// actions skip.
+// comparison fails.
 
 // brokerIndex returns the model broker of cluster c.
 func brokerIndex(c ClusterID) int {
@@ -61,7 +60,7 @@ func (c *conformance) closeByBroker(t *rapid.T) {
 		t.Skip("no close to take broker by broker")
 	}
 	last := brokers[len(brokers)-1]
-	x := c.h.at(t, stepCloseBroker, last.cluster, nil)
+	x := c.h.at(t, pointCloseBroker, last.cluster, nil)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -79,7 +78,7 @@ func (c *conformance) closeByBroker(t *rapid.T) {
 	c.closeRest(t)
 }
 
-// reportByBroker runs Report stopped before the last broker's count: the
+// reportByBroker runs Sample stopped before the last broker's count: the
 // model has taken the heartbeat's start, the close if the node is
 // STOPPING, the report's start and the reads of the brokers before it.
 func (c *conformance) reportByBroker(t *rapid.T) {
@@ -88,15 +87,15 @@ func (c *conformance) reportByBroker(t *rapid.T) {
 		t.Skip("no report to take broker by broker")
 	}
 	last := brokers[len(brokers)-1]
-	x := c.h.at(t, stepReadBroker, last.cluster, nil)
+	x := c.h.at(t, pointReadBroker, last.cluster, nil)
 	var n int64
 	var closed bool
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		n, closed = c.h.svc.Report()
+		n, closed = c.h.svc.Sample()
 	}()
-	stopped(t, x, done, "Report")
+	stopped(t, x, done, "Sample")
 	c.startSample(t)
 	read := map[int]bool{}
 	for _, br := range brokers[:len(brokers)-1] {
@@ -106,7 +105,7 @@ func (c *conformance) reportByBroker(t *rapid.T) {
 	}
 	c.compare(t) // between two brokers' reads
 	x.Release()
-	finished(t, done, "Report")
+	finished(t, done, "Sample")
 	for b := range confBrokers {
 		if !read[b] {
 			c.step(t, "ServiceReadBroker("+confBrokers[b]+")", func(s *spec.State) (spec.State, bool) { return c.m.ServiceReadBroker(s, b) })

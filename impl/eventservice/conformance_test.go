@@ -44,10 +44,10 @@ import (
 //	                           registered at bi; nothing otherwise
 //	  ... blocked, released      CollectorRemove(d) | BrokerRemoveFinish(d)
 //	inactivity cleanup         CollectorRemove(d), BrokerRemoveFinish(d) per eligible d (in-loop cleanup)
-//	Report()                   NodeStartHeartbeat, [ServiceStartClose, ServiceCloseBroker(b)...,
+//	Sample()                   NodeStartHeartbeat, [ServiceStartClose, ServiceCloseBroker(b)...,
 //	                           ServiceFinishClose when T is STOPPING and admission open],
 //	                           ServiceStartReport, ServiceReadBroker(b1), ServiceReadBroker(b2),
-//	                           NodeSendHeartbeat; the heartbeat's (count, closed) = Report()
+//	                           NodeSendHeartbeat; the heartbeat's (count, closed) = Sample()
 //	node goes DRAINING/STOPPING  liveness' = Succ(liveness) (environment: the node's liveness;
 //	                           work' = 0 with STOPPING, as the coordinator asks for STOPPING only then)
 //	RESET d                    nothing (the model has no stat epochs); the count must not change
@@ -352,10 +352,10 @@ func (c *conformance) release(t *rapid.T, fail bool) {
 	c.epoch[d] = 0
 }
 
-// report compares Report with the heartbeat the model's node sends after
+// report compares Sample with the heartbeat the model's node sends after
 // sampling the brokers one by one.
 func (c *conformance) report(t *rapid.T) {
-	n, closed := c.h.svc.Report()
+	n, closed := c.h.svc.Sample()
 	c.startSample(t)
 	for b := range confBrokers {
 		c.step(t, "ServiceReadBroker("+confBrokers[b]+")", func(s *spec.State) (spec.State, bool) { return c.m.ServiceReadBroker(s, b) })
@@ -377,7 +377,7 @@ func (c *conformance) startSample(t *rapid.T) {
 }
 
 // sendSample is the model's NodeSendHeartbeat after the reads; the
-// heartbeat must carry Report's (n, closed). The heartbeat is then lost.
+// heartbeat must carry Sample's (n, closed). The heartbeat is then lost.
 func (c *conformance) sendSample(t *rapid.T, n int64, closed bool) {
 	c.step(t, "NodeSendHeartbeat", c.m.NodeSendHeartbeat)
 	msgs := c.m.NetMsgs(c.s)
@@ -386,7 +386,7 @@ func (c *conformance) sendSample(t *rapid.T, n int64, closed bool) {
 	}
 	hb := msgs[0]
 	if int64(hb.Count) != n || hb.Closed != closed {
-		t.Fatalf("Report() = (%d, %v), spec heartbeat %v", n, closed, hb)
+		t.Fatalf("Sample() = (%d, %v), spec heartbeat %v", n, closed, hb)
 	}
 	c.step(t, "NetLose", func(s *spec.State) (spec.State, bool) { return c.m.NetLose(s, s.Net[0]) })
 }

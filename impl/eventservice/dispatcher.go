@@ -18,7 +18,7 @@ import (
 // read or write them. Under the tag bugs, where the DoubleDecrement bug
 // runs the inactivity cleanup beside the loop, heartbeat writes them
 // under b.mu, which inactive holds (see [broker.loopLock]); a new stat is
-// written before it is published (by the published table or by d.stat).
+// written before it is published (by the published map or by d.stat).
 type stat struct {
 	epoch   uint64
 	startTs uint64
@@ -29,7 +29,7 @@ type stat struct {
 	lastHeartbeat int64  // request loop; unix nanoseconds
 }
 
-// dispatcher is one registration: the stable pointer the published table and the
+// dispatcher is one registration: the stable pointer the published map and the
 // event store (as its notifier) hold for the life of the registration.
 //
 // A broker reuses a released dispatcher for a later registration

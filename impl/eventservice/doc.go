@@ -7,8 +7,10 @@
 // (and its Go transcription, package spec): the variables count,
 // admissionClosed and the removed mark, and the actions
 //
-//   - ServiceRecvRegister, BrokerAdmit: [Service.Do] or [Service.Submit] with a
-//     [Register] request passes the admission gate and raises the count
+//   - CollectorSendRegister, ServiceRecvRegister, BrokerAdmit:
+//     [Service.Do] or [Service.Submit] with a [Register] request passes
+//     the admission gate (the service's gate check, then one
+//     compare-and-swap of the broker's count word) and raises the count
 //     (the early count) before any store call;
 //   - BrokerSubscribe / BrokerSubscribeRefused: EventStore.RegisterDispatcher
 //     accepts, or refuses and the count is rolled back;
@@ -19,8 +21,12 @@
 //   - CollectorRemove / BrokerRemoveFinish: a [Remove] request marks the
 //     dispatcher removed, compare-and-deletes it, releases its stores and
 //     decrements last;
-//   - ServiceSendReport / NodeSendHeartbeat: [Service.Report] closes
-//     admission if the node is STOPPING, then samples (count, closed).
+//   - ServiceStartReport, ServiceReadBroker: [Service.Sample] closes
+//     admission if the node is STOPPING (ServiceStartClose,
+//     ServiceCloseBroker, ServiceFinishClose: [Service.CloseAdmission]),
+//     then samples (count, closed), which the node sends
+//     (NodeSendHeartbeat: node.Node.Heartbeat; ServiceSendReport:
+//     node.Node.Report).
 //
 // # Rules implemented
 //
@@ -45,7 +51,7 @@
 //   - R8: once admission is closed (one way) no registration is admitted
 //     and the count never rises (F-R7); remote probes get NotReusable.
 //   - R9: one schema reference per published ordinary dispatcher.
-//   - F-R6: the broker registry is a copy-on-write slice, so Report reads
+//   - F-R6: the broker registry is a copy-on-write slice, so Sample reads
 //     it from any goroutine without a lock and never waits for a slow
 //     registration.
 //
@@ -62,11 +68,13 @@
 // Snapshot, rarer, go through the queue). A Do with an uncancellable
 // context waits for a busy baton as for a mutex; otherwise it queues its
 // request and waits for the answer or its context. Submit only ever
-// queues. Store calls are made only under the baton, with Run's context.
+// queues. Store calls are made only under the baton, with Run's context
+// merged with the requesting Do's (a cancelled caller releases its
+// blocked store call; a queued request whose caller left is skipped).
 // A panic in a store call, Emit or OnError ends the process, whichever
 // goroutine ran the request: it is re-raised where no caller can recover
 // it, since the registry may be half-way through a request and other
-// callers wait for requests that would never run. [Service.Report],
+// callers wait for requests that would never run. [Service.Sample],
 // [Service.CloseAdmission] and [Service.AdmissionClosed] are lock-free
 // (atomics and the copy-on-write broker list).
 // Event-store notifiers run on the store's goroutines and read the
@@ -85,23 +93,10 @@
 // gate.go (the admission gate's close and the report), broker.go (the
 // broker's registration and removal steps on its stores and its count,
 // broker.step), dispatcher.go (one registration and its notifier),
-// table.go (the published table), trace.go (trace validation's lines).
-//
-// # What the clever pieces pay
-//
-// Measured side by side in one run on the 2-vCPU development machine
-// (contenders alternate in rounds; medians of the per-round ratios):
-//
-//   - the open-addressing table against a Go map for a registration's
-//     lookup and publish and a removal's lookup and delete
-//     (BenchmarkTableVsMap): table/map 0.31 (three runs: 0.312, 0.313,
-//     0.316);
-//   - the baton, with which Do runs its request on the caller's goroutine
-//     when the loop is idle, against handing every request to the Run
-//     goroutine (BenchmarkBatonVsGoroutine): baton/goroutine 0.10-0.13
-//     with one caller, 0.16-0.22 with two.
-//
-// go test -run '^$' -bench 'TableVsMap|BatonVsGoroutine' -benchtime 20x -count 3 ./impl/eventservice
+// trace.go (trace validation's lines), hooks.go (the points where tests
+// interleave goroutines). What the request loop's baton and the reuse of
+// released dispatchers pay, measured end to end, is in
+// docs/perf-eventservice.md.
 //
 // # Bug zoo
 //
@@ -110,19 +105,22 @@
 // DecrementBeforeCleanup, LeakOnSchemaFailure, DoubleDecrement,
 // DoubleIncrement) and those of the model at the implementation's
 // granularity (SampleBeforeClose, ClosedBeforeBrokers,
-// RollbackBeforeUnsubscribe: a step of Report, CloseAdmission or a failed
+// RollbackBeforeUnsubscribe: a step of Sample, CloseAdmission or a failed
 // registration's rollback taken out of order); the normal build compiles
-// them out. The same builds have step hooks (hooks.go) at which the tests
-// stop a registration between the gate check and the broker's
-// compare-and-swap, a close before a broker's gate bit or a report before
-// a broker's count, so that each out-of-order step is caught
-// deterministically (granularity_test.go, and the conformance test's
-// closeByBroker and reportByBroker); the normal build has none. The tag
-// changes nothing else: with no bug on, or any bug but DoubleDecrement,
+// them out. Every build has points (hooks.go) before each effect another
+// goroutine can observe, where a test's hook stops a registration
+// between the gate check and the broker's compare-and-swap, a close
+// before a broker's gate bit or a report before a broker's count, so
+// that each out-of-order step is caught deterministically
+// (granularity_test.go, the conformance test's closeByBroker and
+// reportByBroker), and where a controlled scheduler runs every
+// interleaving of small scenarios (explore_test.go); the product sets no
+// hook, and an unset one costs a compare per point. The tag changes
+// nothing else: with no bug on, or any bug but DoubleDecrement,
 // the tagged build runs the normal build's code. DoubleDecrement, which
 // runs the inactivity cleanup beside the request loop, makes a broker
 // created while it is on lock the loop's own steps and stop reusing
 // released dispatchers (offLoopRemover), since a remover then runs
 // outside the loop. A traced service runs the same code as an untraced
-// one, fault points and hooks included (trace.go).
+// one, fault points and points included (trace.go).
 package eventservice

@@ -28,7 +28,7 @@ func Example() {
 	fmt.Println("register:", svc.Do(ctx, reg))
 
 	svc.CloseAdmission() // the node went STOPPING
-	fmt.Println(svc.Report())
+	fmt.Println(svc.Sample())
 
 	late := reg
 	late.Dispatcher = "d2"
@@ -36,7 +36,7 @@ func Example() {
 
 	remove := eventservice.Request{Action: eventservice.Remove, Cluster: "c1", Dispatcher: "d1"}
 	fmt.Println("remove:", svc.Do(ctx, remove))
-	fmt.Println(svc.Report())
+	fmt.Println(svc.Sample())
 	// Output:
 	// register: <nil>
 	// 1 true

@@ -13,13 +13,14 @@ import (
 // the gate and then each broker's count. Both run on their caller's
 // goroutine, lock-free (atomics and the copy-on-write broker list).
 
-// Report returns the sum of the brokers' dispatcher counts and whether
-// admission is closed. It never waits for the request loop or a store. If
-// Config.Stopping says the node is STOPPING, Report first closes
+// Sample returns the sum of the brokers' dispatcher counts and whether
+// admission is closed (the TLA+ sample that a heartbeat or a report to
+// the LogCoordinator carries). It never waits for the request loop or a
+// store. If Config.Stopping says the node is STOPPING, Sample first closes
 // admission; then it reads the gate, then the counts, so that a report
 // with admissionClosed true counts every registration ever admitted and
 // not yet fully removed: such a report's zero is final (R2, R8).
-func (s *Service) Report() (count int64, admissionClosed bool) {
+func (s *Service) Sample() (count int64, admissionClosed bool) {
 	if bugs.SampleBeforeCloseOn() {
 		// The bug: the sum is taken before the close, so a registration
 		// admitted in between is missing from a closed report.
@@ -27,7 +28,9 @@ func (s *Service) Report() (count int64, admissionClosed bool) {
 		count = s.readCounts()
 	}
 	// TLA+ ServiceStartReport (NodeStartHeartbeat for a heartbeat's
-	// sample): close admission when STOPPING, then read the flag.
+	// sample): close admission when STOPPING, then read the flag; one
+	// point before both (see gateCheck).
+	s.at(pointStartReport, nil)
 	if !s.closed.Load() && s.cfg.Stopping != nil && s.cfg.Stopping() {
 		s.CloseAdmission()
 	}
@@ -40,7 +43,7 @@ func (s *Service) Report() (count int64, admissionClosed bool) {
 
 // startReport reads the gate for a report (TLA+ ServiceStartReport).
 func (s *Service) startReport() bool {
-	ts := s.lockTrace()
+	ts := s.lockTrace(pointNone, nil)
 	closed := s.closed.Load()
 	if ts != nil {
 		ts.startReport(closed)
@@ -53,7 +56,7 @@ func (s *Service) startReport() bool {
 // time (TLA+ ServiceReadBroker(b) for each b; a model broker not created
 // when the list is read counts 0 then).
 func (s *Service) readCounts() int64 {
-	ts := s.lockTrace()
+	ts := s.lockTrace(pointReportList, nil)
 	brokers := *s.brokers.Load()
 	if ts != nil {
 		ts.absent(brokers, func(c ClusterID) { ts.readBroker(c, 0) })
@@ -61,8 +64,7 @@ func (s *Service) readCounts() int64 {
 	}
 	var n int64
 	for _, b := range brokers {
-		s.at(stepReadBroker, b)
-		ts := s.lockTrace()
+		ts := s.lockTrace(pointReadBroker, b)
 		n += b.count()
 		if ts != nil {
 			ts.readBroker(b.cluster, n)
@@ -102,7 +104,7 @@ func (s *Service) closeAdmission(byGate bool) {
 	if s.closed.Load() {
 		return
 	}
-	ts := s.lockTrace()
+	ts := s.lockTrace(pointStartClose, nil)
 	started := !s.closing.Swap(true) // TLA+ ServiceStartClose
 	if ts != nil {
 		if started {
@@ -113,14 +115,13 @@ func (s *Service) closeAdmission(byGate bool) {
 	if bugs.ClosedBeforeBrokersOn() {
 		s.finishClose() // the bug: closed before the brokers' bits
 	}
-	ts = s.lockTrace()
+	ts = s.lockTrace(pointCloseList, nil)
 	brokers := *s.brokers.Load()
 	if ts != nil {
 		ts.absent(brokers, ts.closedBroker) // created closed by brokerFor
 		ts.mu.Unlock()
 	}
 	for _, b := range brokers {
-		s.at(stepCloseBroker, b)
 		s.closeBroker(b) // TLA+ ServiceCloseBroker(b)
 	}
 	s.finishClose() // TLA+ ServiceFinishClose
@@ -128,7 +129,7 @@ func (s *Service) closeAdmission(byGate bool) {
 
 // closeBroker sets b's gate bit (TLA+ ServiceCloseBroker(b)).
 func (s *Service) closeBroker(b *broker) {
-	ts := s.lockTrace()
+	ts := s.lockTrace(pointCloseBroker, b)
 	b.countGate.Or(gateClosed)
 	if ts != nil {
 		ts.closedBroker(b.cluster)
@@ -138,7 +139,7 @@ func (s *Service) closeBroker(b *broker) {
 
 // finishClose sets closed (TLA+ ServiceFinishClose).
 func (s *Service) finishClose() {
-	ts := s.lockTrace()
+	ts := s.lockTrace(pointFinishClose, nil)
 	finished := !s.closed.Swap(true)
 	if ts != nil {
 		if finished {
@@ -148,18 +149,18 @@ func (s *Service) finishClose() {
 	}
 }
 
-// Gates returns each broker's count and gate bit, sorted by cluster, one
-// atomic load per broker (so, like Report's sum, not one atomic read of
-// them all). It never waits for the request loop or a store, and never
+// BrokerCounts returns each broker's count and gate bit, sorted by
+// cluster, one atomic load per broker (so, like Sample's sum, not one
+// atomic read of them all). It never waits for the request loop or a store, and never
 // closes admission.
-func (s *Service) Gates() []Gate {
+func (s *Service) BrokerCounts() []BrokerCount {
 	brokers := *s.brokers.Load()
-	out := make([]Gate, 0, len(brokers))
+	out := make([]BrokerCount, 0, len(brokers))
 	for _, b := range brokers {
 		w := b.countGate.Load()
-		out = append(out, Gate{Cluster: b.cluster, Count: w >> 1, Closed: w&gateClosed != 0})
+		out = append(out, BrokerCount{Cluster: b.cluster, Count: w >> 1, GateClosed: w&gateClosed != 0})
 	}
-	slices.SortFunc(out, func(x, y Gate) int { return compare(x.Cluster, y.Cluster) })
+	slices.SortFunc(out, func(x, y BrokerCount) int { return compare(x.Cluster, y.Cluster) })
 	return out
 }
 

@@ -19,19 +19,19 @@ import (
 // broker's compare-and-swap (TLA+ pc "gated"), a close of admission
 // stopped before a broker's gate bit (ServiceCloseBroker(b)), a failed
 // registration stopped inside its store release (BrokerUnsubscribe). They
-// use two brokers (clusters c1 and c2) and the step hooks of hooks.go,
-// which exist only under the tag bugs, where `make bugs` runs them.
+// use two brokers (clusters c1 and c2) and the points of hooks.go, which
+// every build has, so that plain `go test` runs them.
 //
 // The property they check is the one a drain relies on (TLA+ DrainSafety
 // over the sum of the brokers' counts): once a report says admission is
 // closed, its count is at least every later count and at least the
 // number of subscriptions the event stores still hold.
 
-// pause is a one-shot stop at a step of the code: the first goroutine that
-// reaches step p at the broker of cluster c runs fn, or if fn is nil
+// pause is a one-shot stop at a point of the code: the first goroutine that
+// reaches point p at the broker of cluster c runs fn, or if fn is nil
 // signals entered and waits for release.
 type pause struct {
-	p        step
+	p        point
 	c        ClusterID
 	fn       func()
 	hit      atomic.Bool
@@ -52,7 +52,10 @@ type pauses struct {
 	list []*pause
 }
 
-func (ps *pauses) hook(p step, b *broker) {
+func (ps *pauses) hook(p point, b *broker) {
+	if b == nil {
+		return // every pause is at one broker's point
+	}
 	ps.mu.Lock()
 	var hit *pause
 	for _, x := range ps.list {
@@ -76,26 +79,15 @@ func (ps *pauses) hook(p step, b *broker) {
 // pauseT is what at needs of a *testing.T or a *rapid.T.
 type pauseT interface {
 	Helper()
-	Skip(args ...any)
 	Cleanup(func())
 }
 
-// at arms a pause at step p of cluster c's broker; fn nil means stop
-// there until Release. It skips the test in a build without the hooks.
-func (h *harness) at(t pauseT, p step, c ClusterID, fn func()) *pause {
+// at arms a pause at point p of cluster c's broker; fn nil means stop
+// there until Release.
+func (h *harness) at(t pauseT, p point, c ClusterID, fn func()) *pause {
 	t.Helper()
-	if !hooks {
-		t.Skip("the step hooks exist only under -tags bugs (make bugs)")
-	}
 	x := &pause{p: p, c: c, fn: fn, entered: make(chan struct{}), released: make(chan struct{})}
 	t.Cleanup(x.Release)
-	h.mu.Lock()
-	if h.pauses == nil {
-		h.pauses = &pauses{}
-		f := hookFunc(h.pauses.hook)
-		h.svc.hook.Store(&f)
-	}
-	h.mu.Unlock()
 	h.pauses.mu.Lock()
 	h.pauses.list = append(h.pauses.list, x)
 	h.pauses.mu.Unlock()
@@ -161,7 +153,7 @@ type gatedReg struct {
 func gatedRegistration(t *testing.T, opts ...harnessOption) (*harness, *gatedReg) {
 	h := newHarness(t, opts...)
 	twoBrokers(t, h)
-	r := &gatedReg{h: h, gated: h.at(t, stepGated, "c2", nil), held: h.schemaStore("c2").BlockRegisterTable()}
+	r := &gatedReg{h: h, gated: h.at(t, pointAdmit, "c2", nil), held: h.schemaStore("c2").BlockRegisterTable()}
 	t.Cleanup(r.held.Release) // before the harness's: a failed test must not hold the loop
 	r.errc = async(h, regOn("c2", "d3", 3))
 	waitFor(t, r.gated.Entered(), "the registration at its gate word")
@@ -177,8 +169,8 @@ func (r *gatedReg) finish(t *testing.T) {
 	if err := waitFor(t, r.errc, "the registration's outcome"); err != nil {
 		t.Fatalf("the registration admitted before the close failed: %v", err)
 	}
-	if n, closed := r.h.svc.Report(); n != 3 || !closed {
-		t.Fatalf("Report after = (%d, %v), want (3, true)", n, closed)
+	if n, closed := r.h.svc.Sample(); n != 3 || !closed {
+		t.Fatalf("Sample after = (%d, %v), want (3, true)", n, closed)
 	}
 }
 
@@ -195,11 +187,11 @@ func testReportClosesBeforeSampling(t *testing.T, opts ...harnessOption) {
 	h.stopping.Store(true) // the node goes STOPPING
 	// While the report closes admission (at c1's bit, before c2's), the
 	// gated registration takes its compare-and-swap on c2's open gate.
-	h.at(t, stepCloseBroker, "c1", func() {
+	h.at(t, pointCloseBroker, "c1", func() {
 		r.gated.Release()
 		waitFor(t, r.held.Entered(), "the admitted registration in RegisterTable") // admitted and counted
 	})
-	n, closed := h.svc.Report()
+	n, closed := h.svc.Sample()
 	if !closed {
 		t.Fatal("a report of a STOPPING node left admission open")
 	}
@@ -218,14 +210,14 @@ func TestCloseAdmissionClosesBrokersFirst(t *testing.T) {
 
 func testCloseAdmissionClosesBrokersFirst(t *testing.T, opts ...harnessOption) {
 	h, r := gatedRegistration(t, opts...)
-	closing := h.at(t, stepCloseBroker, "c2", nil)
+	closing := h.at(t, pointCloseBroker, "c2", nil)
 	closed := make(chan struct{})
 	go func() {
 		defer close(closed)
 		h.svc.CloseAdmission()
 	}()
 	waitFor(t, closing.Entered(), "the close between two bits") // c1's bit is closed, c2's not yet
-	n, isClosed := h.svc.Report()
+	n, isClosed := h.svc.Sample()
 	r.gated.Release()
 	waitFor(t, r.held.Entered(), "the admitted registration in RegisterTable") // admitted by c2's open bit
 	h.checkClosedReport(t, n, isClosed, "between two brokers' gate bits")
@@ -257,7 +249,7 @@ func testFailedRegistrationRollsBackLast(t *testing.T, opts ...harnessOption) {
 	errc := async(h, regOn("c2", "d2", 2))
 	waitFor(t, unsub.Entered(), "the failed registration in UnregisterDispatcher") // marked removed, releasing its subscription
 	h.stopping.Store(true)
-	n, closed := h.svc.Report()
+	n, closed := h.svc.Sample()
 	if !closed {
 		t.Fatal("a report of a STOPPING node left admission open")
 	}
@@ -267,33 +259,33 @@ func testFailedRegistrationRollsBackLast(t *testing.T, opts ...harnessOption) {
 	if err := waitFor(t, errc, "the failed registration's outcome"); !errors.Is(err, storetest.ErrInjected) {
 		t.Fatalf("failed registration: %v, want the injected RegisterTable error", err)
 	}
-	if n, _ := h.svc.Report(); n != 1 {
-		t.Fatalf("Report after the rollback = %d, want 1", n)
+	if n, _ := h.svc.Sample(); n != 1 {
+		t.Fatalf("Sample after the rollback = %d, want 1", n)
 	}
 	h.checkQuiescent()
 }
 
-// TestGates: Gates reads each broker's count and gate bit without the
+// TestBrokerCounts: BrokerCounts reads each broker's count and gate bit without the
 // request loop, also while a registration holds it, and a close sets
 // every bit.
-func TestGates(t *testing.T) {
+func TestBrokerCounts(t *testing.T) {
 	h := newHarness(t)
-	if g := h.svc.Gates(); len(g) != 0 {
-		t.Fatalf("Gates without brokers = %v", g)
+	if g := h.svc.BrokerCounts(); len(g) != 0 {
+		t.Fatalf("BrokerCounts without brokers = %v", g)
 	}
 	twoBrokers(t, h)
 	held := h.schemaStore("c1").BlockRegisterTable()
 	t.Cleanup(held.Release)
 	errc := async(h, regOn("c1", "d3", 3))
 	waitFor(t, held.Entered(), "the registration in RegisterTable") // the loop is busy: d3 is counted, not published
-	want := []Gate{{Cluster: "c1", Count: 2}, {Cluster: "c2", Count: 1}}
-	if g := h.svc.Gates(); !slices.Equal(g, want) {
-		t.Fatalf("Gates = %v, want %v", g, want)
+	want := []BrokerCount{{Cluster: "c1", Count: 2}, {Cluster: "c2", Count: 1}}
+	if g := h.svc.BrokerCounts(); !slices.Equal(g, want) {
+		t.Fatalf("BrokerCounts = %v, want %v", g, want)
 	}
 	h.svc.CloseAdmission()
-	want[0].Closed, want[1].Closed = true, true
-	if g := h.svc.Gates(); !slices.Equal(g, want) {
-		t.Fatalf("Gates after the close = %v, want %v", g, want)
+	want[0].GateClosed, want[1].GateClosed = true, true
+	if g := h.svc.BrokerCounts(); !slices.Equal(g, want) {
+		t.Fatalf("BrokerCounts after the close = %v, want %v", g, want)
 	}
 	held.Release()
 	h.schemaStore("c1").Unblock()
@@ -327,10 +319,10 @@ func waitFor[T any](t *testing.T, ch <-chan T, what string) T {
 func bothTraced(t *testing.T, test func(*testing.T, ...harnessOption)) {
 	t.Run("untraced", func(t *testing.T) { test(t) })
 	t.Run("traced", func(t *testing.T) {
-		tw, err := trace.NewWriter(io.Discard, trace.Header{Source: t.Name()})
+		tw, err := trace.NewWriter(io.Discard, trace.Header{Source: t.Name(), Model: map[string]any{"Brokers": []string{"c1", "c2"}}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		test(t, func(c *Config) { c.Tracer, c.TraceBrokers = tw, []ClusterID{"c1", "c2"} })
+		test(t, func(c *Config) { c.Tracer = tw })
 	})
 }

@@ -171,7 +171,15 @@ func (s *Service) run(ctx context.Context, j *job) {
 		j.fn(ctx)
 		return
 	}
-	err := s.handle(ctx, &j.req)
+	var err error
+	if j.ctx != nil && j.ctx.Err() != nil {
+		// The caller gave up while req waited (Do returned its ctx's
+		// error): running req now would register a dispatcher nobody
+		// waits for.
+		err = j.ctx.Err()
+	} else {
+		err = s.handle(ctx, j.ctx, &j.req)
+	}
 	switch {
 	case j.w != nil:
 		j.w.done <- err // capacity 1, and only this send
@@ -223,14 +231,14 @@ func call[T any](ctx context.Context, s *Service, fn func(context.Context) (T, e
 // behind it need not wait for the Run goroutine to wake (requests left
 // queued rang the bell when the queue became non-empty, so Run runs
 // them). The caller holds exec; doHeld gives it back.
-func (s *Service) doHeld(loopCtx context.Context, req *Request) error {
+func (s *Service) doHeld(loopCtx, reqCtx context.Context, req *Request) error {
 	finished := false
 	defer s.release(&finished)
 	if s.q.waiting() && !s.runBatch(loopCtx) {
 		finished = true
 		return ErrStopped // Run's context ended: the queue is being dropped
 	}
-	err := s.handle(loopCtx, req)
+	err := s.handle(loopCtx, reqCtx, req)
 	if s.q.waiting() {
 		s.runBatch(loopCtx)
 	}
@@ -244,7 +252,7 @@ func (s *Service) doQueued(ctx context.Context, req *Request) error {
 		return ErrNotRunning
 	}
 	w := waiters.Get().(*waiter)
-	if err := s.q.push(ctx, job{req: *req, w: w}); err != nil {
+	if err := s.q.push(ctx, job{req: *req, w: w, ctx: ctx}); err != nil {
 		waiters.Put(w)
 		return err
 	}

@@ -51,7 +51,7 @@ type harness struct {
 	stopping atomic.Bool
 	now      atomic.Int64 // unix nanoseconds of the fake clock
 
-	pauses *pauses // the step hooks' pauses (granularity_test.go), under mu
+	pauses pauses // the armed pauses at the service's points (granularity_test.go)
 }
 
 type harnessOption func(*Config)
@@ -83,6 +83,7 @@ func newHarness(t testingT, opts ...harnessOption) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
+	svc.hook = h.pauses.hook // before Start: the service's points (hooks.go)
 	h.svc = svc
 	ctx, cancel := context.WithCancel(context.Background())
 	wait := svc.Start(ctx)
@@ -148,7 +149,7 @@ func (h *harness) broker(c ClusterID) (BrokerSnapshot, bool) {
 }
 
 func (h *harness) count() int64 {
-	n, _ := h.svc.Report()
+	n, _ := h.svc.Sample()
 	return n
 }
 
@@ -229,7 +230,7 @@ func (h *harness) checkQuiescent() {
 			h.t.Fatalf("broker %s changefeeds %v, want those of %v", b.Cluster, b.Changefeeds, ids(b))
 		}
 	}
-	if n := h.svc.sumCounts(); n != total || n < 0 { // no Report: it may close admission
-		h.t.Fatalf("R1: Report count %d, brokers sum %d", n, total)
+	if n := h.svc.sumCounts(); n != total || n < 0 { // no Sample: it may close admission
+		h.t.Fatalf("R1: Sample count %d, brokers sum %d", n, total)
 	}
 }

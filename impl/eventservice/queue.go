@@ -13,6 +13,10 @@ type job struct {
 	req Request
 	w   *waiter
 	fn  func(context.Context)
+	// ctx is the context of the Do that queued req (nil for Submit): a
+	// request whose caller gave up is not run, and the store calls of
+	// one that runs end when either ctx or Run's context is done.
+	ctx context.Context
 }
 
 // waiter carries the outcome of one Do back to its caller. Waiters are

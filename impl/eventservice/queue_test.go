@@ -82,7 +82,7 @@ func TestInlineDoRunsQueuedRequestsFirst(t *testing.T) {
 	require.False(t, svc.q.waiting(), "the Do ran the queue")
 	require.Equal(t, 2, es.Registers())
 	require.False(t, es.Subscribed("d1"), "R7: REGISTER, REMOVE, REGISTER, then the Do's REMOVE")
-	count, _ := svc.Report()
+	count, _ := svc.Sample()
 	require.Zero(t, count)
 	require.Equal(t, 0, ss.Refs(2))
 }

@@ -32,14 +32,14 @@ type Config struct {
 	// [Service.Do] for which goroutine that is) when a cluster's first
 	// admitted registration arrives. It must not block.
 	NewStores func(ClusterID) (store.EventStore, store.SchemaStore)
-	// Tracer, if set, receives the model actions the request loop
-	// performs, in order (docs/trace.md; see trace.go for which function
-	// emits which action). Nil: no tracing, and no cost.
+	// Tracer, if set, receives the model actions the service performs,
+	// in order (docs/trace.md; see trace.go for which function emits
+	// which action). Nil: no tracing, and no cost. If it has a header (a
+	// *trace.Writer: a Header() trace.Header method), the header's
+	// Brokers are the model's brokers, which a traced close and a traced
+	// report go over, created or not; otherwise they go over the brokers
+	// created.
 	Tracer trace.Tracer
-	// TraceBrokers are the model's brokers (the trace header's Brokers):
-	// a traced close and a traced report go over each of them, created
-	// or not.
-	TraceBrokers []ClusterID
 	// Emit sends an event to a collector. It is called from the request
 	// loop (the Run goroutine, or a Do caller's; see [Service.Do]) and
 	// from event-store goroutines (notifications), so it must be safe for
@@ -47,7 +47,7 @@ type Config struct {
 	// service's Do, Heartbeat, Cleanup or Snapshot. Nil drops events.
 	Emit func(Event)
 	// Stopping reports whether the node is STOPPING. If set, the
-	// admission gate and Report consult it and close admission (one way)
+	// admission gate and Sample consult it and close admission (one way)
 	// once it returns true. Nil: only CloseAdmission closes admission.
 	Stopping func() bool
 	// Now is the clock of heartbeats and the inactivity cleanup
@@ -79,7 +79,7 @@ type Config struct {
 // found the loop idle and runs the queue and then its own request
 // instead of waking Run.
 //
-// [Service.Report], [Service.CloseAdmission] and [Service.AdmissionClosed]
+// [Service.Sample], [Service.CloseAdmission] and [Service.AdmissionClosed]
 // are safe from any goroutine and never wait for the request loop or a
 // store: a report taken while a registration is blocked in a store returns
 // at once, and counts it (F-R6, R2).
@@ -102,7 +102,7 @@ type Service struct {
 	// returns (set under exec): callers may run requests under exec.
 	live atomic.Bool
 
-	// brokers is the broker registry: a copy-on-write slice that Report
+	// brokers is the broker registry: a copy-on-write slice that Sample
 	// loads without a lock; only the request loop appends to it, under
 	// brokersMu (F-R6).
 	brokersMu sync.Mutex
@@ -122,8 +122,8 @@ type Service struct {
 
 	dropped atomic.Int64 // notifications dropped for removed dispatchers
 
-	hook atomic.Pointer[hookFunc] // tests under the tag bugs: see hooks.go
-	tr   *traceState              // Config.Tracer's state, nil when untraced (request loop only)
+	hook hookFunc    // tests only, set before Start: see hooks.go
+	tr   *traceState // Config.Tracer's state, nil when untraced (request loop only)
 }
 
 // New returns a service for cfg. Start its request loop with Run.
@@ -145,7 +145,7 @@ func New(cfg Config) (*Service, error) {
 		q:         newQueue(cfg.QueueSize),
 		stopped:   make(chan struct{}),
 		byCluster: make(map[ClusterID]*broker),
-		tr:        newTraceState(cfg.Tracer, cfg.TraceBrokers),
+		tr:        newTraceState(cfg.Tracer),
 	}
 	s.brokers.Store(&[]*broker{})
 	return s, nil
@@ -172,8 +172,12 @@ func (s *Service) Submit(ctx context.Context, req Request) error {
 // When Run is running and no request is running, Do runs the requests
 // queued before req and then req on the caller's goroutine, holding the
 // loop's baton, instead of waking the Run goroutine and sleeping until it
-// answers: the order and the one-at-a-time rule (R7) are the same, the
-// store calls get Run's context, and the caller waits as it would anyway.
+// answers: the order and the one-at-a-time rule (R7) are the same, and the
+// caller waits as it would anyway. Wherever req runs, the store calls it
+// causes get a context that ends when ctx or Run's context ends: a caller
+// that gives up (a transport's deadline) releases a blocked RegisterTable,
+// the registration is rolled back (R3) and the loop goes on with the next
+// request; a req still queued when ctx ends is not run at all.
 // If a request is running, a Do whose ctx cannot be cancelled waits for
 // it as for a mutex and then does the same; any other Do queues req and
 // waits for its outcome or ctx. Do returns ctx's error at once if ctx is
@@ -195,7 +199,7 @@ func (s *Service) Do(ctx context.Context, req Request) error {
 		s.exec.Unlock()
 		return s.doQueued(ctx, &req)
 	}
-	return s.doHeld(s.loopCtx, &req)
+	return s.doHeld(s.loopCtx, ctx, &req)
 }
 
 // Heartbeat applies a collector's heartbeat in the request loop and
@@ -283,11 +287,13 @@ func invalid(req *Request) error {
 	return nil
 }
 
-// handle runs one request; the request loop is its only caller.
-func (s *Service) handle(ctx context.Context, req *Request) error {
+// handle runs one request; the request loop is its only caller. ctx is
+// Run's context; reqCtx, if not nil, is the context of the Do that asked
+// for req: the store calls req causes end when either is done.
+func (s *Service) handle(ctx, reqCtx context.Context, req *Request) error {
 	switch req.Action {
 	case Register:
-		return s.register(ctx, req)
+		return s.register(ctx, reqCtx, req)
 	case Remove:
 		if b := s.broker(req.Cluster); b != nil {
 			b.removeID(req.Dispatcher)
@@ -312,7 +318,7 @@ func (s *Service) handle(ctx context.Context, req *Request) error {
 // gateCheck), BrokerAdmit (the one compare-and-swap of the broker's gate
 // word that checks its gate bit and raises its count), BrokerReleaseOld
 // for a re-registration, then the broker's add steps.
-func (s *Service) register(ctx context.Context, req *Request) error {
+func (s *Service) register(ctx, reqCtx context.Context, req *Request) error {
 	s.traceSendRegister(req)
 	b, ok := s.gateCheck(req)
 	if !ok {
@@ -321,8 +327,7 @@ func (s *Service) register(ctx context.Context, req *Request) error {
 	if b == nil {
 		b = s.brokerFor(req.Cluster)
 	}
-	s.at(stepGated, b) // TLA+ pc "gated"
-	if !s.admit(b) {   // TLA+ BrokerAdmit
+	if !s.admit(b) { // TLA+ pc "gated", then BrokerAdmit
 		// Refused by b's gate bit while a CloseAdmission may still be
 		// under way: finish the close first, so that whoever learns of
 		// the refusal also sees admission closed.
@@ -336,13 +341,13 @@ func (s *Service) register(ctx context.Context, req *Request) error {
 	// The new registration joins its changefeed status in the same step
 	// as the lookup.
 	d := b.newDispatcher(req)
-	old, slot := b.lookupAndJoin(d)
+	old := b.lookupAndJoin(d)
 	if old != nil && !bugs.DoubleIncrementOn() { // TLA+ pc "replacing"
 		if b.remove(old, stepReleaseOld) { // TLA+ BrokerReleaseOld
 			b.recycle(old)
 		}
 	}
-	return b.add(ctx, d, req, slot)
+	return b.add(ctx, reqCtx, d, req)
 }
 
 // gateCheck is the service-level gate check of a registration (TLA+
@@ -350,10 +355,14 @@ func (s *Service) register(ctx context.Context, req *Request) error {
 // STOPPING, then reads closed. It returns whether the registration may go
 // on to its broker, and the broker if it exists already.
 func (s *Service) gateCheck(req *Request) (*broker, bool) {
+	// One point before both reads: a liveness step between the Stopping
+	// read and the closed read would put the line after a step it
+	// precedes.
+	s.at(pointGateCheck, nil)
 	if s.cfg.Stopping != nil && !s.closed.Load() && s.cfg.Stopping() {
 		s.closeAdmission(true)
 	}
-	ts := s.lockTrace()
+	ts := s.lockTrace(pointNone, nil)
 	if s.closed.Load() && !bugs.NoAdmissionGateOn() {
 		if ts != nil {
 			ts.recvRefused(s)
@@ -371,15 +380,25 @@ func (s *Service) gateCheck(req *Request) (*broker, bool) {
 
 // admit raises b's count for one registration (the early count) unless
 // b's gate bit is closed; the check and the increment are one
-// compare-and-swap of b.countGate (TLA+ BrokerAdmit).
+// compare-and-swap of b.countGate (TLA+ BrokerAdmit), from the word read
+// just before, retried if the word changed in between. The read is
+// outside the trace lock; the compare-and-swap and its line are under it.
 func (s *Service) admit(b *broker) bool {
-	ts := s.lockTrace()
-	ok := b.admit()
-	if ts != nil {
-		ts.admit(b, ok)
-		ts.mu.Unlock()
+	for {
+		s.at(pointAdmit, b) // TLA+ pc "gated"
+		w := b.countGate.Load()
+		ts := s.lockTrace(pointAdmitCAS, b)
+		ok, decided := b.casAdmit(w)
+		if ts != nil {
+			if decided {
+				ts.admitLine(b, ok)
+			}
+			ts.mu.Unlock()
+		}
+		if decided {
+			return ok
+		}
 	}
-	return ok
 }
 
 // refuse answers a registration the gate did not admit: a remote probe
@@ -411,6 +430,7 @@ func (s *Service) brokerFor(cluster ClusterID) *broker {
 	}
 	es, ss := s.cfg.NewStores(cluster)
 	b := newBroker(s, cluster, es, ss)
+	s.at(pointNewBroker, b)
 	s.brokersMu.Lock()
 	defer s.brokersMu.Unlock()
 	s.byCluster[cluster] = b

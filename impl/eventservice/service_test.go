@@ -30,7 +30,7 @@ func TestDispatcherCount(t *testing.T) {
 			// A replacement is counted twice for a moment (the new
 			// registration's early count precedes the old one's deferred
 			// decrement): conservative, so up to 3 here, never negative.
-			if n, _ := h.svc.Report(); n < 0 || n > 3 {
+			if n, _ := h.svc.Sample(); n < 0 || n > 3 {
 				t.Errorf("R1: concurrent report %d outside 0..3", n)
 				return
 			}
@@ -70,11 +70,11 @@ func TestStopAcceptingRegistrations(t *testing.T) {
 	go func() { errc <- h.do(reg("d1", 1)) }()
 	<-gate.Entered()
 
-	// The node goes STOPPING. Report must return now, with RegisterTable
+	// The node goes STOPPING. Sample must return now, with RegisterTable
 	// still blocked (if it waited for the loop or the store, this test
 	// would deadlock), and must count the in-flight registration.
 	h.stopping.Store(true)
-	n, closed := h.svc.Report()
+	n, closed := h.svc.Sample()
 	require.True(t, closed, "R8: STOPPING report closes admission")
 	require.Equal(t, int64(1), n, "R2: in-flight registration counted")
 	require.True(t, h.eventStore("c1").Subscribed("d1"))
@@ -85,7 +85,7 @@ func TestStopAcceptingRegistrations(t *testing.T) {
 	require.Equal(t, int64(1), h.count())
 
 	require.NoError(t, h.do(rem("c1", "d1")))
-	n, closed = h.svc.Report()
+	n, closed = h.svc.Sample()
 	require.Equal(t, int64(0), n)
 	require.True(t, closed)
 
@@ -103,7 +103,7 @@ func TestStopAcceptingRegistrations(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			h.takeEvents()
 			require.ErrorIs(t, h.do(tt.req), ErrAdmissionClosed) // R8
-			n, closed := h.svc.Report()
+			n, closed := h.svc.Sample()
 			require.Equal(t, int64(0), n)
 			require.True(t, closed)
 			require.False(t, h.eventStore(tt.req.Cluster).Subscribed(tt.req.Dispatcher))
@@ -128,20 +128,20 @@ func TestReportsWithoutBrokers(t *testing.T) {
 		close func(h *harness)
 	}{
 		{"CloseAdmission", func(h *harness) { h.svc.CloseAdmission() }},
-		{"Stopping seen by a report", func(h *harness) { h.stopping.Store(true); h.svc.Report() }},
+		{"Stopping seen by a report", func(h *harness) { h.stopping.Store(true); h.svc.Sample() }},
 		{"Stopping seen by the gate", func(h *harness) { h.stopping.Store(true) }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHarness(t)
-			n, closed := h.svc.Report()
+			n, closed := h.svc.Sample()
 			require.Equal(t, int64(0), n)
 			require.False(t, closed)
 			tt.close(h)
 			probe := Request{Action: Register, Cluster: "c1", Changefeed: "cf1", Dispatcher: "d1", Table: 1, OnlyReuse: true, Topic: "collector"}
 			require.ErrorIs(t, h.do(probe), ErrAdmissionClosed)
 			require.Equal(t, []EventKind{EventNotReusable}, kinds(h.takeEvents()))
-			n, closed = h.svc.Report()
+			n, closed = h.svc.Sample()
 			require.Equal(t, int64(0), n)
 			require.True(t, closed)
 			h.stopping.Store(false)
@@ -579,7 +579,7 @@ func TestCallsBeforeRun(t *testing.T) {
 	runCtx, stop := context.WithCancel(context.Background())
 	wait := svc.Start(runCtx)
 	require.NoError(t, svc.Do(context.Background(), reg("d1", 1)))
-	n, _ := svc.Report()
+	n, _ := svc.Sample()
 	require.Equal(t, int64(1), n)
 	require.PanicsWithValue(t, "eventservice: Run called twice", func() { _ = svc.Run(runCtx) })
 	stop()

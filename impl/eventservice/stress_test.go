@@ -73,7 +73,7 @@ func TestStress(t *testing.T) {
 							_, _ = h.svc.Cleanup(ctx)
 						}
 					}
-					cnt, closed := h.svc.Report()
+					cnt, closed := h.svc.Sample()
 					if cnt < 0 {
 						t.Errorf("R1: negative count %d", cnt)
 						return
@@ -100,8 +100,8 @@ func TestStress(t *testing.T) {
 		}
 	}
 	h.checkQuiescent()
-	if n, closed := h.svc.Report(); n != 0 || !closed {
-		t.Fatalf("final Report() = (%d, %v), want (0, true)", n, closed)
+	if n, closed := h.svc.Sample(); n != 0 || !closed {
+		t.Fatalf("final Sample() = (%d, %v), want (0, true)", n, closed)
 	}
 }
 
@@ -137,7 +137,7 @@ func TestCloseAdmissionRacesAdmissions(t *testing.T) {
 		wg.Go(func() {
 			final := int64(-1)
 			for range 2000 {
-				n, closed := h.svc.Report()
+				n, closed := h.svc.Sample()
 				if final >= 0 && !assert.Equal(t, final, n, "R8: count changed after a closed report") {
 					return
 				}
@@ -147,7 +147,7 @@ func TestCloseAdmissionRacesAdmissions(t *testing.T) {
 			}
 		})
 		wg.Wait()
-		n, closed := h.svc.Report()
+		n, closed := h.svc.Sample()
 		require.True(t, closed)
 		snap := h.snapshot()
 		var published int64

@@ -41,7 +41,7 @@ func TestStressTrace(t *testing.T) {
 	require.NoError(t, err)
 	h := newHarness(t, func(c *Config) {
 		c.InactivityTimeout = time.Minute
-		c.Tracer, c.TraceBrokers = tw, []ClusterID{"c1"}
+		c.Tracer = tw
 	})
 	h.schemaStore("c1").FailIf(func(tbl TableID, _ uint64) bool { return tbl == 3 }, nil)
 	h.eventStore("c1").Refuse(func(_ DispatcherID, s store.Subscription) bool { return s.Table == 5 })

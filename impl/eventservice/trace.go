@@ -34,6 +34,7 @@ import (
 //	Service.register, the gate check    ServiceRecvRegister(d, b), past or refused (refused and
 //	                                      starting the close: by closeAdmission's startClose)
 //	Service.admit (compare-and-swap)    BrokerAdmit(d), admitted or refused by the broker's gate bit
+//	                                      (broker.casAdmit; traceState.admitLine)
 //	broker.release of the old one       BrokerReleaseOld(d), a repeated registration
 //	broker.add                          BrokerSubscribe(d) | BrokerSubscribeRefused(d), BrokerRollback(d)
 //	                                    BrokerRegisterTable(d) | BrokerRegisterTableFails(d),
@@ -42,16 +43,16 @@ import (
 //	                                    (a table trigger: one CollectorRemove, at the release)
 //	Service.closeAdmission              ServiceStartClose (or the refused ServiceRecvRegister that starts it),
 //	                                    ServiceCloseBroker(b) per broker (also brokerFor's), ServiceFinishClose
-//	Service.Report                      ServiceStartReport, ServiceReadBroker(b) per broker
+//	Service.Sample                      ServiceStartReport, ServiceReadBroker(b) per broker
 
 // traceState is the service's tracing state; mu is the trace lock, which
 // orders the traced effects and their lines.
 type traceState struct {
 	mu sync.Mutex
 	t  trace.Tracer
-	// brokers are the model's brokers (Config.TraceBrokers): the close and
-	// the report go over each, created or not (a broker created later is
-	// created closed, and counts 0).
+	// brokers are the model's brokers (the trace header's Brokers): the
+	// close and the report go over each, created or not (a broker created
+	// later is created closed, and counts 0).
 	brokers []ClusterID
 	// The REGISTER under way (request loop): received yet, and at a
 	// broker where its dispatcher was registered (a repeated
@@ -63,29 +64,63 @@ type traceState struct {
 	gateTraced map[ClusterID]bool
 }
 
-func newTraceState(t trace.Tracer, brokers []ClusterID) *traceState {
+func newTraceState(t trace.Tracer) *traceState {
 	if t == nil {
 		return nil
 	}
-	return &traceState{t: t, brokers: brokers, gateTraced: map[ClusterID]bool{}}
+	return &traceState{t: t, brokers: headerBrokers(t), gateTraced: map[ClusterID]bool{}}
 }
 
-// lockTrace takes the trace lock and returns the trace state, or returns
-// nil when the service is untraced. The caller does the effect, then, if
-// the result is not nil, writes its line and unlocks.
-func (s *Service) lockTrace() *traceState {
+// headerBrokers returns the Brokers of t's trace header, if t has a
+// header (a *trace.Writer), as a header written by the harness holds
+// them ([]string) or as one read back from JSON ([]any).
+func headerBrokers(t trace.Tracer) []ClusterID {
+	h, ok := t.(interface{ Header() trace.Header })
+	if !ok {
+		return nil
+	}
+	var out []ClusterID
+	switch bs := h.Header().Model["Brokers"].(type) {
+	case []string:
+		for _, b := range bs {
+			out = append(out, ClusterID(b))
+		}
+	case []ClusterID:
+		out = append(out, bs...)
+	case []any:
+		for _, b := range bs {
+			if s, ok := b.(string); ok {
+				out = append(out, ClusterID(s))
+			}
+		}
+	}
+	return out
+}
+
+// lockTrace stops at point p (a test's hook, hooks.go), then takes the
+// trace lock and returns the trace state, or returns nil when the service
+// is untraced. The caller does the effect, then, if the result is not
+// nil, writes its line and unlocks. It is inlined: an untraced site
+// without a hook costs two loads and two compares.
+func (s *Service) lockTrace(p point, b *broker) *traceState {
+	if s.tr == nil && s.hook == nil {
+		return nil
+	}
+	return s.lockTraceSlow(p, b)
+}
+
+// lockTraceSlow is lockTrace for a traced service or a test's hook (kept
+// out of lockTrace, so that lockTrace is inlined).
+//
+//go:noinline
+func (s *Service) lockTraceSlow(p point, b *broker) *traceState {
+	s.at(p, b)
 	ts := s.tr
 	if ts != nil {
-		ts.lock()
+		ts.mu.Lock()
 	}
 	return ts
 }
-
-// lock takes the trace lock (kept out of lockTrace, so that lockTrace is
-// inlined: an untraced site costs a load and a compare).
-//
-//go:noinline
-func (ts *traceState) lock() { ts.mu.Lock() }
 
 // emit writes one line (ts.mu held).
 func (ts *traceState) emit(action names.Action, d, b string, vars ...trace.Var) {
@@ -102,7 +137,7 @@ func (ts *traceState) unlockAfter(action names.Action, d, b string, vars ...trac
 
 // traceSendRegister notes the REGISTER req entering the loop.
 func (s *Service) traceSendRegister(req *Request) {
-	if ts := s.lockTrace(); ts != nil {
+	if ts := s.lockTrace(pointSendRegister, nil); ts != nil {
 		ts.pending, ts.received, ts.again, ts.req = true, false, false, *req
 		ts.unlockAfter(names.CollectorSendRegister, string(req.Dispatcher), string(req.Cluster))
 	}
@@ -132,9 +167,9 @@ func (ts *traceState) gated(b *broker) {
 	ts.emit(names.ServiceRecvRegister, id, string(ts.req.Cluster), trace.At("pc", id, pc), trace.At("brk", id, string(ts.req.Cluster)))
 }
 
-// admit traces the admission's compare-and-swap at broker b, which
+// admitLine traces the admission's compare-and-swap at broker b, which
 // admitted (ok) or found b's gate bit closed (ts.mu held).
-func (ts *traceState) admit(b *broker, ok bool) {
+func (ts *traceState) admitLine(b *broker, ok bool) {
 	id := string(ts.req.Dispatcher)
 	if !ok {
 		pc, brk := "idle", "none"

@@ -167,14 +167,15 @@ type Snapshot struct {
 	Brokers []BrokerSnapshot
 }
 
-// Gate is one broker's gate word as [Service.Gates] reads it: the TLA+
-// count[b] and gateClosed[b] of broker b.
-type Gate struct {
+// BrokerCount is one broker's count word as [Service.BrokerCounts] reads
+// it: the TLA+ count[b] and gateClosed[b] of broker b.
+type BrokerCount struct {
 	Cluster ClusterID
 	// Count is the broker's dispatcher count.
 	Count int64
-	// Closed is the broker's copy of the admission gate (its gate bit).
-	Closed bool
+	// GateClosed is the broker's copy of the admission gate (its gate
+	// bit).
+	GateClosed bool
 }
 
 // BrokerSnapshot is one broker in a [Snapshot].

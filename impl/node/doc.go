@@ -25,7 +25,7 @@
 //     moves before the send.
 //   - Variant H: in the heartbeat transport the heartbeat carries the event
 //     service's (count, admission closed), sampled after liveness, through
-//     [Counter.Report], which closes admission first when the node is
+//     [Counter.Sample], which closes admission first when the node is
 //     STOPPING (E1/E3); a response never carries a count (F2).
 //   - Variant L: [Node.Report] is the event service's report to the
 //     LogCoordinator, tagged with the node's epoch.

@@ -188,11 +188,11 @@ type Report struct {
 }
 
 // Counter is the part of the event service the node reads: the sum of
-// its brokers' counts and whether admission is closed. Report closes
+// its brokers' counts and whether admission is closed. Sample closes
 // admission first when the node is STOPPING (eventservice.Service
 // implements it).
 type Counter interface {
-	Report() (count int64, admissionClosed bool)
+	Sample() (count int64, admissionClosed bool)
 }
 
 // Config configures a [Node].
@@ -296,7 +296,7 @@ func (n *Node) Heartbeat(now int64) Heartbeat {
 		hb.HasCount = true
 		n.traceStartHeartbeat(hb.Liveness)
 		if n.cfg.Service != nil {
-			hb.Count, hb.AdmissionClosed = n.cfg.Service.Report()
+			hb.Count, hb.AdmissionClosed = n.cfg.Service.Sample()
 		}
 	}
 	n.traceHeartbeat(hb)
@@ -324,7 +324,7 @@ func (n *Node) Tick(now int64) (Heartbeat, bool) {
 func (n *Node) Report() Report {
 	r := Report{From: n.cfg.ID, Epoch: n.cfg.Epoch}
 	if n.cfg.Service != nil {
-		r.Count, r.AdmissionClosed = n.cfg.Service.Report()
+		r.Count, r.AdmissionClosed = n.cfg.Service.Sample()
 	}
 	n.traceReport(r)
 	return r

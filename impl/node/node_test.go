@@ -58,7 +58,7 @@ type fakeService struct {
 	stopping func() bool
 }
 
-func (f *fakeService) Report() (int64, bool) {
+func (f *fakeService) Sample() (int64, bool) {
 	if f.stopping() {
 		f.closed = true
 	}

@@ -19,6 +19,12 @@
 // on Close when the store created it. One conformance suite
 // (storetest.TestDataStore) holds both to the contract.
 //
+// Durability: [PebbleEventStore] keeps every batch WriteEvents
+// acknowledged across a clean Close and across a crash of the process
+// (write-ahead log on, each commit synced), and a crash in the middle of a
+// batch leaves none of it (TestPebbleDurableAcrossClose,
+// TestPebbleKillMidBatch). [MemEventStore] keeps nothing past its life.
+//
 // Resource discipline (TiCDC PR #4366, upstream's defer batch.Close() in
 // writeEvents): every write batch and every iterator is closed on every
 // path, errors included. [DataStore.Resources] counts open batches,

@@ -27,9 +27,18 @@ type PebbleEventStore struct {
 }
 
 // NewPebbleEventStore opens a Pebble event store in dir; with dir "" it
-// creates a temporary directory that Close removes. The write-ahead log
-// is off, as in upstream's event store: the events are pulled again from
-// the upstream cluster after a crash.
+// creates a temporary directory that Close removes.
+//
+// Durability: what WriteEvents committed survives a clean Close and a
+// crash of the process (SIGKILL) and is there when dir is opened again;
+// a batch is all or nothing, so a crash in the middle of one leaves none
+// of it visible. The write-ahead log is on and each batch's commit waits
+// for its fsync (pebble.Sync): a batch is acknowledged only once it is on
+// disk. (Upstream's event store runs without a WAL and is a cache that the
+// puller refills after a restart; drainproof's daemon has no upstream to
+// pull from again, so its store keeps what it acknowledged: see
+// docs/cluster.md.) Resolved timestamps are not stored: they start at 0
+// after a reopen, as the puller re-sends them.
 func NewPebbleEventStore(dir string, opts ...Option) (*PebbleEventStore, error) {
 	own := dir == ""
 	if own {
@@ -43,7 +52,7 @@ func NewPebbleEventStore(dir string, opts ...Option) (*PebbleEventStore, error) 
 	// whose goroutine only DB.Close stops, so every failed Open leaked it
 	// (TestOpenPebbleRetriesTransientFailure under goleak); its reports
 	// went to quietLogger anyway.
-	db, err := pebble.Open(dir, &pebble.Options{DisableWAL: true, Logger: quietLogger{}, FS: vfs.Default})
+	db, err := pebble.Open(dir, &pebble.Options{Logger: quietLogger{}, FS: vfs.Default})
 	if err != nil {
 		if own {
 			_ = os.RemoveAll(dir)
@@ -131,7 +140,9 @@ func (b pebbleBatch) set(table TableID, e Event) error {
 	return b.b.Set(eventKey(table, e.CommitTs, e.Key), e.Value, nil)
 }
 
-func (b pebbleBatch) commit() error { return b.b.Commit(pebble.NoSync) }
+// commit writes the batch to the WAL and waits for its fsync: one WAL
+// record, so a crash leaves all of the batch or none of it.
+func (b pebbleBatch) commit() error { return b.b.Commit(pebble.Sync) }
 func (b pebbleBatch) close() error  { return b.b.Close() }
 
 func (d *pebbleData) newIter(table TableID, after, upTo uint64) (rawIter, error) {

@@ -110,6 +110,7 @@ type Header struct {
 // that a process killed afterwards loses only lines no other process has
 // seen (Crash).
 type Writer struct {
+	h      Header // the header it wrote
 	mu     sync.Mutex
 	w      io.Writer
 	c      io.Closer
@@ -133,7 +134,7 @@ const flushAt = 1 << 16
 // NewWriter writes h to w and returns a Writer for the lines. If w is an
 // io.Closer, Close closes it.
 func NewWriter(w io.Writer, h Header) (*Writer, error) {
-	tw := &Writer{w: w, proc: h.Process, after: h.After, clock: h.Clock}
+	tw := &Writer{h: h, w: w, proc: h.Process, after: h.After, clock: h.Clock}
 	if c, ok := w.(io.Closer); ok {
 		tw.c = c
 	}
@@ -152,6 +153,11 @@ func NewWriter(w io.Writer, h Header) (*Writer, error) {
 	}
 	return tw, nil
 }
+
+// Header returns the header w wrote: an emitter whose lines go over the
+// model's constants (the event service's close and report go over every
+// model broker, created or not) reads them from it.
+func (w *Writer) Header() Header { return w.h }
 
 // Trace appends l; a process Writer stamps it first (l.At).
 func (w *Writer) Trace(l *Line) {

@@ -130,3 +130,13 @@ func TestCrashLosesOnlyUnsentLines(t *testing.T) {
 		require.Equal(t, 4+min(keep, 2), lineCount(&buf.Buffer))
 	}
 }
+
+// TestWriterHeader: a Writer gives back the header it wrote, so that an
+// emitter reads the model's constants (the event service: the Brokers)
+// from its tracer.
+func TestWriterHeader(t *testing.T) {
+	h := trace.Header{Model: map[string]any{"Brokers": []string{"c1", "c2"}}, Source: "test"}
+	w, err := trace.NewWriter(&bytes.Buffer{}, h)
+	require.NoError(t, err)
+	require.Equal(t, h, w.Header())
+}

@@ -74,7 +74,7 @@ var allowed = map[string][]string{
 	"tla":        {},
 	"spec":       {"spec", "names"},
 	"harness":    {"harness", "impl", "spec", "names", "tla", "tlacfg", "modelcheck"},
-	"internal":   {},
+	"internal":   {"internal"},
 	"cmd":        {"cmd", "harness", "impl", "spec", "names", "tla", "tlacfg", "modelcheck"},
 }
 

@@ -41,6 +41,10 @@ type Config struct {
 	// Symmetry and View are the names after SYMMETRY and VIEW (zero when
 	// the file has none); each takes one name.
 	Symmetry, View Named
+	// ConstantsLine is the line of the first CONSTANT(S) keyword (0: the
+	// file has none), where a constant the file leaves unassigned is
+	// reported.
+	ConstantsLine int
 	// CheckDeadlock is nil when the file does not say.
 	CheckDeadlock *bool
 	// Unsupported lists what was parsed but has no meaning here: the
@@ -322,6 +326,9 @@ func (p *parser) names(kw token) ([]Named, error) {
 }
 
 func (p *parser) constants(kw token) error {
+	if p.cfg.ConstantsLine == 0 {
+		p.cfg.ConstantsLine = kw.line
+	}
 	n := 0
 	for {
 		t := p.peek()

@@ -48,6 +48,7 @@ ALIAS A
 		{"Fair", true, 11},
 	}
 	require.Equal(t, want, cfg.Constants)
+	require.Equal(t, 3, cfg.ConstantsLine, "the first CONSTANTS keyword, where an unassigned constant is reported")
 	require.Equal(t, tlacfg.Named{"Spec", 13}, cfg.Specification)
 	require.Equal(t, []tlacfg.Named{{"TypeOK", 14}, {"DrainSafety", 15}, {"CountAccuracy", 16}}, cfg.Invariants)
 	require.Equal(t, []tlacfg.Named{{"NoAdmissionAfterClose", 17}}, cfg.Properties)

@@ -1,0 +1,196 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/drainproof/drainproof/harness/cluster"
+)
+
+// clusterFlags are checker cluster's flags.
+type clusterFlags struct {
+	nodes      int
+	seed       uint64
+	duration   time.Duration
+	faults     []string
+	upgrade    bool
+	asJSON     bool
+	traceDir   string
+	transport  string
+	binary     string
+	bug        string
+	drainBound time.Duration
+	verbose    bool
+}
+
+func parseClusterFlags(args []string, stderr io.Writer) (f clusterFlags, ok bool) {
+	fs := flag.NewFlagSet("checker cluster", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.IntVar(&f.nodes, "nodes", 3, "node processes (3..16)")
+	fs.Uint64Var(&f.seed, "seed", 1, "seed of the fault schedule; the same seed and commit replay the same schedule")
+	fs.DurationVar(&f.duration, "duration", 20*time.Second, "how long producers commit and faults are injected")
+	faults := fs.String("faults", "", "faults to inject, comma-separated: "+strings.Join(cluster.FaultNames(), ","))
+	fs.BoolVar(&f.upgrade, "upgrade", false, "a rolling upgrade: one legacy node, every node drained, stopped and restarted as the new version")
+	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object")
+	fs.StringVar(&f.traceDir, "trace", "", "copy every process's log (JSON lines) to DIR")
+	fs.StringVar(&f.transport, "transport", "logcoord", "how the broker count travels: logcoord or heartbeat")
+	fs.StringVar(&f.binary, "binary", "", "the drainproofd binary (built once into a temporary directory if empty)")
+	fs.StringVar(&f.bug, "bug", "", "build drainproofd with -tags bugs and switch on this bug of the zoo in every process")
+	fs.DurationVar(&f.drainBound, "drain-bound", 15*time.Second, "how long a drain may take once the faults stopped")
+	fs.BoolVar(&f.verbose, "v", false, "print the run's progress on stderr")
+	if err := fs.Parse(args); err != nil {
+		return f, false
+	}
+	bad := func(format string, a ...any) (clusterFlags, bool) {
+		fmt.Fprintf(stderr, "checker cluster: "+format+"\n", a...)
+		return f, false
+	}
+	if fs.NArg() > 0 {
+		return bad("unexpected argument %q", fs.Arg(0))
+	}
+	if f.nodes < 3 || f.nodes > 16 {
+		return bad("--nodes %d: want 3..16", f.nodes)
+	}
+	if f.duration <= 0 || f.duration > 24*time.Hour {
+		return bad("--duration %v: want more than 0 and at most 24h", f.duration)
+	}
+	if f.drainBound <= 0 {
+		return bad("--drain-bound %v: want more than 0", f.drainBound)
+	}
+	if f.transport != "logcoord" && f.transport != "heartbeat" {
+		return bad("--transport %q: want logcoord or heartbeat", f.transport)
+	}
+	if *faults != "" {
+		for _, k := range strings.Split(*faults, ",") {
+			if !slices.Contains(cluster.FaultNames(), k) {
+				return bad("--faults %q: want some of %s", k, strings.Join(cluster.FaultNames(), ","))
+			}
+			f.faults = append(f.faults, k)
+		}
+	}
+	return f, true
+}
+
+// buildDaemon builds drainproofd (with -tags bugs if bug) into dir.
+func buildDaemon(ctx context.Context, dir string, bug bool) (string, error) {
+	bin := filepath.Join(dir, "drainproofd")
+	args := []string{"build", "-o", bin}
+	if bug {
+		args = append(args, "-tags", "bugs")
+	}
+	args = append(args, "github.com/drainproof/drainproof/cmd/drainproofd")
+	cmd := exec.CommandContext(ctx, "go", args...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("building drainproofd: %v: %s", err, strings.TrimSpace(string(out)))
+	}
+	return bin, nil
+}
+
+func runCluster(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	f, ok := parseClusterFlags(args, stderr)
+	if !ok {
+		return exitUsage
+	}
+	bin := f.binary
+	if bin == "" {
+		dir, err := os.MkdirTemp("", "drainproof-bin-")
+		if err != nil {
+			fmt.Fprintf(stderr, "checker cluster: %v\n", err)
+			return exitUsage
+		}
+		defer os.RemoveAll(dir)
+		if bin, err = buildDaemon(ctx, dir, f.bug != ""); err != nil {
+			fmt.Fprintf(stderr, "checker cluster: %v\n", err)
+			return exitUsage
+		}
+	} else if _, err := os.Stat(bin); err != nil {
+		fmt.Fprintf(stderr, "checker cluster: --binary: %v\n", err)
+		return exitUsage
+	}
+	cfg := cluster.Config{Binary: bin, Nodes: f.nodes, Seed: f.seed, Duration: f.duration, Faults: f.faults,
+		Upgrade: f.upgrade, Transport: f.transport, DrainBound: f.drainBound, Keep: f.traceDir}
+	if f.bug != "" {
+		cfg.Env = []string{"DRAINPROOF_BUG=" + f.bug}
+	}
+	if f.verbose {
+		cfg.Log = stderr
+	}
+	res, err := cluster.Run(ctx, cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "checker cluster: %v\n", err)
+		return exitUsage
+	}
+	if f.asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(res); err != nil {
+			fmt.Fprintf(stderr, "checker cluster: %v\n", err)
+			return exitUsage
+		}
+	} else {
+		printCluster(stdout, res, f)
+	}
+	if len(res.Violations) > 0 {
+		return exitViolation
+	}
+	return exitOK
+}
+
+func printCluster(w io.Writer, r *cluster.Result, f clusterFlags) {
+	verdict := "PASS"
+	if len(r.Violations) > 0 {
+		verdict = "FAIL"
+	}
+	fmt.Fprintf(w, "cluster %s: seed %d, %d nodes, %d tables, transport %s, faults %q, upgrade %v, wall %v\n",
+		verdict, r.Seed, r.Nodes, r.Tables, f.transport, strings.Join(f.faults, ","), f.upgrade, r.Wall.Round(time.Millisecond))
+	fmt.Fprintf(w, "  events      committed %d, read %d, lost %d, duplicated %d, out of order %d\n",
+		r.EventsCommitted, r.EventsRead, r.Lost, r.Duplicated, r.OutOfOrder)
+	fmt.Fprintf(w, "  dispatchers %d registrations over gRPC\n", r.Registrations)
+	fmt.Fprintf(w, "  registry    %d operations recorded at the gRPC boundary, porcupine: %s\n", r.LinOps, r.LinOutcome)
+	var took []int64
+	legacy := 0
+	for _, d := range r.Drains {
+		if d.Complete {
+			took = append(took, d.TookMS)
+		} else if d.Legacy {
+			legacy++
+		}
+	}
+	p50, p99, mx := percentiles(took)
+	fmt.Fprintf(w, "  drains      %d complete, %d legacy; latency ms p50 %d, p99 %d, max %d\n", len(took), legacy, p50, p99, mx)
+	if f.upgrade {
+		fmt.Fprintf(w, "  upgrade     rolling upgrade of %d nodes in %v\n", r.Nodes, r.UpgradeWall.Round(time.Millisecond))
+	}
+	kinds := map[string]int{}
+	for _, ft := range r.Faults {
+		kinds[ft.Kind]++
+	}
+	fmt.Fprintf(w, "  faults      %d injected %v, %d restarts\n", len(r.Faults), kinds, r.Restarts)
+	for _, v := range r.Violations {
+		fmt.Fprintf(w, "  VIOLATION   %s\n", v)
+	}
+}
+
+// percentiles returns the p50, p99 and max of xs (nearest rank).
+func percentiles(xs []int64) (p50, p99, mx int64) {
+	if len(xs) == 0 {
+		return 0, 0, 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	at := func(p float64) int64 {
+		i := int(p*float64(len(s))+0.999999) - 1
+		return s[max(0, min(i, len(s)-1))]
+	}
+	return at(0.5), at(0.99), s[len(s)-1]
+}

@@ -1,0 +1,242 @@
+// Command drainproofd runs one process of a drainproof cluster: a node
+// (an event service over a Pebble event store, with its liveness,
+// heartbeats and maintainer), the coordinator (the drain controller), or
+// the LogCoordinator. The processes talk gRPC (package transport); see
+// docs/cluster.md.
+//
+//	drainproofd --role logcoord    --listen 127.0.0.1:7002
+//	drainproofd --role coordinator --listen 127.0.0.1:7001 --logcoord 127.0.0.1:7002
+//	drainproofd --role node --id n1 --listen 127.0.0.1:7101 --data-dir /var/lib/n1 \
+//	    --coordinator 127.0.0.1:7001 --logcoord 127.0.0.1:7002
+//
+// SIGTERM (or SIGINT) on a node asks the coordinator to drain it and
+// exits 0 only once the drain completed (or the coordinator gave the
+// legacy answer); if --shutdown-timeout passes first it says so and exits
+// 1. A bad flag or an unreachable peer: one line on stderr, exit 2.
+// Built with -tags bugs, the variable DRAINPROOF_BUG switches on a bug
+// of the zoo (package bugs).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/drainproof/drainproof/impl/bugs"
+	"github.com/drainproof/drainproof/impl/daemon"
+	"github.com/drainproof/drainproof/impl/node"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stderr))
+}
+
+type options struct {
+	role, id, listen, advertise, coordinator, logcoord, dataDir, transport, httpAddr, readyFile, logLevel string
+	version                                                                                               int
+	diskFaults                                                                                            float64
+	diskSeed                                                                                              uint64
+	shutdownTimeout, ttl, memberTTL, heartbeat, schemaDelay, maintainerMove                               time.Duration
+}
+
+func parse(args []string, stderr io.Writer) (*options, error) {
+	o := &options{}
+	fs := flag.NewFlagSet("drainproofd", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&o.role, "role", "", "node, coordinator or logcoord")
+	fs.StringVar(&o.id, "id", "", "the node's name (role node)")
+	fs.StringVar(&o.listen, "listen", "127.0.0.1:0", "gRPC listen address")
+	fs.StringVar(&o.advertise, "advertise", "", "address peers dial (the listen address if empty)")
+	fs.StringVar(&o.coordinator, "coordinator", "", "the coordinator's address (role node)")
+	fs.StringVar(&o.logcoord, "logcoord", "", "the LogCoordinator's address (transport logcoord)")
+	fs.StringVar(&o.dataDir, "data-dir", "", "the node's data directory (Pebble event store, epoch)")
+	fs.StringVar(&o.transport, "transport", "logcoord", "where broker counts travel: logcoord or heartbeat")
+	fs.StringVar(&o.httpAddr, "http", "", "listen address of /metrics and /healthz (none if empty)")
+	fs.StringVar(&o.readyFile, "ready-file", "", "write the gRPC and HTTP addresses here once serving")
+	fs.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.IntVar(&o.version, "version", int(node.VersionBrokerDrain), "drain protocol version the node announces: 0 legacy, 1, 2")
+	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 60*time.Second, "how long SIGTERM waits for the drain (role node)")
+	fs.DurationVar(&o.ttl, "ttl", time.Second, "the LogCoordinator cache's TTL (role logcoord)")
+	fs.DurationVar(&o.memberTTL, "member-ttl", 3*time.Second, "silence after which the coordinator removes a node")
+	fs.DurationVar(&o.heartbeat, "heartbeat", 200*time.Millisecond, "the node's heartbeat period")
+	fs.DurationVar(&o.schemaDelay, "schema-delay", 0, "RegisterTable takes up to this long one call in eight, up to a tenth of it otherwise (schema resolution; 0: none)")
+	fs.Float64Var(&o.diskFaults, "disk-faults", 0, "fail each write batch's Set or Commit with this probability (injected disk errors; 0..1)")
+	fs.Uint64Var(&o.diskSeed, "disk-seed", 1, "seed of the injected disk errors")
+	fs.DurationVar(&o.maintainerMove, "maintainer-move", 0, "how long the maintainer takes to move its work off a DRAINING node")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	switch o.role {
+	case "node":
+		if o.id == "" || o.coordinator == "" || o.dataDir == "" {
+			return nil, errors.New("--role node needs --id, --coordinator and --data-dir")
+		}
+		if o.version < 0 || o.version > int(node.VersionBrokerDrain) {
+			return nil, fmt.Errorf("--version %d: want 0, 1 or 2", o.version)
+		}
+	case "coordinator", "logcoord":
+	default:
+		return nil, fmt.Errorf("--role %q: want node, coordinator or logcoord", o.role)
+	}
+	if o.diskFaults < 0 || o.diskFaults > 1 {
+		return nil, fmt.Errorf("--disk-faults %v: want a probability in 0..1", o.diskFaults)
+	}
+	if _, err := node.ParseTransport(o.transport); err != nil {
+		return nil, fmt.Errorf("--transport: %w", err)
+	}
+	if o.transport == string(node.TransportLogCoord) && o.role != "logcoord" && o.logcoord == "" {
+		return nil, fmt.Errorf("--role %s with --transport logcoord needs --logcoord", o.role)
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"shutdown-timeout", o.shutdownTimeout}, {"ttl", o.ttl}, {"member-ttl", o.memberTTL}, {"heartbeat", o.heartbeat}} {
+		if d.v <= 0 {
+			return nil, fmt.Errorf("--%s %v: want a positive duration", d.name, d.v)
+		}
+	}
+	return o, nil
+}
+
+func run(args []string, stderr io.Writer) int {
+	o, err := parse(args, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "drainproofd: %v\n", err)
+		return 2
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(o.logLevel)); err != nil {
+		fmt.Fprintf(stderr, "drainproofd: --log-level %q: want debug, info, warn or error\n", o.logLevel)
+		return 2
+	}
+	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level}))
+	if name, err := bugs.FromEnv(); err != nil {
+		fmt.Fprintf(stderr, "drainproofd: %v\n", err)
+		return 2
+	} else if name != "" {
+		log.Warn("bug switched on", "bug", name)
+	}
+	lis, err := net.Listen("tcp", o.listen)
+	if err != nil {
+		fmt.Fprintf(stderr, "drainproofd: --listen %s: %v\n", o.listen, err)
+		return 2
+	}
+	defer lis.Close()
+	var httpLis net.Listener
+	if o.httpAddr != "" {
+		if httpLis, err = net.Listen("tcp", o.httpAddr); err != nil {
+			fmt.Fprintf(stderr, "drainproofd: --http %s: %v\n", o.httpAddr, err)
+			return 2
+		}
+		defer httpLis.Close()
+	}
+	metrics := daemon.NewMetrics()
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
+	defer signal.Stop(sig)
+	healthy := func() bool { return true }
+	var stopHTTP func()
+	serveHTTP := func() {
+		if httpLis != nil {
+			h := daemon.ServeHTTP(httpLis, metrics, healthy)
+			stopHTTP = h.Close
+		}
+	}
+	ready := func() error {
+		if o.readyFile == "" {
+			return nil
+		}
+		h := ""
+		if httpLis != nil {
+			h = httpLis.Addr().String()
+		}
+		tmp := o.readyFile + ".tmp"
+		if err := os.WriteFile(tmp, []byte(lis.Addr().String()+" "+h+"\n"), 0o644); err != nil {
+			return err
+		}
+		return os.Rename(tmp, o.readyFile)
+	}
+	defer func() {
+		if stopHTTP != nil {
+			stopHTTP()
+		}
+	}()
+	switch o.role {
+	case "logcoord":
+		l, err := daemon.StartLogCoord(daemon.LogCoordConfig{Listener: lis, TTL: o.ttl, Logger: log})
+		if err != nil {
+			fmt.Fprintf(stderr, "drainproofd: %v\n", err)
+			return 2
+		}
+		defer l.Close()
+		serveHTTP()
+		if err := ready(); err != nil {
+			fmt.Fprintf(stderr, "drainproofd: --ready-file: %v\n", err)
+			return 2
+		}
+		<-sig
+		return 0
+	case "coordinator":
+		c, err := daemon.StartCoordinator(daemon.CoordinatorConfig{Listener: lis, Transport: node.Transport(o.transport),
+			LogCoord: o.logcoord, MemberTTL: o.memberTTL, Logger: log, Metrics: metrics})
+		if err != nil {
+			fmt.Fprintf(stderr, "drainproofd: %v\n", err)
+			return 2
+		}
+		defer c.Close()
+		serveHTTP()
+		if err := ready(); err != nil {
+			fmt.Fprintf(stderr, "drainproofd: --ready-file: %v\n", err)
+			return 2
+		}
+		<-sig
+		return 0
+	}
+	n, err := daemon.StartNode(daemon.NodeConfig{ID: node.ID(o.id), Listener: lis, Advertise: o.advertise,
+		Coordinator: o.coordinator, LogCoord: o.logcoord, DataDir: o.dataDir, Version: node.Version(o.version),
+		Transport: node.Transport(o.transport), HeartbeatEvery: o.heartbeat, SchemaDelay: o.schemaDelay, MaintainerMove: o.maintainerMove, DiskFaults: o.diskFaults, DiskSeed: o.diskSeed, Logger: log, Metrics: metrics})
+	if err != nil {
+		fmt.Fprintf(stderr, "drainproofd: %s\n", oneLine(strings.TrimPrefix(err.Error(), "daemon: ")))
+		return 2
+	}
+	healthy = func() bool { return n.Liveness() != node.Stopping }
+	serveHTTP()
+	if err := ready(); err != nil {
+		_ = n.Close()
+		fmt.Fprintf(stderr, "drainproofd: --ready-file: %v\n", err)
+		return 2
+	}
+	<-sig
+	log.Info("SIGTERM: draining", "epoch", n.Epoch(), "timeout", o.shutdownTimeout.String())
+	ctx, cancel := context.WithTimeout(context.Background(), o.shutdownTimeout)
+	res, derr := n.Drain(ctx, 50*time.Millisecond)
+	cancel()
+	code := 0
+	if derr != nil {
+		log.Error("shutdown timeout: the drain did not complete", "epoch", n.Epoch(), "err", derr.Error())
+		code = 1
+	} else {
+		log.Info("drain done", "epoch", n.Epoch(), "complete", res.Complete, "legacy", res.Legacy,
+			"drained_epoch", res.DrainedEpoch, "took_ms", res.Took.Milliseconds(), "at_unix_nano", time.Now().UnixNano())
+	}
+	if err := n.Close(); err != nil {
+		log.Error("closing the event store", "err", err.Error())
+		code = 1
+	}
+	return code
+}
+
+// oneLine joins the lines of a joined error into one.
+func oneLine(s string) string { return strings.ReplaceAll(strings.TrimSpace(s), "\n", "; ") }

@@ -1,0 +1,144 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+// bins holds the drainproofd binaries the tests run: plain and -tags bugs.
+var bins struct{ plain, bugs string }
+
+func TestMain(m *testing.M) {
+	code := func() int {
+		dir, err := os.MkdirTemp("", "drainproof-cluster-test-")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 2
+		}
+		defer os.RemoveAll(dir)
+		for _, b := range []struct {
+			out  *string
+			tags []string
+		}{{&bins.plain, nil}, {&bins.bugs, []string{"-tags", "bugs"}}} {
+			*b.out = filepath.Join(dir, "drainproofd"+strings.Join(b.tags, ""))
+			args := append(append([]string{"build", "-o", *b.out}, b.tags...), "github.com/drainproof/drainproof/cmd/drainproofd")
+			if out, err := exec.Command("go", args...).CombinedOutput(); err != nil {
+				fmt.Fprintf(os.Stderr, "building drainproofd: %v\n%s", err, out)
+				return 2
+			}
+		}
+		return m.Run()
+	}()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// TestRunPassesAndLeavesNothing: a short run with the upgrade and every
+// fault passes, and afterwards no process of it lives, no port of it
+// listens and its working directory is gone.
+func TestRunPassesAndLeavesNothing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs processes for seconds")
+	}
+	var log strings.Builder
+	res, err := Run(context.Background(), Config{Binary: bins.plain, Nodes: 3, Seed: 1, Duration: 6 * time.Second,
+		Faults: FaultNames(), Upgrade: true, Log: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Violations) > 0 {
+		t.Fatalf("violations: %q\n%s", res.Violations, log.String())
+	}
+	if res.EventsRead == 0 || res.Registrations == 0 || len(res.Drains) != 3 {
+		t.Fatalf("the run did too little: %d events read, %d registrations, %d drains\n%s", res.EventsRead, res.Registrations, len(res.Drains), log.String())
+	}
+	checkNothingLeft(t, res)
+}
+
+func checkNothingLeft(t *testing.T, res *Result) {
+	t.Helper()
+	if len(res.PIDs) < 5 || len(res.Ports) < 5 || res.Dir == "" {
+		t.Fatalf("the result does not say what to look for: %d pids, %d ports, dir %q", len(res.PIDs), len(res.Ports), res.Dir)
+	}
+	for _, pid := range res.PIDs {
+		// A process not yet reaped by init would still answer signal 0
+		// as a zombie; Run waited for every one of its children.
+		if err := syscall.Kill(pid, 0); err == nil {
+			t.Errorf("process %d of the run is still alive", pid)
+		}
+	}
+	for _, port := range res.Ports {
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err != nil {
+			t.Errorf("port %d of the run is still taken: %v", port, err)
+			continue
+		}
+		l.Close()
+	}
+	if _, err := os.Stat(res.Dir); !os.IsNotExist(err) {
+		t.Errorf("the working directory %s is still there (%v)", res.Dir, err)
+	}
+}
+
+// TestRunCatchesIgnoreBrokerCount: with the coordinator ignoring the
+// broker count (F1), some drain completes while a collector's dispatcher
+// is registered with the node, and the run says so.
+func TestRunCatchesIgnoreBrokerCount(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs processes for seconds")
+	}
+	res, err := Run(context.Background(), Config{Binary: bins.bugs, Nodes: 3, Seed: 1, Duration: 5 * time.Second,
+		Upgrade: true, Env: []string{"DRAINPROOF_BUG=IgnoreBrokerCount"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	caught := false
+	for _, v := range res.Violations {
+		caught = caught || strings.Contains(v, "while dispatcher")
+	}
+	if !caught {
+		t.Fatalf("IgnoreBrokerCount not caught; violations %q", res.Violations)
+	}
+	checkNothingLeft(t, res)
+}
+
+// TestRunRefusesBadConfig: a bad configuration is an error, before any
+// process starts; a binary that does not start is an error too, and
+// leaves nothing.
+func TestRunRefusesBadConfig(t *testing.T) {
+	for name, cfg := range map[string]Config{
+		"two nodes":   {Binary: bins.plain, Nodes: 2, Duration: time.Second},
+		"no binary":   {Nodes: 3, Duration: time.Second},
+		"no duration": {Binary: bins.plain, Nodes: 3},
+		"bad fault":   {Binary: bins.plain, Nodes: 3, Duration: time.Second, Faults: []string{"meteor"}},
+	} {
+		if _, err := Run(context.Background(), cfg); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+	// The plain binary refuses a bug: the first process exits at start.
+	before, _ := filepath.Glob(filepath.Join(os.TempDir(), "drainproof-cluster-*"))
+	_, err := Run(context.Background(), Config{Binary: bins.plain, Nodes: 3, Duration: time.Second, Env: []string{"DRAINPROOF_BUG=IgnoreBrokerCount"}})
+	if err == nil || !strings.Contains(err.Error(), "exited at start") {
+		t.Fatalf("Run with a binary that cannot start: %v", err)
+	}
+	after, _ := filepath.Glob(filepath.Join(os.TempDir(), "drainproof-cluster-*"))
+	if len(after) > len(before) {
+		t.Errorf("a failed Run left its directory: %v", after)
+	}
+}

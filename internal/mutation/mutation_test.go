@@ -1,0 +1,99 @@
+package mutation
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// TestEquivalentsStillExist: every mutant equivalent.txt argues about is
+// still in the code, at its position.
+func TestEquivalentsStillExist(t *testing.T) {
+	f, err := os.Open("equivalent.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	eq, err := ParseEquivalents(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range eq {
+		if why := Stale("../..", e); why != "" {
+			t.Errorf("equivalent.txt: %s no longer exists: %s", e.Mutant, why)
+		}
+	}
+}
+
+// TestStaleCatches: an entry whose line moved, whose operator changed or
+// whose file went is reported, and one still in place is not.
+func TestStaleCatches(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(dir+"/p", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	src := "package p\n\nfunc f(a, b int) bool {\n\treturn a < b\n}\n"
+	if err := os.WriteFile(dir+"/p/p.go", []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		m     Mutant
+		stale bool
+	}{
+		{Mutant{"p/p.go", 4, 11, "CONDITIONALS_BOUNDARY"}, false},
+		{Mutant{"p/p.go", 4, 11, "CONDITIONALS_NEGATION"}, false},
+		{Mutant{"p/p.go", 4, 11, "ARITHMETIC_BASE"}, true},
+		{Mutant{"p/p.go", 3, 11, "CONDITIONALS_BOUNDARY"}, true},
+		{Mutant{"p/p.go", 40, 1, "CONDITIONALS_BOUNDARY"}, true},
+		{Mutant{"p/gone.go", 4, 11, "CONDITIONALS_BOUNDARY"}, true},
+		{Mutant{"p/p.go", 4, 11, "NO_SUCH_MUTATOR"}, true},
+	} {
+		if got := Stale(dir, Equivalent{Mutant: c.m, Why: "x"}) != ""; got != c.stale {
+			t.Errorf("%s: stale %v, want %v", c.m, got, c.stale)
+		}
+	}
+}
+
+// TestJudge: a lived mutant the list argues is set aside, the others are
+// survivors, and efficacy counts timeouts as kills.
+func TestJudge(t *testing.T) {
+	res, err := ReadResult("impl/x", strings.NewReader(`{"files":[{"file_name":"x.go","mutations":[
+		{"type":"CONDITIONALS_BOUNDARY","status":"KILLED","line":1,"column":1},
+		{"type":"CONDITIONALS_BOUNDARY","status":"TIMED OUT","line":2,"column":1},
+		{"type":"CONDITIONALS_BOUNDARY","status":"LIVED","line":3,"column":1},
+		{"type":"CONDITIONALS_NEGATION","status":"LIVED","line":4,"column":1},
+		{"type":"ARITHMETIC_BASE","status":"NOT COVERED","line":5,"column":1}]}],"elapsed_time":3}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq := []Equivalent{{Mutant{"impl/x/x.go", 3, 1, "CONDITIONALS_BOUNDARY"}, "equal values are never compared"}}
+	j := Judge(res, eq)
+	if len(j.Equivalent) != 1 || len(j.Survivors) != 1 || j.Survivors[0].Line != 4 || len(j.Uncovered) != 1 {
+		t.Fatalf("judged %+v", j)
+	}
+	if e := j.Efficacy(); e < 66.6 || e > 66.7 {
+		t.Errorf("efficacy %.2f, want 66.67 (2 killed of 3)", e)
+	}
+	if _, err := ReadResult("impl/x", strings.NewReader(`{"files":[{"file_name":"x.go","mutations":[{"status":"WEIRD"}]}]}`)); err == nil {
+		t.Error("an unknown status was accepted")
+	}
+}
+
+// TestParseEquivalentsRefusesBadLines: an entry without its argument or
+// with a bad position is an error, not a silent skip.
+func TestParseEquivalentsRefusesBadLines(t *testing.T) {
+	for _, bad := range []string{
+		"impl/x/x.go:3:1 CONDITIONALS_BOUNDARY",
+		"impl/x/x.go:3:1 CONDITIONALS_BOUNDARY -- ",
+		"impl/x/x.go:3 CONDITIONALS_BOUNDARY -- why",
+		"impl/x/x.go:a:1 CONDITIONALS_BOUNDARY -- why",
+	} {
+		if _, err := ParseEquivalents(strings.NewReader(bad)); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
