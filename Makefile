@@ -93,11 +93,12 @@ tlc:
 	$(CHECKER) tlc --models tla/models.json --jar "$(TLA2TOOLS)"
 
 ## trace-parity: checker trace against TLC (tla/TraceDrainRegistration.tla) on
-## a few hundred traces; needs TLA2TOOLS and TLA_COMMUNITY_MODULES (the jar of
+## a few hundred traces (the merged per-process traces of simulations among
+## them); needs TLA2TOOLS and TLA_COMMUNITY_MODULES (the jar of
 ## the TLA+ community modules, built from its public sources outside this repo)
 trace-parity:
 	@if [ -z "$(TLA2TOOLS)" ] || [ -z "$(TLA_COMMUNITY_MODULES)" ]; then echo "make trace-parity: set TLA2TOOLS (tla2tools.jar) and TLA_COMMUNITY_MODULES (CommunityModules-deps.jar)"; exit 2; fi
-	$(CHECKER) traceparity --n 30 --steps 80 --free 20
+	$(CHECKER) traceparity --n 30 --steps 80 --free 20 --sim
 
 ## fuzz: a short fuzzing run of the cfg parser
 fuzz:

@@ -29,6 +29,13 @@ type traceOutput struct {
 	Lines          int                 `json:"lines"`
 	Seconds        float64             `json:"seconds"`
 	LinesPerSecond float64             `json:"lines_per_second"`
+	// CPUSeconds is the process's CPU time (user and system) checking;
+	// LinesPerCPUSecond the lines over it (one core: the merge and the
+	// check are sequential), which a loaded machine does not distort.
+	CPUSeconds        float64 `json:"cpu_seconds"`
+	LinesPerCPUSecond float64 `json:"lines_per_cpu_second"`
+	// PeakRSS is the process's peak resident set size, in bytes.
+	PeakRSS int64 `json:"peak_rss_bytes"`
 }
 
 // runTrace is `checker trace FILE|DIR...`: trace validation of NDJSON
@@ -78,7 +85,7 @@ func runTrace(_ context.Context, args []string, stdout, stderr io.Writer) int {
 			return fail("%v", err)
 		}
 	}
-	start := time.Now()
+	start, cpu0 := time.Now(), cpuTime()
 	out := traceOutput{Files: []tracecheck.Result{}}
 	htmlDone := false
 	for _, tg := range targets {
@@ -113,6 +120,10 @@ func runTrace(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	if out.Seconds > 0 {
 		out.LinesPerSecond = float64(out.Lines) / out.Seconds
 	}
+	if out.CPUSeconds = (cpuTime() - cpu0).Seconds(); out.CPUSeconds > 0 {
+		out.LinesPerCPUSecond = float64(out.Lines) / out.CPUSeconds
+	}
+	out.PeakRSS = peakRSS()
 	return reportTraces(stdout, &out, *asJSON, *quiet)
 }
 
@@ -139,8 +150,9 @@ func reportTraces(stdout io.Writer, out *traceOutput, asJSON, quiet bool) int {
 			printTraceResult(stdout, &out.Files[i])
 		}
 	}
-	fmt.Fprintf(stdout, "trace: %d files, %d ok, %d rejected, %d incomplete; %d lines in %.3fs (%.0f lines/s)\n",
-		len(out.Files), out.OK, out.Rejected, out.Incomplete, out.Lines, out.Seconds, out.LinesPerSecond)
+	fmt.Fprintf(stdout, "trace: %d files, %d ok, %d rejected, %d incomplete; %d lines in %.3fs (%.0f lines/s; %.0f lines per CPU-second, peak RSS %d MiB)\n",
+		len(out.Files), out.OK, out.Rejected, out.Incomplete, out.Lines, out.Seconds, out.LinesPerSecond,
+		out.LinesPerCPUSecond, out.PeakRSS>>20)
 	return code
 }
 
@@ -288,6 +300,9 @@ func printTraceResult(w io.Writer, r *tracecheck.Result) {
 		fmt.Fprintf(w, "    %s\n", strings.Join(vars, "\n    "))
 		if !c.Enabled {
 			fmt.Fprintln(w, "    the action, with the line's parameters, is not enabled here")
+		}
+		if len(c.EnabledActions) > 0 {
+			fmt.Fprintf(w, "    enabled here: %s\n", strings.Join(c.EnabledActions, ", "))
 		}
 		for j, s := range c.Successors {
 			var ds []string

@@ -1,20 +1,19 @@
 package main
 
 import (
-	"fmt"
-
-	"github.com/drainproof/drainproof/impl/trace"
-
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/drainproof/drainproof/impl/bugs"
+	"github.com/drainproof/drainproof/impl/trace"
 )
 
 func TestTraceCommand(t *testing.T) {
@@ -76,7 +75,8 @@ func TestTraceCommand(t *testing.T) {
 const header2 = `{"drainproof_trace":1,"model":{"Dispatchers":["d1","d2"],"TableTriggers":["d2"],"Brokers":["b1"],"Versions":["new"],"MaxEpoch":15,"MaxReg":15,"MaxMsgs":8,"Transport":"heartbeat","Bugs":[]}}`
 
 // TestSimulateTrace: model-scope simulations of both transports write
-// one trace per seed, and every trace is accepted.
+// one run directory per seed (one trace per process), and every run's
+// traces, merged, are accepted.
 func TestSimulateTrace(t *testing.T) {
 	dir := t.TempDir()
 	for _, tr := range []string{"heartbeat", "logcoord"} {
@@ -91,6 +91,46 @@ func TestSimulateTrace(t *testing.T) {
 	require.Equal(t, "ok", rep.Outcome)
 	require.Equal(t, 10, rep.Traces.OK)
 	require.Greater(t, rep.Traces.Lines, 2000)
+}
+
+// TestSimulateTraceNeedsModelScope: a full simulation's traces are ones
+// the model rejects: --trace without --model-scope is refused, with one
+// line.
+func TestSimulateTraceNeedsModelScope(t *testing.T) {
+	code, out, errOut := runCLI(t, "simulate", "--seeds", "1", "--trace", t.TempDir())
+	require.Equal(t, exitUsage, code, out)
+	require.Equal(t, 1, strings.Count(errOut, "\n"), errOut)
+	require.Contains(t, errOut, "--trace needs --model-scope")
+}
+
+// TestTraceRunRejected: a run whose coordinator's trace has a changed
+// line is rejected, the report naming the process and the line in its
+// own trace; --html writes the page with one lane per process and the
+// line marked, --merged the merged trace.
+func TestTraceRunRejected(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errOut := runCLI(t, "simulate", "--seed", "2", "--steps", "600", "--model-scope", "--trace", dir)
+	require.Equal(t, exitOK, code, out+errOut)
+	run := filepath.Join(dir, "seed-2-heartbeat")
+	coord := filepath.Join(run, "coord.ndjson")
+	data, err := os.ReadFile(coord)
+	require.NoError(t, err)
+	lines := strings.Split(string(data), "\n")
+	i := slices.IndexFunc(lines, func(l string) bool { return strings.Contains(l, `"coordLiveness":"DRAINING"`) })
+	require.Positive(t, i)
+	lines[i] = strings.Replace(lines[i], `"coordLiveness":"DRAINING"`, `"coordLiveness":"STOPPING"`, 1)
+	require.NoError(t, os.WriteFile(coord, []byte(strings.Join(lines, "\n")), 0o644))
+	page, merged := filepath.Join(dir, "r.html"), filepath.Join(dir, "m.ndjson")
+	code, out, errOut = runCLI(t, "trace", "--html", page, "--merged", merged, run)
+	require.Equal(t, exitViolation, code, out+errOut)
+	require.Contains(t, out, fmt.Sprintf("process coord, %s:%d", coord, i+1))
+	html, err := os.ReadFile(page)
+	require.NoError(t, err)
+	require.Contains(t, string(html), `id="rejected"`)
+	require.Contains(t, string(html), "<th>coord</th>")
+	require.Contains(t, string(html), "coordLiveness")
+	code, out, _ = runCLI(t, "trace", merged)
+	require.Equal(t, exitViolation, code, "the merged trace is rejected too: %s", out)
 }
 
 func TestTraceParityNeedsTLC(t *testing.T) {

@@ -48,6 +48,7 @@ td.n{width:5em;color:#888}
 {{range $i, $c := .Res.Candidates}}
 <h3>Candidate state {{$i}}{{if not $c.Enabled}} (the action, with the line's parameters, is not enabled){{end}}</h3>
 <ul>{{range $c.Successors}}<li class="dis">a step disagrees on: {{range .Disagree}}{{.Var}} (trace {{.Trace}}, model {{.Model}}) {{end}}</li>{{end}}</ul>
+{{if $c.EnabledActions}}<p>Enabled here: {{range $c.EnabledActions}}{{.}} {{end}}</p>{{end}}
 <details><summary>state</summary><pre>{{range $c.State}}{{.Name}} = {{.Value}}
 {{end}}</pre></details>
 {{end}}

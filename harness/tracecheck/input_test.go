@@ -162,6 +162,8 @@ func TestOutsideTheHeaderRejected(t *testing.T) {
 func FuzzCheck(f *testing.F) {
 	f.Add(header + "\n" + register("d1", 1))
 	f.Add(header + "\n" + `{"action":"CoordRecvHeartbeat","params":{"m":{"kind":"hb","epoch":1,"liveness":"ALIVE","count":0,"closed":false}}}` + "\n")
+	f.Add(header + "\n" + `{"p":"T.1","c":1,"action":"NodeStartHeartbeat"}` + "\n" +
+		`{"p":"coord","c":3,"from":[{"p":"T.1","c":1}],"after":"x","action":"CoordLearnVersion"}` + "\n")
 	f.Fuzz(func(t *testing.T, s string) {
 		res, err := tracecheck.Check(strings.NewReader(s), "f", nil, tracecheck.Options{})
 		if err == nil && res.Verdict == "" {

@@ -68,13 +68,17 @@ type procTrace struct {
 	body   int    // where the head's body (after its stamp) starts
 }
 
-// open opens the trace at path and reads its header.
+// openProc opens the trace at path and reads its header.
 func openProc(path string, file int) (*procTrace, Header, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, Header{}, &InputError{File: path, Msg: err.Error()}
 	}
-	t := &procTrace{file: file, path: path, f: f, r: bufio.NewReaderSize(f, 64<<10)}
+	size := 64 << 10
+	if st, err := f.Stat(); err == nil && st.Size() < int64(size) {
+		size = max(int(st.Size())+1, 16) // a small trace: a small buffer (a run has many)
+	}
+	t := &procTrace{file: file, path: path, f: f, r: bufio.NewReaderSize(f, size)}
 	text, ok, err := t.readLine()
 	if err == nil && !ok {
 		err = &InputError{File: path, Line: 1, Msg: "empty trace: no header line"}
@@ -144,15 +148,24 @@ func (t *procTrace) next() (bool, error) {
 // heads is the merge's heap of the processes' next lines.
 type heads []*procTrace
 
+// Len is the number of processes with a line to merge.
 func (h heads) Len() int { return len(h) }
+
+// Less orders the heads by clock, then process name.
 func (h heads) Less(i, j int) bool {
 	if h[i].head.clock != h[j].head.clock {
 		return h[i].head.clock < h[j].head.clock
 	}
 	return h[i].proc < h[j].proc
 }
+
+// Swap swaps two heads.
 func (h heads) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *heads) Push(x any)   { *h = append(*h, x.(*procTrace)) }
+
+// Push adds a process's head (container/heap).
+func (h *heads) Push(x any) { *h = append(*h, x.(*procTrace)) }
+
+// Pop removes the last head (container/heap).
 func (h *heads) Pop() any {
 	old := *h
 	x := old[len(old)-1]
@@ -187,9 +200,10 @@ func readHeader(path string) (Header, error) {
 		return Header{}, &InputError{File: path, Msg: err.Error()}
 	}
 	defer f.Close()
-	buf := make([]byte, 64<<10)
-	n, _ := f.Read(buf)
-	text, _ := nextLine(buf[:n])
+	text, err := bufio.NewReaderSize(f, 4096).ReadSlice('\n')
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
+		return Header{}, &InputError{File: path, Line: 1, Msg: err.Error()}
+	}
 	var h Header
 	if err := json.Unmarshal(text, &h); err != nil {
 		return h, &InputError{File: path, Line: 1, Msg: "bad header: " + err.Error()}
@@ -267,6 +281,18 @@ func newMerger(paths []string) (*merger, error) {
 		}
 		m.succ[t.after] = t
 	}
+	// Every process must descend from one that succeeds none: a cycle of
+	// successors would leave its traces unread, and the run unchecked.
+	for _, t := range m.procs {
+		seen := map[string]bool{}
+		for u := t; u.after != ""; u = byName[u.after] {
+			if seen[u.proc] {
+				m.close()
+				return nil, &InputError{File: t.path, Line: 1, Msg: fmt.Sprintf("%s is its own predecessor (a cycle of after)", u.proc)}
+			}
+			seen[u.proc] = true
+		}
+	}
 	for _, t := range m.procs {
 		if t.after == "" {
 			if err := m.push(t); err != nil {
@@ -327,6 +353,29 @@ func (m *merger) next() (text []byte, body int, src SrcLine, ok bool, err error)
 	}
 	m.pop = t
 	return t.text, t.body, src, true, nil
+}
+
+// rewind starts the merge again from the traces' first lines.
+func (m *merger) rewind() error {
+	m.h, m.order, m.Cut, m.pop = m.h[:0], causal{}, nil, nil
+	for _, t := range m.procs {
+		if _, err := t.f.Seek(0, io.SeekStart); err != nil {
+			return &InputError{File: t.path, Msg: err.Error()}
+		}
+		t.r.Reset(t.f)
+		t.lineNo = 0
+		if _, _, err := t.readLine(); err != nil { // the header, read before
+			return err
+		}
+	}
+	for _, t := range m.procs {
+		if t.after == "" {
+			if err := m.push(t); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // close closes the traces.
@@ -418,12 +467,10 @@ func CheckRun(paths []string, name string, model *spec.Model, opts Options) (Res
 		n++
 	}
 	cut := mg.Cut
-	mg.close()
-
-	if mg, err = newMerger(paths); err != nil {
+	defer mg.close()
+	if err := mg.rewind(); err != nil {
 		return res, err
 	}
-	defer mg.close()
 	for i := 0; i < n; i++ {
 		text, body, src, ok, err := mg.next()
 		if err != nil || !ok {
@@ -440,18 +487,9 @@ func CheckRun(paths []string, name string, model *spec.Model, opts Options) (Res
 		}
 		res.Line, res.Text = i+2, string(text)
 		res.Process, res.ProcessFile, res.ProcessLine = mg.procs[src.File].proc, paths[src.File], src.Line
-		if c.unnamedSend {
-			return res, &InputError{File: paths[src.File], Line: src.Line,
+		if c.judge(&ln, err, &res) {
+			return res, &InputError{File: paths[src.File], Line: src.Line, Err: ErrUnnamedSend,
 				Msg: fmt.Sprintf("%s sends a message the line does not name (params.m)", c.actions[ln.act].name)}
-		}
-		var be *boundError
-		if errors.As(err, &be) {
-			res.Verdict, res.Reason = Incomplete, "outside the model's bounds: "+be.msg
-		} else {
-			res.Verdict = Rejected
-			res.Reason = fmt.Sprintf("no step of %s from any of the %d candidate states agrees with the line",
-				c.actions[ln.act].name, len(c.cur))
-			res.Candidates = c.explain(&ln)
 		}
 		break
 	}

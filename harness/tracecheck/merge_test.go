@@ -131,6 +131,10 @@ func TestRunHappensBefore(t *testing.T) {
 	res = check(map[string][]string{"T": tLines, "coord": {`{"p":"coord","c":1,` + hbRecv}}, nil)
 	require.Equal(t, tracecheck.Rejected, res.Verdict)
 	require.Equal(t, 3, res.Line, "clock 1 of T, then (a tie, by process name) clock 1 of coord")
+	// What the model could do instead: T's heartbeat goes on; no receive
+	// (nothing is in flight).
+	require.Contains(t, res.Candidates[0].EnabledActions, "ServiceStartReport")
+	require.NotContains(t, res.Candidates[0].EnabledActions, "CoordRecvHeartbeat")
 	// Depends on a line the killed T never wrote (its successor T2 started):
 	// incomplete, not rejected.
 	res = check(map[string][]string{"T": tLines[:3], "T2": {`{"p":"T2","c":9,"after":"T",` +
@@ -167,6 +171,9 @@ func TestRunInputErrors(t *testing.T) {
 		{"bad from", map[string][]string{"T": {`{"p":"T","c":1,"from":[{"p":"U"}],` + hbStart}}, nil, `needs "p" and "c"`},
 		{"no successor's predecessor", map[string][]string{"T": {line}}, map[string]string{"T": "S"}, "not in the run"},
 		{"unstamped line", map[string][]string{"T": {`{` + hbStart}}, nil, `a line of process ""`},
+		{"successor cycle", map[string][]string{"T": {line}, "S": {`{"p":"S","c":1,` + hbStart}},
+			map[string]string{"T": "S", "S": "T"}, "its own predecessor"},
+		{"own successor", map[string][]string{"T": {line}}, map[string]string{"T": "T"}, "its own predecessor"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -222,4 +229,50 @@ func TestWriteRunAccepted(t *testing.T) {
 		}
 	}
 	require.Positive(t, rejected)
+}
+
+// TestReadEdgesPlaceReads: a cross-process read is placed where it read
+// only through its edges (docs/trace.md, "The merge and why one order
+// suffices"): the coordinator's CoordLearnVersion of epoch 1, with a
+// clock past the restart that starts T.2, is merged after the restart
+// and rejected (epoch 2 is not the coordinator's epoch); with the edge
+// the simulator writes (T's next line, here T.2's restart, depends on
+// the learn) it is merged before and accepted.
+func TestReadEdgesPlaceReads(t *testing.T) {
+	learn := `{"p":"coord","c":5,"action":"CoordLearnVersion","vars":{"coordEpoch":1,"coordVersion":"new"}}`
+	t1 := `{"p":"T.1","c":1,` + hbStart
+	after := map[string]string{"T.2": "T.1"}
+	restart := func(stamp string) string {
+		return `{"p":"T.2",` + stamp + `"after":"T.1","action":"NodeCrashRestart","params":{"v":"new"},"vars":{"epoch":2}}`
+	}
+	res, err := tracecheck.CheckRun(run(t, map[string][]string{"coord": {learn}, "T.1": {t1},
+		"T.2": {restart(`"c":2,`)}}, after), "run", nil, tracecheck.Options{})
+	require.NoError(t, err)
+	require.Equal(t, tracecheck.Rejected, res.Verdict)
+	require.Equal(t, "coord", res.Process)
+	res, err = tracecheck.CheckRun(run(t, map[string][]string{"coord": {learn}, "T.1": {t1},
+		"T.2": {restart(`"c":6,"from":[{"p":"coord","c":5}],`)}}, after), "run", nil, tracecheck.Options{})
+	require.NoError(t, err)
+	require.Equal(t, tracecheck.OK, res.Verdict, res.Reason)
+	require.Equal(t, 3, res.Lines)
+}
+
+// FuzzCheckRun: any two files given as a run's traces get a verdict or
+// an error, never a panic.
+func FuzzCheckRun(f *testing.F) {
+	h := `{"drainproof_trace":2,"model":{"Dispatchers":["d1","d2"],"TableTriggers":["d2"],"Brokers":["b1"],"Versions":["new"],"MaxEpoch":15,"MaxReg":15,"MaxMsgs":8,"Transport":"heartbeat","Bugs":[]},"process":`
+	f.Add(h+`"T"}`+"\n"+`{"p":"T","c":1,`+hbStart+"\n"+`{"p":"T","c":2,`+hbRep+"\n"+`{"p":"T","c":3,`+hbRead+"\n"+`{"p":"T","c":4,`+hbSend+"\n",
+		h+`"coord"}`+"\n"+`{"p":"coord","c":5,"from":[{"p":"T","c":4}],`+hbRecv+"\n")
+	f.Add(h+`"T"}`+"\n", h+`"U","after":"T"}`+"\n"+`{"p":"U","c":1,"after":"T",`+hbStart+"\n")
+	f.Fuzz(func(t *testing.T, a, b string) {
+		dir := t.TempDir()
+		pa, pb := filepath.Join(dir, "a.ndjson"), filepath.Join(dir, "b.ndjson")
+		if os.WriteFile(pa, []byte(a), 0o644) != nil || os.WriteFile(pb, []byte(b), 0o644) != nil {
+			t.Skip()
+		}
+		res, err := tracecheck.CheckRun([]string{pa, pb}, "f", nil, tracecheck.Options{})
+		if err == nil && res.Verdict == "" {
+			t.Fatal("no verdict and no error")
+		}
+	})
 }

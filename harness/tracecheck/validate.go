@@ -138,6 +138,10 @@ type Candidate struct {
 	// observed variables that disagree.
 	Enabled    bool        `json:"enabled"`
 	Successors []Successor `json:"successors,omitempty"`
+	// EnabledActions are the actions (environment steps aside) that have
+	// a step from State with some parameters: what the model could do
+	// there instead.
+	EnabledActions []string `json:"enabled_actions,omitempty"`
 }
 
 // Var is a variable's value in TLA+ notation.
@@ -272,6 +276,15 @@ func headerModel(text []byte, model *spec.Model) (*spec.Model, error) {
 	if model != nil {
 		return model, nil
 	}
+	key, err := json.Marshal(h.Model) // sorted keys: equal models, equal keys
+	if err != nil {
+		return nil, fmt.Errorf("header: %v", err)
+	}
+	lastModel.Lock()
+	defer lastModel.Unlock()
+	if lastModel.m != nil && lastModel.key == string(key) {
+		return lastModel.m, nil
+	}
 	cfg, err := h.Config()
 	if err != nil {
 		return nil, fmt.Errorf("header: %v", err)
@@ -279,7 +292,17 @@ func headerModel(text []byte, model *spec.Model) (*spec.Model, error) {
 	if model, err = spec.New(cfg); err != nil {
 		return nil, fmt.Errorf("header: %v", err)
 	}
+	lastModel.key, lastModel.m = string(key), model
 	return model, nil
+}
+
+// lastModel is the model of the last header read: the traces of one
+// directory (the runs of one simulation) name the same model, which is
+// built once. A spec.Model does not change once built.
+var lastModel struct {
+	sync.Mutex
+	key string
+	m   *spec.Model
 }
 
 // buffers hold a trace's compiled lines and observed values, reused
@@ -386,28 +409,38 @@ func (c *Checker) search(data []byte, lines []line, res *Result) error {
 			continue
 		}
 		res.Line, res.Text = lineAt(data, ln.off)
-		if c.unnamedSend {
+		if c.judge(ln, err, res) {
 			return &InputError{File: res.File, Line: res.Line, Err: ErrUnnamedSend,
 				Msg: fmt.Sprintf("%s sends a message the line does not name (params.m)", c.actions[ln.act].name)}
 		}
-		var be *boundError
-		if errors.As(err, &be) {
-			res.Verdict, res.Reason = Incomplete, "past a bound: "+be.msg
-			return nil
-		}
-		var oe *outsideError
-		if errors.As(err, &oe) {
-			res.Verdict, res.Reason = Rejected, oe.msg
-			return nil
-		}
-		res.Verdict = Rejected
-		res.Reason = fmt.Sprintf("no step of %s from any of the %d candidate states agrees with the line",
-			c.actions[ln.act].name, len(c.cur))
-		res.Candidates = c.explain(ln)
 		return nil
 	}
 	res.Verdict = OK
 	return nil
+}
+
+// judge sets res's verdict for line ln, which step did not explain (err
+// being step's error), and reports whether the line is instead an input
+// error: a send that does not name its message (ErrUnnamedSend).
+func (c *Checker) judge(ln *line, err error, res *Result) (unnamedSend bool) {
+	if c.unnamedSend {
+		return true
+	}
+	var be *boundError
+	if errors.As(err, &be) {
+		res.Verdict, res.Reason = Incomplete, "past a bound: "+be.msg
+		return false
+	}
+	var oe *outsideError
+	if errors.As(err, &oe) {
+		res.Verdict, res.Reason = Rejected, oe.msg
+		return false
+	}
+	res.Verdict = Rejected
+	res.Reason = fmt.Sprintf("no step of %s from any of the %d candidate states agrees with the line",
+		c.actions[ln.act].name, len(c.cur))
+	res.Candidates = c.explain(ln)
+	return false
 }
 
 // lineAt returns the number (from 1) and the text of the line of data
@@ -508,7 +541,7 @@ func (c *Checker) explain(ln *line) []Candidate {
 			break
 		}
 		s := &c.cur[i]
-		cand := Candidate{State: c.stateVars(s)}
+		cand := Candidate{State: c.stateVars(s), EnabledActions: c.enabledActions(s)}
 		c.successors(s, ln, func(t spec.State) {
 			normalize(&t)
 			cand.Enabled = true
@@ -517,6 +550,63 @@ func (c *Checker) explain(ln *line) []Candidate {
 		out = append(out, cand)
 	}
 	return out
+}
+
+// enabledActions lists the actions with a step from s, whatever their
+// parameters (environment steps aside).
+func (c *Checker) enabledActions(s *spec.State) []string {
+	var out []string
+	for i := range c.actions {
+		a := &c.actions[i]
+		if !a.env && c.enabled(a, s) {
+			out = append(out, a.name)
+		}
+	}
+	return out
+}
+
+// enabled reports whether action a has a step from s.
+func (c *Checker) enabled(a *actionDef, s *spec.State) bool {
+	switch a.shape {
+	case shapeNullary:
+		_, ok := a.nullary(s)
+		return ok
+	case shapeIndex:
+		n := len(c.dispatchers)
+		if a.param == "b" {
+			n = len(c.brokers)
+		}
+		for d := range n {
+			if _, ok := a.index(s, d); ok {
+				return true
+			}
+		}
+	case shapePair:
+		for d := range c.dispatchers {
+			for b := range c.brokers {
+				if _, ok := a.pair(s, d, b); ok {
+					return true
+				}
+			}
+		}
+	case shapeVersion:
+		for _, v := range c.versions {
+			if _, ok := a.version(s, v); ok {
+				return true
+			}
+		}
+	case shapeRecv, shapeMsg:
+		for i := 0; i < int(s.NetLen); i++ {
+			if a.shape == shapeMsg {
+				if _, ok := a.msg(s, s.Net[i]); ok {
+					return true
+				}
+			} else if _, ok := a.recv(s, s.Net[i], false); ok {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func (c *Checker) stateVars(s *spec.State) []Var {
