@@ -111,7 +111,7 @@ func newChecker[S any](m Model[S], opts Options) (*checker[S], error) {
 	c := &checker[S]{m: m, opts: opts, set: newFPSet(opts.Workers, opts.FingerprintBits == 128), ordered: opts.Workers == 1}
 	c.recent = make([]*recentCache, opts.Workers)
 	switch opts.Lookup {
-	case LookupSorted:
+	case LookupAuto, LookupSorted:
 		c.sortBufs = make([]*sortBuf, opts.Workers)
 		c.sortBatches = make([][]pending[S], opts.Workers)
 		for w := range c.sortBufs {
@@ -389,6 +389,12 @@ func (c *checker[S]) search(cur *blocks[S], level int) {
 		}
 		cur = next
 	}
+}
+
+// sortedLookup reports whether the workers look successors up in sorted
+// batches during the next level.
+func (c *checker[S]) sortedLookup() bool {
+	return c.opts.Lookup == LookupSorted || c.opts.Lookup == LookupAuto && c.set.spill != nil
 }
 
 // spillDue reports whether the seen-set should move to disk before the

@@ -135,7 +135,7 @@ type Options struct {
 	// only: a 128-bit set stops at its budget.
 	SpillDir string
 	// Lookup chooses how the workers look their successors up in the
-	// seen-set (see Lookup); the zero value is LookupSorted.
+	// seen-set (see Lookup); the zero value is LookupAuto.
 	Lookup Lookup
 
 	_ struct{}
@@ -146,22 +146,29 @@ type Options struct {
 type Lookup int
 
 const (
+	// LookupAuto probes as LookupHash while the seen-set is all in
+	// memory, and as LookupSorted once part of it is on disk
+	// (Options.SpillDir): in memory the two are about as fast, and the
+	// hash lookup holds no batch; on disk, sorted batches read the run in
+	// ascending order.
+	LookupAuto Lookup = iota
 	// LookupSorted gathers a worker's successors in large batches, sorts
 	// each batch by the slots its fingerprints probe and probes them in
-	// that order, so the set's lines are read in ascending addresses
-	// rather than at random; the batch's new states are then stored and
-	// checked in the order they were generated.
-	LookupSorted Lookup = iota
+	// that order, so the set's lines (and the run's pages on disk) are
+	// read in ascending addresses rather than at random; the batch's new
+	// states are then stored and checked in the order they were generated.
+	LookupSorted
 	// LookupHash probes the set for each successor in the order it was
 	// generated, a batch of 128 at a time whose slots are prefetched while
-	// the next batch is generated: the checker's lookup before sorted
-	// batches, kept to compare the two.
+	// the next batch is generated.
 	LookupHash
 )
 
 // String returns the lookup's name as the CLI spells it.
 func (l Lookup) String() string {
 	switch l {
+	case LookupAuto:
+		return "auto"
 	case LookupSorted:
 		return "sorted"
 	case LookupHash:

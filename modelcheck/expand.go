@@ -404,7 +404,7 @@ func (c *checker[S]) worker(w int, cur *blocks[S], starts []int, pos *atomic.Int
 	}
 	x := &expansion[S]{c: c, w: w, level: level, out: out, recent: c.recent[w]}
 	limit := batchSize
-	if c.opts.Lookup == LookupSorted {
+	if c.sortedLookup() {
 		x.sb, limit = c.sortBufs[w], sortBatch
 		x.batch = c.sortBatches[w]
 	}
@@ -477,5 +477,7 @@ func (c *checker[S]) worker(w int, cur *blocks[S], starts []int, pos *atomic.Int
 	x.publish()
 	if x.sb != nil {
 		c.sortBatches[w] = x.batch[:0] // the next level's, without growing it again
+	} else if c.sortBatches != nil {
+		c.sortBatches[w] = nil // a hash lookup's batch of 128: not worth keeping
 	}
 }

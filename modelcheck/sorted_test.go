@@ -38,7 +38,7 @@ func TestSpillGivesTheFiguresInMemory(t *testing.T) {
 	g := &grid{size: 700} // 490,000 states, about 15 MiB of seen-set
 	bad := &grid{size: 700, bad: func(x, y int) bool { return x+y == 1000 && x == 600 }}
 	for _, workers := range []int{1, 3} {
-		for _, lookup := range []modelcheck.Lookup{modelcheck.LookupSorted, modelcheck.LookupHash} {
+		for _, lookup := range []modelcheck.Lookup{modelcheck.LookupAuto, modelcheck.LookupSorted, modelcheck.LookupHash} {
 			dir := t.TempDir()
 			opts := modelcheck.Options{Workers: workers, MemoryBudget: 4 << 20, SpillDir: dir, Lookup: lookup}
 			res := check(t, g, opts)

@@ -6,9 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"os"
 	"path/filepath"
-	"math/bits"
 	"runtime/debug"
 	"slices"
 	"sync/atomic"
@@ -43,8 +43,8 @@ type spill struct {
 	run     []uint64
 	runMap  []byte
 	off     [numShards + 1]int
-	logs    []*os.File          // logs[w]: worker w's spilled log chunks
-	logEnd  []int64             // the end of each log file
+	logs    []*os.File // logs[w]: worker w's spilled log chunks
+	logEnd  []int64    // the end of each log file
 	spills  int
 	runSize int64
 }

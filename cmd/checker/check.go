@@ -152,7 +152,7 @@ func checkFlagSet(f *checkFlags, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&f.recover, "recover", "", "resume the search saved in this --checkpoint folder (same model and properties), as TLC -recover")
 	fs.StringVar(&f.cpuprof, "cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof reads it; make pgo builds cmd/checker/default.pgo from such profiles)")
 	fs.StringVar(&f.spill, "spill", os.TempDir(), "folder where the seen-set moves when it and the queue pass half of --memory (a folder of its own inside, removed at the end); off: stop at --memory instead")
-	fs.StringVar(&f.lookup, "lookup", "sorted", "how successors are looked up in the seen-set: sorted (large batches probed in the set's order) or hash (each successor probed in turn, as before)")
+	fs.StringVar(&f.lookup, "lookup", "auto", "how successors are looked up in the seen-set: sorted (large batches probed in the set's order), hash (each successor probed in turn), or auto (hash in memory, sorted once the set has spilled)")
 	fs.IntVar(&f.fpBits, "fp", 64, "fingerprint width in bits, 64 or 128 (128: about twice the seen-set's memory; use it from about 10^7 states on)")
 	fs.Usage = usageFunc(fs, "checker check [--model NAME | --config FILE.cfg] [flags]",
 		"Model-check a built-in model or a protocol model read from a TLC .cfg file: breadth-first, in parallel,\ncounting as TLC counts; or, with --simulate, random walks.")
@@ -184,7 +184,7 @@ func validateCheckFlags(f *checkFlags, stderr io.Writer) (budget int64, ok bool)
 		return 0, false
 	}
 	if _, ok := lookups[f.lookup]; !ok {
-		fmt.Fprintf(stderr, "checker check: --lookup must be sorted or hash, not %q\n", f.lookup)
+		fmt.Fprintf(stderr, "checker check: --lookup must be auto, sorted or hash, not %q\n", f.lookup)
 		return 0, false
 	}
 	if err := spillFolder(f.spill); err != nil {
@@ -230,7 +230,7 @@ func spillFolder(dir string) error {
 }
 
 // lookups maps --lookup's values to the checker's.
-var lookups = map[string]modelcheck.Lookup{"sorted": modelcheck.LookupSorted, "hash": modelcheck.LookupHash}
+var lookups = map[string]modelcheck.Lookup{"auto": modelcheck.LookupAuto, "sorted": modelcheck.LookupSorted, "hash": modelcheck.LookupHash}
 
 // checkJob builds the job the flags select: the protocol model of
 // --config, or the built-in model of --model (default drain).
