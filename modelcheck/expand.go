@@ -463,12 +463,11 @@ func (c *checker[S]) worker(w int, cur *blocks[S], starts []int, pos *atomic.Int
 		if b := c.opts.MemoryBudget; b > 0 {
 			set := c.set.mem.Load()
 			queue := (c.curLen + total - c.levelStart + c.pool.n.Load()*blockSize) * int64(unsafe.Sizeof(entry[S]{}))
-			if c.set.spillDir != "" {
+			if c.set.spillDir != "" && queue > b {
 				// The set moves to disk at the level's end (spillDue);
 				// only the queue, which stays, can end the run.
-				set = 0
-			}
-			if set+queue > b {
+				c.halt(fmt.Sprintf("memory budget of %s reached by the queue of states to expand (%s; the seen-set moves to disk, the queue does not)", sizeText(b), sizeText(queue)), nil)
+			} else if c.set.spillDir == "" && set+queue > b {
 				c.halt(fmt.Sprintf("memory budget of %s reached (seen-set %s, queue %s)", sizeText(b), sizeText(set), sizeText(queue)), nil)
 			}
 		}
