@@ -405,7 +405,7 @@ func (c *checker[S]) worker(w int, cur *blocks[S], starts []int, pos *atomic.Int
 	x := &expansion[S]{c: c, w: w, level: level, out: out, recent: c.recent[w]}
 	limit := batchSize
 	if c.sortedLookup() {
-		x.sb, limit = c.sortBufs[w], sortBatch
+		x.sb, limit = c.sortBufs[w], c.sortLimit()
 		x.batch = c.sortBatches[w]
 	}
 	if c.stepped {
@@ -463,6 +463,11 @@ func (c *checker[S]) worker(w int, cur *blocks[S], starts []int, pos *atomic.Int
 		if b := c.opts.MemoryBudget; b > 0 {
 			set := c.set.mem.Load()
 			queue := (c.curLen + total - c.levelStart + c.pool.n.Load()*blockSize) * int64(unsafe.Sizeof(entry[S]{}))
+			if x.sb != nil {
+				// The workers' sorted batches: successors waiting for
+				// their lookup, a part of the queue.
+				queue += int64(c.opts.Workers*limit) * int64(unsafe.Sizeof(pending[S]{}))
+			}
 			if c.set.spillDir != "" && queue > b {
 				// The set moves to disk at the level's end (spillDue);
 				// only the queue, which stays, can end the run.

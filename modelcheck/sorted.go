@@ -1,6 +1,9 @@
 package modelcheck
 
-import "math/bits"
+import (
+	"math/bits"
+	"unsafe"
+)
 
 // Sorted lookups (LookupSorted). A probe of the seen-set for a successor
 // reads one line of a table far larger than the caches, at an address
@@ -26,6 +29,18 @@ import "math/bits"
 // sortBatch is how many successors a worker gathers before it sorts and
 // inserts them in sorted mode.
 const sortBatch = 1 << 16
+
+// sortLimit is the size of the workers' sorted batches: sortBatch, or
+// less under a memory budget, so that the batches hold at most a
+// sixteenth of it (and at least 1,024 successors each).
+func (c *checker[S]) sortLimit() int {
+	b := c.opts.MemoryBudget
+	if b <= 0 {
+		return sortBatch
+	}
+	n := b / 16 / int64(c.opts.Workers) / int64(unsafe.Sizeof(pending[S]{}))
+	return int(min(max(n, 1024), sortBatch))
+}
 
 // sortGroup is how many successors of a sorted batch are prefetched
 // together, one group ahead of the group being probed.
