@@ -399,10 +399,10 @@ func (c *checker[S]) sortedLookup() bool {
 
 // spillDue reports whether the seen-set should move to disk before the
 // level next is expanded: the set and the queue hold more than half the
-// memory budget.
+// memory budget (and the search goes on).
 func (c *checker[S]) spillDue(next *blocks[S]) bool {
 	b := c.opts.MemoryBudget
-	if c.set.spillDir == "" || b <= 0 || c.stop.Load() {
+	if c.set.spillDir == "" || b <= 0 || c.stop.Load() || next.len() == 0 {
 		return false
 	}
 	queue := (int64(next.len()) + c.pool.n.Load()*blockSize) * int64(unsafe.Sizeof(entry[S]{}))

@@ -16,7 +16,11 @@ import (
 // sortGroup successors prefetched while the group before is probed. The
 // lines are then read in ascending addresses, so neighbouring probes share
 // lines, pages and the memory's open rows, and the hardware's own
-// prefetcher can follow them.
+// prefetcher can follow them. In memory that gain is about what the
+// batch costs (a batch of whole successors is larger than the second-level
+// cache, so each is written out and read back), and LookupAuto keeps the
+// hash lookup there; on a spilled set, whose run is read through the page
+// cache, the ascending order pays (docs/perf-seenset.md).
 //
 // TLC's order is kept in two passes. The first (claim, in slot order)
 // only claims each new fingerprint's slot; the sort is stable, so of two
@@ -151,6 +155,9 @@ func (x *expansion[S]) sortedInsert(batch []pending[S]) {
 			continue
 		}
 		if c.stop.Load() || c.noInsert.Load() {
+			// A problem was met: the run ends with this level, and the
+			// states claimed but not recorded are not counted, as the
+			// hash lookup does not insert past it.
 			break
 		}
 		p := &batch[k]

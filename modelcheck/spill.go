@@ -29,10 +29,10 @@ import (
 // cache: sorted lookups (LookupSorted) meet the run's fingerprints in
 // ascending order, as the batch's misses are, so neighbouring lookups read
 // the same pages. The run is rewritten whole at each spill (a pass over
-// the disk's share of the set); spills are as rare as the budget allows,
-// since each one is taken only when the set has doubled its memory
-// share again. Only 64-bit fingerprints are spilled: a 128-bit set stops
-// at its budget as before.
+// the part of the set on disk), and a spill is taken only when the set in
+// memory has filled its half of the budget again, so the passes are as
+// few as the budget allows. Only 64-bit fingerprints are spilled: a
+// 128-bit set stops at its budget as before.
 
 // spill is the part of a seen-set moved to disk.
 type spill struct {
