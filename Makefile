@@ -75,13 +75,17 @@ lint:
 		$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...; \
 	else echo "staticcheck unavailable: skipped"; fi
 
-## bench: checker throughput and memory (the default and large protocol models; TwoPhase, 9 RMs: about ten million states),
-## built with the checker's profile (cmd/checker/default.pgo), as the checker binary is
+## bench: checker throughput and memory (the default and large protocol models, with the hash and the sorted
+## seen-set lookups side by side, and the large one spilled to disk under a 128 MiB budget; TwoPhase, 9 RMs:
+## about ten million states), built with the checker's profile (cmd/checker/default.pgo), as the checker binary is
 bench:
 	$(GO) test -pgo=cmd/checker/default.pgo -run '^$$' -bench Drain -benchtime 1x ./modelcheck
 	$(GO) test -pgo=cmd/checker/default.pgo -run '^$$' -bench . -benchtime 1x ./spec/twophase
 	$(CHECKER) check --model twophase --rms 9 --workers 1 --progress 0
 	$(CHECKER) check --model twophase --rms 9 --workers 2 --progress 0
+	$(CHECKER) check --config tla/MCDrainRegistrationLarge.cfg --workers 1 --progress 0 --lookup hash
+	$(CHECKER) check --config tla/MCDrainRegistrationLarge.cfg --workers 1 --progress 0 --lookup sorted
+	$(CHECKER) check --config tla/MCDrainRegistrationLarge.cfg --workers 1 --progress 0 --memory 128MiB
 
 ## bugs: the bug zoo: each bug switched on (-tags bugs) must make the suite fail
 bugs:

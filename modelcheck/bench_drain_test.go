@@ -23,15 +23,20 @@ func cpuTime(b *testing.B) time.Duration {
 }
 
 // benchDrain checks a protocol model of tla/ with the given workers and
-// reports distinct states per second of wall time and of CPU time (user
-// plus system, all threads): on a shared machine the CPU figure is the
-// stable one, and two workers scale when they spend no more CPU than one.
-func benchDrain(b *testing.B, cfg string, workers int, want int64) {
+// seen-set options (lookup, and a memory budget with a spill folder when
+// budget is positive) and reports distinct states per second of wall time
+// and of CPU time (user plus system, all threads): on a shared machine
+// the CPU figure is the stable one, and two workers scale when they spend
+// no more CPU than one.
+func benchDrain(b *testing.B, cfg string, workers int, lookup modelcheck.Lookup, budget int64, want int64) {
 	m, opts, err := drainmodel.Load(filepath.Join("..", "tla", cfg), true)
 	if err != nil {
 		b.Fatal(err)
 	}
-	opts.Workers = workers
+	opts.Workers, opts.Lookup = workers, lookup
+	if budget > 0 {
+		opts.MemoryBudget, opts.SpillDir = budget, b.TempDir()
+	}
 	var res *modelcheck.Result[spec.State]
 	b.ResetTimer()
 	cpu0 := cpuTime(b)
@@ -47,10 +52,13 @@ func benchDrain(b *testing.B, cfg string, workers int, want int64) {
 	b.ReportMetric(n/b.Elapsed().Seconds(), "distinct/s")
 	b.ReportMetric(n/cpu.Seconds(), "distinct/cpu-s")
 	b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
+	b.ReportMetric(float64(res.SetBytes)/float64(res.Distinct), "set-B/state")
 }
 
 // BenchmarkDrain checks the default protocol model (834,474 states) and
-// the large one (4,476,318) with one and two workers:
+// the large one (4,476,318) with one and two workers, with each seen-set
+// lookup side by side, and the large one again with a memory budget of
+// 128 MiB, which moves its seen-set to disk:
 //
 //	go test -run '^$' -bench Drain -benchtime 1x ./modelcheck
 func BenchmarkDrain(b *testing.B) {
@@ -62,7 +70,14 @@ func BenchmarkDrain(b *testing.B) {
 		{"large", "MCDrainRegistrationLarge.cfg", 4_476_318},
 	} {
 		for _, w := range []int{1, 2} {
-			b.Run(fmt.Sprintf("%s/workers=%d", c.name, w), func(b *testing.B) { benchDrain(b, c.cfg, w, c.distinct) })
+			for _, l := range []modelcheck.Lookup{modelcheck.LookupHash, modelcheck.LookupSorted} {
+				b.Run(fmt.Sprintf("%s/workers=%d/lookup=%v", c.name, w, l), func(b *testing.B) { benchDrain(b, c.cfg, w, l, 0, c.distinct) })
+			}
 		}
+	}
+	for _, w := range []int{1, 2} {
+		b.Run(fmt.Sprintf("large/workers=%d/spill", w), func(b *testing.B) {
+			benchDrain(b, "MCDrainRegistrationLarge.cfg", w, modelcheck.LookupSorted, 128<<20, 4_476_318)
+		})
 	}
 }

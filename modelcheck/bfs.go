@@ -70,7 +70,11 @@ type checker[S any] struct {
 	// kept from level to level, since every fingerprint it holds is in
 	// the set once the level that met it is complete.
 	recent []*recentCache
-	pool   blockPool[S] // blocks of expanded levels, for the next ones
+	// sortBufs[w] and sortBatches[w] are worker w's room for sorted
+	// batches (LookupSorted), kept from level to level.
+	sortBufs    []*sortBuf
+	sortBatches [][]pending[S]
+	pool        blockPool[S] // blocks of expanded levels, for the next ones
 	// arena holds the seen-set's log and, for plain states, the queues'
 	// blocks, until the run ends (dropArena).
 	arena     *arena
@@ -106,6 +110,17 @@ func newChecker[S any](m Model[S], opts Options) (*checker[S], error) {
 	}
 	c := &checker[S]{m: m, opts: opts, set: newFPSet(opts.Workers, opts.FingerprintBits == 128), ordered: opts.Workers == 1}
 	c.recent = make([]*recentCache, opts.Workers)
+	switch opts.Lookup {
+	case LookupAuto, LookupSorted:
+		c.sortBufs = make([]*sortBuf, opts.Workers)
+		c.sortBatches = make([][]pending[S], opts.Workers)
+		for w := range c.sortBufs {
+			c.sortBufs[w] = &sortBuf{}
+		}
+	case LookupHash:
+	default:
+		return nil, fmt.Errorf("modelcheck: unknown lookup %v", opts.Lookup)
+	}
 	var err error
 	c.names = m.Invariants()
 	if c.inv, err = pick("invariant", c.names, opts.Invariants); err != nil {
@@ -156,6 +171,9 @@ func newChecker[S any](m Model[S], opts Options) (*checker[S], error) {
 	}
 	c.arena = &arena{}
 	c.set.arena = c.arena
+	if !c.set.wide {
+		c.set.spillDir = opts.SpillDir
+	}
 	if c.plain {
 		c.pool.arena = c.arena
 	}
@@ -271,6 +289,7 @@ func (c *checker[S]) deepen(depth int) {
 func (c *checker[S]) run(ctx context.Context) (*Result[S], error) {
 	start := time.Now()
 	defer c.dropArena()
+	defer c.closeSpill()
 	if c.opts.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, c.opts.Timeout)
@@ -356,6 +375,12 @@ func (c *checker[S]) search(cur *blocks[S], level int) {
 		next := c.expandLevel(cur, level)
 		c.set.reclaim()
 		c.pool.recycle(cur)
+		if c.spillDue(next) {
+			if err := c.set.spillOut(); err != nil {
+				c.halt("", fmt.Errorf("modelcheck: spilling the seen-set to %s: %w", c.opts.SpillDir, err))
+				break
+			}
+		}
 		if c.noInsert.Load() {
 			if c.found == nil && c.sawNew.Load() {
 				c.halt(fmt.Sprintf("depth limit %d reached", c.opts.MaxDepth), nil)
@@ -363,6 +388,31 @@ func (c *checker[S]) search(cur *blocks[S], level int) {
 			break
 		}
 		cur = next
+	}
+}
+
+// sortedLookup reports whether the workers look successors up in sorted
+// batches during the next level.
+func (c *checker[S]) sortedLookup() bool {
+	return c.opts.Lookup == LookupSorted || c.opts.Lookup == LookupAuto && c.set.spill != nil
+}
+
+// spillDue reports whether the seen-set should move to disk before the
+// level next is expanded: the set and the queue hold more than half the
+// memory budget (and the search goes on).
+func (c *checker[S]) spillDue(next *blocks[S]) bool {
+	b := c.opts.MemoryBudget
+	if c.set.spillDir == "" || b <= 0 || c.stop.Load() || next.len() == 0 {
+		return false
+	}
+	queue := (int64(next.len()) + c.pool.n.Load()*blockSize) * int64(unsafe.Sizeof(entry[S]{}))
+	return c.set.mem.Load()+queue > b/2
+}
+
+// closeSpill removes the seen-set's files once the run is over.
+func (c *checker[S]) closeSpill() {
+	if c.set.spill != nil {
+		c.set.spill.close()
 	}
 }
 
@@ -375,6 +425,9 @@ func (c *checker[S]) result(start time.Time) *Result[S] {
 		Elapsed:   time.Since(start),
 		Workers:   c.opts.Workers,
 		SetBytes:  c.set.bytes(),
+	}
+	if sp := c.set.spill; sp != nil {
+		res.SpillBytes, res.Spills = sp.disk(), sp.spills
 	}
 	res.FingerprintBits = c.opts.FingerprintBits
 	res.Collision = CollisionProbabilityBits(res.Distinct, res.Generated, c.opts.FingerprintBits)

@@ -126,8 +126,55 @@ type Options struct {
 	Progress func(Progress)
 	// ProgressEvery is the interval between Progress calls; 0 means 5s.
 	ProgressEvery time.Duration
+	// SpillDir, if set, lets the seen-set move to disk instead of ending
+	// the run at MemoryBudget: when the set and the queue pass half the
+	// budget at the end of a level, the set's fingerprints go to a sorted
+	// file and its log to files, in a folder made inside SpillDir and
+	// removed when the run ends. The queue stays in memory, and a level's
+	// own growth may pass the budget before its end. 64-bit fingerprints
+	// only: a 128-bit set stops at its budget.
+	SpillDir string
+	// Lookup chooses how the workers look their successors up in the
+	// seen-set (see Lookup); the zero value is LookupAuto.
+	Lookup Lookup
 
 	_ struct{}
+}
+
+// Lookup is the way the workers look successors up in the seen-set. The
+// figures and the counterexamples do not depend on it.
+type Lookup int
+
+const (
+	// LookupAuto probes as LookupHash while the seen-set is all in
+	// memory, and as LookupSorted once part of it is on disk
+	// (Options.SpillDir): in memory the two are about as fast, and the
+	// hash lookup holds no batch; on disk, sorted batches read the run in
+	// ascending order.
+	LookupAuto Lookup = iota
+	// LookupSorted gathers a worker's successors in large batches, sorts
+	// each batch by the slots its fingerprints probe and probes them in
+	// that order, so the set's lines (and the run's pages on disk) are
+	// read in ascending addresses rather than at random; the batch's new
+	// states are then stored and checked in the order they were generated.
+	LookupSorted
+	// LookupHash probes the set for each successor in the order it was
+	// generated, a batch of 128 at a time whose slots are prefetched while
+	// the next batch is generated.
+	LookupHash
+)
+
+// String returns the lookup's name as the CLI spells it.
+func (l Lookup) String() string {
+	switch l {
+	case LookupAuto:
+		return "auto"
+	case LookupSorted:
+		return "sorted"
+	case LookupHash:
+		return "hash"
+	}
+	return fmt.Sprintf("Lookup(%d)", int(l))
 }
 
 // Progress is a snapshot of a running search, like TLC's progress line.
@@ -188,6 +235,10 @@ type Result[S any] struct {
 	Collision float64
 	// FingerprintBits is the fingerprints' width, 64 or 128.
 	FingerprintBits int
+	// SpillBytes is what the seen-set held on disk at the end of the run
+	// (Options.SpillDir), and Spills how many times it was moved there.
+	SpillBytes int64
+	Spills     int
 	// ResumedAt is the depth whose states a recovered run (Options.Recover)
 	// began with; 0 for a run from the initial states.
 	ResumedAt int

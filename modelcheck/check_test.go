@@ -65,7 +65,7 @@ func TestExactCounts(t *testing.T) {
 	for _, size := range []int{1, 2, 16, 256} {
 		for _, workers := range []int{1, 2, 8} {
 			for _, bits := range []int{0, 128} {
-				res := check(t, &grid{size: size}, modelcheck.Options{Workers: workers, FingerprintBits: bits})
+				res := check(t, &grid{size: size}, modelcheck.Options{Workers: workers, FingerprintBits: bits, Lookup: modelcheck.Lookup((workers + bits/128) % 3)})
 				require.Equal(t, modelcheck.OK, res.Outcome)
 				require.EqualValues(t, size*size, res.Distinct, "size %d workers %d", size, workers)
 				require.EqualValues(t, 1+2*size*(size-1), res.Generated)
@@ -220,17 +220,19 @@ func TestOneWorkerViolationFiguresAreTLCs(t *testing.T) {
 		{"action-new-target", &fallFirst{trap{monotone{grid{size: 8}}}}, false},
 	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			distinct, generated, depth := tlcFigures(tc.m, tc.deadlock)
-			res := check(t, tc.m, modelcheck.Options{Workers: 1, CheckDeadlock: tc.deadlock})
-			require.NotEqual(t, modelcheck.OK, res.Outcome)
-			require.Equal(t, distinct, res.Distinct, "distinct")
-			require.Equal(t, generated, res.Generated, "generated")
-			require.Equal(t, depth, res.Depth, "depth")
-			if res.Kind != "deadlock" {
-				require.Len(t, res.Trace, depth, "the violating state is the deepest")
-			}
-		})
+		for _, lookup := range []modelcheck.Lookup{modelcheck.LookupSorted, modelcheck.LookupHash} {
+			t.Run(tc.name+"/"+lookup.String(), func(t *testing.T) {
+				distinct, generated, depth := tlcFigures(tc.m, tc.deadlock)
+				res := check(t, tc.m, modelcheck.Options{Workers: 1, CheckDeadlock: tc.deadlock, Lookup: lookup})
+				require.NotEqual(t, modelcheck.OK, res.Outcome)
+				require.Equal(t, distinct, res.Distinct, "distinct")
+				require.Equal(t, generated, res.Generated, "generated")
+				require.Equal(t, depth, res.Depth, "depth")
+				if res.Kind != "deadlock" {
+					require.Len(t, res.Trace, depth, "the violating state is the deepest")
+				}
+			})
+		}
 	}
 }
 

@@ -118,10 +118,16 @@ func (c *checker[S]) writeCheckpoint(level int, cur *blocks[S]) error {
 	for i := range c.set.logs {
 		lg := &c.set.logs[i]
 		for k := range lg.fps {
-			if err := words(lg.fps[k]); err != nil {
+			fps, parents := lg.fps[k], lg.parents[k]
+			if fps == nil { // spilled
+				if fps, parents, err = c.set.spilledChunk(i, k); err != nil {
+					return err
+				}
+			}
+			if err := words(fps); err != nil {
 				return err
 			}
-			if err := binary.Write(w, binary.LittleEndian, lg.parents[k]); err != nil {
+			if err := binary.Write(w, binary.LittleEndian, parents); err != nil {
 				return err
 			}
 			if h.Wide {
@@ -252,6 +258,11 @@ func (c *checker[S]) loadLogs(r io.Reader, h *checkpointHeader, translate func(r
 				}
 			}
 			done += m
+			if c.set.spillDir != "" && c.opts.MemoryBudget > 0 && c.set.mem.Load() > c.opts.MemoryBudget/2 {
+				if err := c.set.spillOut(); err != nil {
+					return err
+				}
+			}
 		}
 	}
 	return nil

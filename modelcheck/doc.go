@@ -48,6 +48,20 @@
 // an initial state and replaying the model, never from stored states. Whole
 // states live only in the BFS frontier (two levels at a time).
 //
+// Past memory ([Options.SpillDir]): when the seen-set and the queue pass
+// half of [Options.MemoryBudget] at the end of a level, the tables'
+// fingerprints are merged into one sorted file (the run, 8 bytes a state
+// on disk) and the tables start again empty; the full chunks of the log
+// go to a file per worker. A successor missing from the tables is then
+// looked up in the run, which is mapped and read through the page cache:
+// its place is estimated from the fingerprint's value (fingerprints are
+// spread evenly) and found by a short gallop. The level queues stay in
+// memory. With a run on disk the workers look successors up in sorted
+// batches ([LookupSorted]): each batch's lookups read the run's pages in
+// ascending order. In memory the default ([LookupAuto]) probes each
+// successor in turn ([LookupHash]); docs/perf-seenset.md has the
+// measurements behind the choice.
+//
 // # Speed
 //
 // The search is built to wait on memory as little as it can: no

@@ -169,6 +169,9 @@ type expansion[S any] struct {
 	// parent is x.from's words and their mixes, from which its
 	// successors' fingerprints are computed (checker.stepped).
 	parent *parentHash
+	// sb is the room for sorting batches (LookupSorted), nil in hash
+	// mode.
+	sb *sortBuf
 }
 
 // recentSize is the number of entries of a worker's cache of recent
@@ -318,6 +321,11 @@ func (c *checker[S]) failingStep(action string, from, to *S) int {
 // flush inserts the batch ahead (ready) and the batch, in the order they
 // were generated, appending the new states to out.
 func (x *expansion[S]) flush() {
+	if x.sb != nil {
+		x.sortedInsert(x.batch)
+		x.batch = x.batch[:0]
+		return
+	}
 	x.insert(x.ready)
 	x.ready = x.ready[:0]
 	x.addrs = prefetch(x.c.set, x.batch, x.addrs)
@@ -367,6 +375,22 @@ func (x *expansion[S]) insert(batch []pending[S]) {
 	}
 }
 
+// admit stores p, a new state whose ref is r, in the sorted mode: it is
+// counted, its invariants are checked, and it is queued for the next
+// level. (The hash mode's insert does the same inline.)
+func (x *expansion[S]) admit(p *pending[S], r ref) {
+	c := x.c
+	x.distinct++
+	if x.distinct == 1 {
+		c.deepen(x.level + 1)
+	}
+	if i := c.failing(&p.s); i >= 0 {
+		distinct, _ := x.counts()
+		c.report(&finding[S]{kind: "invariant", name: c.names[i], length: x.level + 1, at: r, distinct: distinct, generated: p.gen})
+	}
+	x.out.add(entry[S]{p.s, r})
+}
+
 // publish adds the worker's counts to the shared ones.
 func (x *expansion[S]) publish() {
 	x.c.generated.Add(x.generated)
@@ -379,6 +403,11 @@ func (c *checker[S]) worker(w int, cur *blocks[S], starts []int, pos *atomic.Int
 		c.recent[w] = newRecentCache(c.set.wide)
 	}
 	x := &expansion[S]{c: c, w: w, level: level, out: out, recent: c.recent[w]}
+	limit := batchSize
+	if c.sortedLookup() {
+		x.sb, limit = c.sortBufs[w], c.sortLimit()
+		x.batch = c.sortBatches[w]
+	}
 	if c.stepped {
 		x.parent = newParentHash(c.words, c.set.wide)
 	}
@@ -416,8 +445,12 @@ func (c *checker[S]) worker(w int, cur *blocks[S], starts []int, pos *atomic.Int
 					c.report(&finding[S]{kind: "deadlock", name: "deadlock", length: level, at: e.r, distinct: distinct, generated: generated})
 				}
 			}
-			if len(x.batch) >= batchSize {
-				x.cycle()
+			if len(x.batch) >= limit {
+				if x.sb != nil {
+					x.flush()
+				} else {
+					x.cycle()
+				}
 			}
 		}
 		d := x.distinct
@@ -430,11 +463,25 @@ func (c *checker[S]) worker(w int, cur *blocks[S], starts []int, pos *atomic.Int
 		if b := c.opts.MemoryBudget; b > 0 {
 			set := c.set.mem.Load()
 			queue := (c.curLen + total - c.levelStart + c.pool.n.Load()*blockSize) * int64(unsafe.Sizeof(entry[S]{}))
-			if set+queue > b {
+			if x.sb != nil {
+				// The workers' sorted batches: successors waiting for
+				// their lookup, a part of the queue.
+				queue += int64(c.opts.Workers*limit) * int64(unsafe.Sizeof(pending[S]{}))
+			}
+			if c.set.spillDir != "" && queue > b {
+				// The set moves to disk at the level's end (spillDue);
+				// only the queue, which stays, can end the run.
+				c.halt(fmt.Sprintf("memory budget of %s reached by the queue of states to expand (%s; the seen-set moves to disk, the queue does not)", sizeText(b), sizeText(queue)), nil)
+			} else if c.set.spillDir == "" && set+queue > b {
 				c.halt(fmt.Sprintf("memory budget of %s reached (seen-set %s, queue %s)", sizeText(b), sizeText(set), sizeText(queue)), nil)
 			}
 		}
 	}
 	x.flush()
 	x.publish()
+	if x.sb != nil {
+		c.sortBatches[w] = x.batch[:0] // the next level's, without growing it again
+	} else if c.sortBatches != nil {
+		c.sortBatches[w] = nil // a hash lookup's batch of 128: not worth keeping
+	}
 }

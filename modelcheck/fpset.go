@@ -85,6 +85,11 @@ type fpSet struct {
 	// mem is the memory held by tables (retired ones too, until reclaim)
 	// and logs, kept as they grow, for the memory budget.
 	mem atomic.Int64
+	// spill, if set, holds the states moved to disk (spill.go); spillDir
+	// is where its folder is made at the first spill (Options.SpillDir),
+	// empty if the set does not spill.
+	spill    *spill
+	spillDir string
 }
 
 // stateLog is one worker's log: fingerprint and parent ref of each state it
@@ -94,7 +99,10 @@ type stateLog struct {
 	his     [][]uint64 // the fingerprints' high words (wide sets only)
 	parents [][]uint32
 	n       int
-	_       [64]byte // keep neighbouring logs off one cache line
+	// at[c] is where chunk c was spilled in its worker's log file (fps[c]
+	// and parents[c] are then nil); at is as long as the chunks spilled.
+	at []int64
+	_  [64]byte // keep neighbouring logs off one cache line
 }
 
 // newFPSet returns a set for a search with the given number of workers,
@@ -106,6 +114,8 @@ func newFPSet(workers int, wide bool) *fpSet {
 
 type table struct {
 	slots []uint64 // written with atomic stores so lock-free lookups may read them
+	// shift takes a fingerprint's top bits as its home slot (home).
+	shift uint8
 	// slab and hiSlab are where slots and hi were carved from (nil: the
 	// Go heap).
 	slab, hiSlab *slab
@@ -140,9 +150,46 @@ type ref = uint32
 // already present. hi is the high word of a 128-bit fingerprint (ignored
 // in a 64-bit set). fp is at least minFP, as fingerprint gives them.
 func (s *fpSet) insert(fp, hi uint64, parent ref, w int) (ref, bool, error) {
+	if s.spill != nil && s.spill.run != nil {
+		lg := &s.logs[w]
+		if lg.n >= 1<<(32-s.wbits)-2 {
+			return 0, false, errSetFull
+		}
+		if !s.spilledClaim(fp, w) {
+			return 0, false, nil
+		}
+		return s.record(lg, fp, 0, parent, w), true, nil
+	}
 	if !s.wide {
 		return s.insert64(fp, parent, w)
 	}
+	lg := &s.logs[w]
+	if lg.n >= 1<<(32-s.wbits)-2 {
+		return 0, false, errSetFull
+	}
+	if !s.claimWide(fp, hi) {
+		return 0, false, nil
+	}
+	return s.record(lg, fp, hi, parent, w), true, nil
+}
+
+// claim adds fingerprint (fp, hi) to the table on behalf of worker w,
+// without a log entry, and reports whether it was new: the caller records
+// the state (record) later, or forgets it when the run stops. Sorted
+// inserts (sortedInsert) claim a batch in the order of its slots and
+// record its new states in the order they were generated.
+func (s *fpSet) claim(fp, hi uint64, w int) bool {
+	if s.spill != nil && s.spill.run != nil {
+		return s.spilledClaim(fp, w)
+	}
+	if !s.wide {
+		return s.claim64(fp, w)
+	}
+	return s.claimWide(fp, hi)
+}
+
+// claimWide is claim in a 128-bit set.
+func (s *fpSet) claimWide(fp, hi uint64) bool {
 	k := fp & (numShards - 1)
 	sh, tab := &s.shards[k], &s.tabs[k]
 	// Most successors were seen before. Look without the lock first: a
@@ -156,18 +203,15 @@ func (s *fpSet) insert(fp, hi uint64, parent ref, w int) (ref, bool, error) {
 		for i := t.home(fp); ; i = (i + 1) & mask {
 			v := atomic.LoadUint64(&t.slots[i])
 			if v == fp && t.hi[i] == hi {
-				return 0, false, nil
+				return false
 			}
 			if v == 0 {
 				break
 			}
 		}
 	}
-	lg := &s.logs[w]
-	if lg.n >= 1<<(32-s.wbits)-2 {
-		return 0, false, errSetFull
-	}
 	sh.mu.Lock()
+	defer sh.mu.Unlock()
 	t := tab.Load()
 	if t == nil {
 		t = s.newTable(minSlots)
@@ -180,8 +224,7 @@ func (s *fpSet) insert(fp, hi uint64, parent ref, w int) (ref, bool, error) {
 	for {
 		v := slots[i]
 		if v == fp && t.hi[i] == hi {
-			sh.mu.Unlock()
-			return 0, false, nil
+			return false
 		}
 		if v == 0 {
 			break
@@ -194,8 +237,7 @@ func (s *fpSet) insert(fp, hi uint64, parent ref, w int) (ref, bool, error) {
 	if float64(sh.n) > loadFactor*float64(len(slots)) {
 		s.grow(tab, t)
 	}
-	sh.mu.Unlock()
-	return s.record(lg, fp, hi, parent, w), true, nil
+	return true
 }
 
 // record appends a new state to worker w's log lg and returns its ref.
@@ -231,7 +273,7 @@ func (s *fpSet) record(lg *stateLog, fp, hi uint64, parent ref, w int) ref {
 // whole chunk (never appended past its capacity), else from the Go heap
 // (the first chunk grows by appending).
 func logChunk[T uint64 | uint32](s *fpSet, n int) []T {
-	if n == chunkSize {
+	if n == chunkSize && s.spillDir == "" { // a spilled chunk's memory is given back: not the arena's
 		if c := arenaSlice[T](s.arena, n); c != nil {
 			return c
 		}
@@ -280,6 +322,51 @@ func (s *fpSet) insert64(fp uint64, parent ref, w int) (ref, bool, error) {
 				if atomic.CompareAndSwapUint64(&t.slots[i], 0, fp) {
 					s.added(t, k, w)
 					return s.record(lg, fp, 0, parent, w), true, nil
+				}
+				continue // taken meanwhile: look at it again
+			}
+			if v == closed {
+				break
+			}
+			i = (i + 1) & mask
+		}
+		for tab.Load() == t { // growing: wait for the new table
+			runtime.Gosched()
+		}
+	}
+}
+
+// claim64 is claim in a 64-bit set: insert64 without the log. It is
+// insert64's probe written again rather than shared, so that insert64,
+// the hash mode's hot path, keeps the body the checker's profile
+// (cmd/checker/default.pgo) was taken on.
+func (s *fpSet) claim64(fp uint64, w int) bool {
+	k := fp & (numShards - 1)
+	tab := &s.tabs[k]
+	for {
+		t := tab.Load()
+		if t == nil {
+			sh := &s.shards[k]
+			sh.mu.Lock()
+			if tab.Load() == nil {
+				t := s.newTable(minSlots)
+				s.mem.Add(t.bytes())
+				tab.Store(t)
+			}
+			sh.mu.Unlock()
+			continue
+		}
+		mask := uint64(len(t.slots) - 1)
+		i := t.home(fp)
+		for {
+			v := atomic.LoadUint64(&t.slots[i])
+			if v == fp {
+				return false
+			}
+			if v == 0 {
+				if atomic.CompareAndSwapUint64(&t.slots[i], 0, fp) {
+					s.added(t, k, w)
+					return true
 				}
 				continue // taken meanwhile: look at it again
 			}
@@ -350,7 +437,7 @@ func (s *fpSet) grow64(tab *atomic.Pointer[table], old *table) {
 
 // newTable returns an empty table of n slots.
 func (s *fpSet) newTable(n int) *table {
-	t := &table{}
+	t := &table{shift: uint8(64 - bits.Len(uint(n-1)))}
 	t.slots, t.slab = s.alloc.alloc(n)
 	if s.wide {
 		t.hi, t.hiSlab = s.alloc.alloc(n)
@@ -358,9 +445,13 @@ func (s *fpSet) newTable(n int) *table {
 	return t
 }
 
-// home is the slot where the probe for fp begins (the bits above the
-// shard's).
-func (t *table) home(fp uint64) uint64 { return (fp >> shardBits) & uint64(len(t.slots)-1) }
+// home is the slot where the probe for fp begins: the fingerprint's top
+// bits (the shard is its bottom ones), so that fingerprints in ascending
+// order of their top bits probe a shard's table from its start to its end
+// (sortedInsert relies on it). The low bits above the shard's were the
+// home before; measured then, the top bits made growth cheaper (a grown
+// table is filled in order) and the run no shorter.
+func (t *table) home(fp uint64) uint64 { return fp >> t.shift }
 
 // free returns the first empty slot of fp's probe in t, a table no other
 // goroutine sees yet (growth fills it before it is published).
@@ -419,6 +510,9 @@ func (s *fpSet) reclaim() {
 
 // contains reports whether fingerprint (fp, hi) is in the set.
 func (s *fpSet) contains(fp, hi uint64) bool {
+	if s.spill != nil && s.spill.run != nil && s.spill.contains(fp) {
+		return true
+	}
 	k := fp & (numShards - 1)
 	sh := &s.shards[k]
 	sh.mu.Lock()
@@ -448,13 +542,18 @@ func (s *fpSet) entry(r ref) (fp, hi uint64, parent ref) {
 	lg := &s.logs[r&(1<<s.wbits-1)]
 	local := int(r >> s.wbits)
 	c, i := local>>chunkBits, local&(chunkSize-1)
+	if lg.fps[c] == nil {
+		fp, parent = s.spilledEntry(int(r&(1<<s.wbits-1)), c, i)
+		return fp, 0, parent
+	}
 	if s.wide {
 		hi = lg.his[c][i]
 	}
 	return lg.fps[c][i], hi, lg.parents[c][i]
 }
 
-// bytes returns the memory the set holds: slots and logs.
+// bytes returns the memory the set holds: slots and logs (not the part
+// on disk).
 func (s *fpSet) bytes() int64 {
 	var b int64
 	for i := range s.shards {

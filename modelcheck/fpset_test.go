@@ -173,6 +173,12 @@ func TestSlabReusesFreedTables(t *testing.T) {
 	if s1.live != 0 || s1.used != 0 || len(s1.holes) != 0 {
 		t.Fatalf("all freed: live %d, used %d, holes %v", s1.live, s1.used, s1.holes)
 	}
+	// The bytes given back were written: carved again from the end, they
+	// are cleared too (a spill frees every table, then grows them again).
+	again, _ := a.alloc(q)
+	if again[0] != 0 || again[q-1] != 0 {
+		t.Fatal("memory given back to the carving was carved again uncleared")
+	}
 	a.drop()
 }
 

@@ -26,7 +26,11 @@ const (
 type slab struct {
 	mem  []byte
 	used int // bytes carved so far
-	live int // bytes of tables carved and not yet freed
+	// written is the most bytes ever carved: below it, memory given back
+	// to the carving (release) holds old words, and is cleared when it
+	// is carved again; above it the slab is as the kernel mapped it.
+	written int
+	live    int // bytes of tables carved and not yet freed
 	// holes are the freed extents below used, in address order, none
 	// adjacent to another: carved again before used grows, so a table
 	// grown takes memory whose pages are in already.
@@ -97,7 +101,11 @@ func (a *slabs) alloc(n int) ([]uint64, *slab) {
 	}
 	sl := a.cur
 	words := unsafe.Slice((*uint64)(unsafe.Pointer(&sl.mem[sl.used])), n)
+	if sl.used < sl.written {
+		clear(words[:min(n, (sl.written-sl.used)/8)])
+	}
 	sl.used += bytes
+	sl.written = max(sl.written, sl.used)
 	sl.live += bytes
 	return words, sl
 }

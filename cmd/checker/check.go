@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/pprof"
 	"strconv"
@@ -48,6 +50,8 @@ type checkFlags struct {
 	recover   string
 	cpuprof   string
 	dump      string
+	lookup    string
+	spill     string
 }
 
 // job is a model ready to run, with its display name and options; run
@@ -161,6 +165,8 @@ func checkFlagSet(f *checkFlags, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&f.recover, "recover", "", "resume the search saved in this --checkpoint folder (same model and properties), as TLC -recover")
 	fs.StringVar(&f.dump, "dump", "", "also write every distinct state to this file as TLC's -dump FILE does (the whole space; not under VIEW or SYMMETRY)")
 	fs.StringVar(&f.cpuprof, "cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof reads it; make pgo builds cmd/checker/default.pgo from such profiles)")
+	fs.StringVar(&f.spill, "spill", os.TempDir(), "folder where the seen-set moves when it and the queue pass half of --memory (a folder of its own inside, removed at the end); off: stop at --memory instead")
+	fs.StringVar(&f.lookup, "lookup", "auto", "how successors are looked up in the seen-set: sorted (large batches probed in the set's order), hash (each successor probed in turn), or auto (hash in memory, sorted once the set has spilled)")
 	fs.IntVar(&f.fpBits, "fp", 64, "fingerprint width in bits, 64 or 128 (128: about twice the seen-set's memory; use it from about 10^7 states on)")
 	fs.Usage = usageFunc(fs, "checker check [--model NAME | --config FILE.cfg] [flags]",
 		"Model-check a built-in model or a protocol model read from a TLC .cfg file: breadth-first, in parallel,\ncounting as TLC counts; or, with --simulate, random walks.")
@@ -191,6 +197,14 @@ func validateCheckFlags(f *checkFlags, stderr io.Writer) (budget int64, ok bool)
 		fmt.Fprintf(stderr, "checker check: --fp must be 64 or 128, not %d\n", f.fpBits)
 		return 0, false
 	}
+	if _, ok := lookups[f.lookup]; !ok {
+		fmt.Fprintf(stderr, "checker check: --lookup must be auto, sorted or hash, not %q\n", f.lookup)
+		return 0, false
+	}
+	if err := spillFolder(f.spill); err != nil {
+		fmt.Fprintf(stderr, "checker check: %v\n", err)
+		return 0, false
+	}
 	budget, err := memoryBudget(f.memory)
 	if err != nil {
 		fmt.Fprintf(stderr, "checker check: %v\n", err)
@@ -210,7 +224,7 @@ func conflictingCheckFlags(f *checkFlags, set map[string]bool, stderr io.Writer)
 	var errs []error
 	if f.simulate {
 		errs = append(errs, notWith(set, "--simulate", "they set the exhaustive search; random walks keep no state graph",
-			"max-states", "max-depth", "continue", "coverage", "checkpoint", "checkpoint-every", "recover", "fp", "memory"))
+			"max-states", "max-depth", "continue", "coverage", "checkpoint", "checkpoint-every", "recover", "fp", "memory", "spill", "lookup"))
 	} else {
 		errs = append(errs, notWith(set, "the exhaustive search", "they set --simulate's random walks", "depth", "walks", "seed"))
 	}
@@ -222,6 +236,35 @@ func conflictingCheckFlags(f *checkFlags, set map[string]bool, stderr io.Writer)
 	}
 	return flagErr(stderr, "checker check", errs...)
 }
+
+// spillFolder refuses a --spill that names no folder and could not be
+// made one: the seen-set's folder is made inside it only at the first
+// spill, deep in a run.
+func spillFolder(dir string) error {
+	if dir == "off" {
+		return nil
+	}
+	if dir == "" {
+		return fmt.Errorf("--spill: want a folder, or off")
+	}
+	st, err := os.Stat(dir)
+	if err == nil {
+		if !st.IsDir() {
+			return fmt.Errorf("--spill %s: not a folder", dir)
+		}
+		return nil
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("--spill: %w", err)
+	}
+	if st, err := os.Stat(filepath.Dir(dir)); err != nil || !st.IsDir() {
+		return fmt.Errorf("--spill %s: neither it nor its parent is a folder", dir)
+	}
+	return nil
+}
+
+// lookups maps --lookup's values to the checker's.
+var lookups = map[string]modelcheck.Lookup{"auto": modelcheck.LookupAuto, "sorted": modelcheck.LookupSorted, "hash": modelcheck.LookupHash}
 
 // checkJob builds the job the flags select: the protocol model of
 // --config, or the built-in model of --model (default drain).
@@ -255,6 +298,10 @@ func checkOptions(f *checkFlags, budget int64, name string, stderr io.Writer) mo
 		CheckpointEvery: f.ckEvery,
 		Recover:         f.recover,
 		CheckpointID:    name,
+		Lookup:          lookups[f.lookup],
+	}
+	if f.spill != "off" {
+		opts.SpillDir = f.spill
 	}
 	if f.progress > 0 {
 		opts.ProgressEvery = f.progress
@@ -300,7 +347,7 @@ func runModel[S any](ctx context.Context, m modelcheck.Model[S], opts modelcheck
 	if out.json {
 		r := report{Command: "check", Reason: res.Reason, Steps: len(res.Trace), Seconds: res.Elapsed.Seconds(), Trace: jsonTrace(m, res.Trace),
 			Check: &checkReport{Model: out.name, Mode: "exhaustive", Properties: props, Workers: res.Workers, Generated: res.Generated,
-				Distinct: res.Distinct, Depth: res.Depth, StatesPerSecond: res.StatesPerSecond(), SetBytes: res.SetBytes,
+				Distinct: res.Distinct, Depth: res.Depth, StatesPerSecond: res.StatesPerSecond(), SetBytes: res.SetBytes, SpillBytes: res.SpillBytes,
 				PeakRSS: peakRSS(), Collision: res.Collision}}
 		r.Outcome, r.Kind = checkOutcome(res.Outcome, res.Kind)
 		if r.Outcome == outcomeViolated {
@@ -447,6 +494,10 @@ func writeText[S any](w io.Writer, m modelcheck.Model[S], res *modelcheck.Result
 	fmt.Fprintf(w, "%s states generated, %s distinct states found, depth %d.\n", commas(res.Generated), commas(res.Distinct), res.Depth)
 	fmt.Fprintf(w, "Finished in %.2fs: %s distinct states/s with %d worker(s); seen-set %.1f bytes/state; peak RSS %s MiB.\n",
 		res.Elapsed.Seconds(), commas(int64(res.StatesPerSecond())), res.Workers, float64(res.SetBytes)/float64(max(res.Distinct, 1)), commas(peakRSS()>>20))
+	if res.Spills > 0 {
+		fmt.Fprintf(w, "The seen-set moved to disk %d time(s): %s MiB there at the end, %.1f bytes/state in memory.\n",
+			res.Spills, commas(res.SpillBytes>>20), float64(res.SetBytes)/float64(max(res.Distinct, 1)))
+	}
 	fmt.Fprintf(w, "Fingerprint collision probability (optimistic): %.1E\n", res.Collision)
 }
 

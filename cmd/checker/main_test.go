@@ -94,6 +94,24 @@ func TestMemoryBudgetFlag(t *testing.T) {
 	require.Positive(t, def)
 }
 
+// Past half of --memory the seen-set moves to the --spill folder, and the
+// run completes with the figures of a run in memory; its files are gone
+// at the end. With --spill off the same budget ends the run incomplete.
+func TestSpillFlag(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errOut := runCLI(t, "check", "--model", "twophase", "--rms", "7", "--memory", "2MiB", "--spill", dir, "--json", "--progress", "0")
+	require.Equal(t, exitOK, code, errOut)
+	r := decodeReport(t, out, "check")
+	require.EqualValues(t, 296_448, r.Check.Distinct)
+	require.EqualValues(t, 2_744_706, r.Check.Generated)
+	require.Positive(t, r.Check.SpillBytes)
+	left, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Empty(t, left)
+	code, _, _ = runCLI(t, "check", "--model", "twophase", "--rms", "7", "--memory", "2MiB", "--spill", "off", "--json", "--progress", "0")
+	require.Equal(t, exitIncomplete, code)
+}
+
 // --checkpoint then --recover: the resumed run ends with the same figures.
 func TestCheckpointFlags(t *testing.T) {
 	dir := t.TempDir()
@@ -129,6 +147,10 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 		{"check", "--recover", "no-such-folder"},
 		{"check", "--checkpoint-every", "0s"},
 		{"check", "--memory", "-1GiB"},
+		{"check", "--lookup", "fastest"},
+		{"check", "--spill", "main_test.go"},
+		{"check", "--spill", "no-such-folder/below"},
+		{"check", "--spill", ""},
 		{"verify", "--models", "does-not-exist.json"},
 	} {
 		code, _, errOut := runCLI(t, args...)

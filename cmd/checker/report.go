@@ -190,6 +190,7 @@ type checkReport struct {
 	Depth           int     `json:"depth,omitempty"`
 	StatesPerSecond float64 `json:"states_per_second,omitempty"`
 	SetBytes        int64   `json:"set_bytes,omitempty"`
+	SpillBytes      int64   `json:"spill_bytes,omitempty"` // the seen-set's bytes on disk (--spill)
 	PeakRSS         int64   `json:"peak_rss_bytes,omitempty"`
 	Collision       float64 `json:"collision_probability,omitempty"`
 	// Random walks (--simulate).
