@@ -90,7 +90,7 @@ type Drain struct {
 
 // FaultEvent is one injected fault.
 type FaultEvent struct {
-	At     time.Duration `json:"at_ms"`
+	At     time.Duration `json:"at_ns"`
 	Kind   string        `json:"kind"`
 	Target string        `json:"target"`
 	Detail string        `json:"detail,omitempty"`
@@ -676,7 +676,7 @@ type logLine struct {
 
 // check reads the logs and the workload's records and returns the result.
 func (r *run) check(upgradeWall time.Duration) *Result {
-	res := &Result{Seed: r.cfg.Seed, Nodes: r.cfg.Nodes, Tables: r.cfg.Tables, UpgradeWall: upgradeWall}
+	res := &Result{Seed: r.cfg.Seed, Nodes: r.cfg.Nodes, Tables: r.cfg.Tables, UpgradeWall: upgradeWall, Violations: []string{}}
 	w := r.w
 	res.EventsCommitted = w.committed.Load()
 	for _, t := range w.tables {
