@@ -485,6 +485,8 @@ func (r *run) upgrade(ctx context.Context, faultsEnd time.Time) {
 // ended DrainBound after it started (or after the faults stopped, if
 // later) is a violation; the process is killed then.
 func (r *run) drainAndRestart(ctx context.Context, p *proc, faultsEnd time.Time) {
+	p.life.Lock()
+	defer p.life.Unlock()
 	i := r.nodeIndex(p)
 	r.mu.Lock()
 	r.draining[i] = true
@@ -595,7 +597,11 @@ func (r *run) inject(ctx context.Context, kind string, end time.Time) {
 	switch kind {
 	case FaultKill:
 		p, i := r.pickProc()
-		if p == nil || !p.running() {
+		if p == nil || !p.life.TryLock() {
+			return // the upgrade is draining it
+		}
+		defer p.life.Unlock()
+		if !p.running() {
 			return
 		}
 		detail := ""
