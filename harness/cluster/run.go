@@ -439,6 +439,7 @@ func (r *run) exercise(ctx context.Context) (*Result, error) {
 	sleep(ctx, time.Until(faultsEnd))
 	wg.Wait()
 	stopProduce()
+	w.pwg.Wait() // a write in flight may still be acknowledged
 	// Settle: every process runs (a killed one was restarted), no fault;
 	// the collectors must read every acknowledged event.
 	r.logf("faults over; settling")
