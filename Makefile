@@ -75,6 +75,8 @@ trace-parity:
 ## fuzz: a short fuzzing run of the cfg parser
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./tla/tlacfg
+	for f in FuzzDispatch FuzzSetLiveness FuzzWriteEvents FuzzReport; do \
+		$(GO) test -run '^$$' -fuzz "^$$f\$$" -fuzztime 30s ./impl/transport || exit 1; done
 
 ## pgo: refresh cmd/checker/default.pgo, the CPU profile that Go's profile-guided
 ## optimisation builds the checker with (go build and go run pick it up), from the
