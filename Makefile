@@ -104,9 +104,11 @@ trace-parity:
 	@if [ -z "$(TLA2TOOLS)" ] || [ -z "$(TLA_COMMUNITY_MODULES)" ]; then echo "make trace-parity: set TLA2TOOLS (tla2tools.jar) and TLA_COMMUNITY_MODULES (CommunityModules-deps.jar)"; exit 2; fi
 	$(CHECKER) traceparity --n 30 --steps 80 --free 20 --sim
 
-## fuzz: a short fuzzing run of the cfg parser
+## fuzz: a short fuzzing run of the cfg parser and of each gRPC handler
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./tla/tlacfg
+	for f in FuzzDispatch FuzzSetLiveness FuzzWriteEvents FuzzReport; do \
+		$(GO) test -run '^$$' -fuzz "^$$f\$$" -fuzztime 30s ./impl/transport || exit 1; done
 
 ## pgo: refresh cmd/checker/default.pgo, the CPU profile that Go's profile-guided
 ## optimisation builds the checker with (go build and go run pick it up), from the

@@ -19,8 +19,10 @@ import (
 // the history, with call and return ticks taken around each gRPC call, is
 // checked by porcupine against lincheck's model.
 const (
+	// LinClients is the number of clients of the registry phase.
 	LinClients = 4
-	LinOps     = 20
+	// LinOps is the number of operations each client issues.
+	LinOps = 20
 )
 
 // linPhase records and checks the registry history of node i. The node's

@@ -26,6 +26,10 @@ type proc struct {
 	logPath string
 	version int
 
+	// life serialises the slot's lifecycle: the upgrade's drain and
+	// restart, and a fault's kill and restart, never interleave.
+	life sync.Mutex
+
 	mu     sync.Mutex
 	cmd    *exec.Cmd
 	exited chan struct{} // closed when cmd's process has been waited for
@@ -167,9 +171,19 @@ func (p *proc) wait(ctx context.Context, d time.Duration) (err error, ok bool) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	st := p.exit
-	p.cmd = nil
-	return st.err, true
+	if p.exited == exited { // not a process started since
+		p.cmd = nil
+	}
+	return p.exitOf(exited), true
+}
+
+// exitOf returns the exit error of the process whose exited channel is
+// exited (closed): the current one's, or nil for an older one.
+func (p *proc) exitOf(exited chan struct{}) error {
+	if p.exited == exited && p.exit != nil {
+		return p.exit.err
+	}
+	return nil
 }
 
 // exitState is a process's exit error, written before its exited
@@ -197,8 +211,10 @@ func (p *proc) kill() {
 	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	<-exited
 	p.mu.Lock()
-	p.cmd = nil
-	p.paused = false
+	if p.exited == exited { // not a process started since
+		p.cmd = nil
+		p.paused = false
+	}
 	p.mu.Unlock()
 }
 

@@ -90,7 +90,7 @@ type Drain struct {
 
 // FaultEvent is one injected fault.
 type FaultEvent struct {
-	At     time.Duration `json:"at_ms"`
+	At     time.Duration `json:"at_ns"`
 	Kind   string        `json:"kind"`
 	Target string        `json:"target"`
 	Detail string        `json:"detail,omitempty"`
@@ -439,6 +439,7 @@ func (r *run) exercise(ctx context.Context) (*Result, error) {
 	sleep(ctx, time.Until(faultsEnd))
 	wg.Wait()
 	stopProduce()
+	w.pwg.Wait() // a write in flight may still be acknowledged
 	// Settle: every process runs (a killed one was restarted), no fault;
 	// the collectors must read every acknowledged event.
 	r.logf("faults over; settling")
@@ -485,6 +486,8 @@ func (r *run) upgrade(ctx context.Context, faultsEnd time.Time) {
 // ended DrainBound after it started (or after the faults stopped, if
 // later) is a violation; the process is killed then.
 func (r *run) drainAndRestart(ctx context.Context, p *proc, faultsEnd time.Time) {
+	p.life.Lock()
+	defer p.life.Unlock()
 	i := r.nodeIndex(p)
 	r.mu.Lock()
 	r.draining[i] = true
@@ -595,7 +598,11 @@ func (r *run) inject(ctx context.Context, kind string, end time.Time) {
 	switch kind {
 	case FaultKill:
 		p, i := r.pickProc()
-		if p == nil || !p.running() {
+		if p == nil || !p.life.TryLock() {
+			return // the upgrade is draining it
+		}
+		defer p.life.Unlock()
+		if !p.running() {
 			return
 		}
 		detail := ""
@@ -676,7 +683,7 @@ type logLine struct {
 
 // check reads the logs and the workload's records and returns the result.
 func (r *run) check(upgradeWall time.Duration) *Result {
-	res := &Result{Seed: r.cfg.Seed, Nodes: r.cfg.Nodes, Tables: r.cfg.Tables, UpgradeWall: upgradeWall}
+	res := &Result{Seed: r.cfg.Seed, Nodes: r.cfg.Nodes, Tables: r.cfg.Tables, UpgradeWall: upgradeWall, Violations: []string{}}
 	w := r.w
 	res.EventsCommitted = w.committed.Load()
 	for _, t := range w.tables {

@@ -55,7 +55,9 @@ type workload struct {
 	regs map[int][]*regRecord // node index → registrations
 
 	committed atomic.Int64
-	wg        sync.WaitGroup
+	// pwg waits for the producers, wg for the collectors: the settle
+	// starts only once no write can still be acknowledged.
+	pwg, wg sync.WaitGroup
 }
 
 func newWorkload(addrs []string, tables int, seed uint64) (*workload, error) {
@@ -84,8 +86,9 @@ func (w *workload) close() {
 // producers' or the collectors' context ends.
 func (w *workload) start(produce, collect context.Context) {
 	for i, t := range w.tables {
-		w.wg.Add(2)
-		go func() { defer w.wg.Done(); w.produce(produce, t) }()
+		w.pwg.Add(1)
+		w.wg.Add(1)
+		go func() { defer w.pwg.Done(); w.produce(produce, t) }()
 		go func() {
 			defer w.wg.Done()
 			w.collect(collect, t, rand.New(rand.NewPCG(w.seed, uint64(i)+1)))

@@ -169,6 +169,14 @@ func (c *Coordinator) Join(_ context.Context, in *pb.JoinRequest) (*pb.JoinRespo
 	if m != nil && in.GetEpoch() < m.epoch {
 		return nil, status.Errorf(codes.FailedPrecondition, "join of %q with epoch %d: epoch %d already joined", id, in.GetEpoch(), m.epoch)
 	}
+	if m != nil && in.GetEpoch() > m.epoch {
+		// A new process: the old one has left membership (C9), whether
+		// or not its Leave arrived; its session ends (a completed one
+		// leaves the tombstone that keeps answering 0), so that a lost
+		// Leave cannot hold every later drain (D3).
+		c.co.RemoveNode(id)
+		delete(c.started, id)
+	}
 	if m == nil || m.addr != in.GetAddr() {
 		conn, err := transport.Dial(in.GetAddr(), c.cfg.DialOptions...)
 		if err != nil {

@@ -95,40 +95,66 @@ func TestCancelledRegisterOverGRPC(t *testing.T) {
 			hold.Release()
 		}
 	}()
-	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
+	// A deadline long enough for the request to reach the store even on
+	// a slow machine (the race detector): the test waits until it is
+	// held there, so that the server, not the network, decides.
+	const deadline = 2 * time.Second
+	ctx, cancel := context.WithTimeout(context.Background(), deadline)
 	defer cancel()
 	start := time.Now()
-	_, err := r.es.Dispatch(ctx, regPB("d1", 1))
+	done := make(chan error, 1)
+	go func() {
+		_, err := r.es.Dispatch(ctx, regPB("d1", 1))
+		done <- err
+	}()
+	select {
+	case <-hold.Entered():
+	case err := <-done:
+		t.Fatalf("Dispatch returned %v before reaching the store", err)
+	}
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(deadline + 2*time.Second):
+		hold.Release()
+		released = true
+		t.Fatalf("a REGISTER blocked in its store call has not returned %v after its deadline", 2*time.Second)
+	}
 	if status.Code(err) != codes.DeadlineExceeded {
 		t.Fatalf("Dispatch = %v, want DeadlineExceeded", err)
 	}
-	if el := time.Since(start); el > time.Second {
-		t.Fatalf("the cancelled REGISTER returned after %v", el)
+	if el := time.Since(start); el > deadline+time.Second {
+		t.Fatalf("the cancelled REGISTER returned after %v (deadline %v)", el, deadline)
 	}
-	r.ss.Unblock()
-	hold.Release()
-	released = true
-	// The server's side may still be unwinding: the count must settle
-	// at 0 (d1 rolled back), quickly.
-	deadline := time.Now().Add(2 * time.Second)
+	// The server's side releases the store call when the deadline
+	// passes (not when the hold is released): the count must settle at
+	// 0 (d1 rolled back) while the store still blocks.
+	settle := time.Now().Add(2 * time.Second)
 	for {
 		if n, _ := r.svc.Sample(); n == 0 {
 			break
 		}
-		if time.Now().After(deadline) {
+		if time.Now().After(settle) {
 			n, _ := r.svc.Sample()
 			t.Fatalf("count = %d after the cancelled REGISTER, want 0", n)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+	// The loop is free: another dispatcher's request goes through while
+	// the store still holds RegisterTable calls (a table trigger calls
+	// no store).
 	ctx2, cancel2 := context.WithTimeout(context.Background(), time.Second)
 	defer cancel2()
-	resp, err := r.es.Dispatch(ctx2, regPB("d2", 2))
+	resp, err := r.es.Dispatch(ctx2, &pb.DispatcherRequest{Action: pb.Action_REGISTER, Cluster: "c1", Changefeed: "cf",
+		Dispatcher: "t1", TableTrigger: true})
 	if err != nil || resp.GetOutcome() != pb.Outcome_OK {
-		t.Fatalf("the next REGISTER: %v %v", resp, err)
+		t.Fatalf("the next REGISTER: %v %v (stalled behind the cancelled one?)", resp, err)
 	}
+	r.ss.Unblock()
+	hold.Release()
+	released = true
 	if n, _ := r.svc.Sample(); n != 1 {
-		t.Fatalf("count = %d, want 1 (d2)", n)
+		t.Fatalf("count = %d, want 1 (t1)", n)
 	}
 }
 
