@@ -59,7 +59,7 @@
 // memory. With a run on disk the workers look successors up in sorted
 // batches ([LookupSorted]): each batch's lookups read the run's pages in
 // ascending order. In memory the default ([LookupAuto]) probes each
-// successor in turn ([LookupHash]); docs/perf-seenset.md has the
+// successor in turn ([LookupHash]); docs/perf.md has the
 // measurements behind the choice.
 //
 // # Speed

@@ -20,7 +20,7 @@ import (
 // batch costs (a batch of whole successors is larger than the second-level
 // cache, so each is written out and read back), and LookupAuto keeps the
 // hash lookup there; on a spilled set, whose run is read through the page
-// cache, the ascending order pays (docs/perf-seenset.md).
+// cache, the ascending order pays (docs/perf.md).
 //
 // TLC's order is kept in two passes. The first (claim, in slot order)
 // only claims each new fingerprint's slot; the sort is stable, so of two

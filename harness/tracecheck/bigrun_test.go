@@ -66,7 +66,7 @@ func writeHeartbeatRun(t testing.TB, dir string, n int) []string {
 
 // TestLongRun checks a long run of heartbeat rounds; its length is
 // DRAINPROOF_RUN_LINES (skipped when unset): the memory figure of
-// docs/perf-trace.md, with DRAINPROOF_RUN_DIR keeping the run for
+// docs/perf.md, with DRAINPROOF_RUN_DIR keeping the run for
 // `checker trace DIR` under /usr/bin/time.
 func TestLongRun(t *testing.T) {
 	n, err := strconv.Atoi(os.Getenv("DRAINPROOF_RUN_LINES"))

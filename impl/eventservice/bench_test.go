@@ -482,7 +482,7 @@ func BenchmarkReportSlowStore(b *testing.B) {
 // (p99, p999 of one Do).
 // It is the end-to-end figure the registry's pieces answer to: a build
 // with a piece and one without run it in alternation (see
-// docs/perf-eventservice.md). b.N counts pairs.
+// docs/perf.md). b.N counts pairs.
 func BenchmarkAPIPairs(b *testing.B) {
 	const idsPer = 64
 	for _, g := range []int{1, 2} {

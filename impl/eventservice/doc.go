@@ -96,7 +96,7 @@
 // trace.go (trace validation's lines), hooks.go (the points where tests
 // interleave goroutines). What the request loop's baton and the reuse of
 // released dispatchers pay, measured end to end, is in
-// docs/perf-eventservice.md.
+// docs/perf.md.
 //
 // # Bug zoo
 //
