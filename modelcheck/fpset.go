@@ -173,22 +173,9 @@ func (s *fpSet) insert(fp, hi uint64, parent ref, w int) (ref, bool, error) {
 	return s.record(lg, fp, hi, parent, w), true, nil
 }
 
-// claim adds fingerprint (fp, hi) to the table on behalf of worker w,
-// without a log entry, and reports whether it was new: the caller records
-// the state (record) later, or forgets it when the run stops. Sorted
-// inserts (sortedInsert) claim a batch in the order of its slots and
-// record its new states in the order they were generated.
-func (s *fpSet) claim(fp, hi uint64, w int) bool {
-	if s.spill != nil && s.spill.run != nil {
-		return s.spilledClaim(fp, w)
-	}
-	if !s.wide {
-		return s.claim64(fp, w)
-	}
-	return s.claimWide(fp, hi)
-}
-
-// claimWide is claim in a 128-bit set.
+// claimWide adds fingerprint (fp, hi) to a 128-bit set without a log entry
+// and reports whether it was new (sorted inserts claim a batch in slot
+// order and record its new states later, in generation order).
 func (s *fpSet) claimWide(fp, hi uint64) bool {
 	k := fp & (numShards - 1)
 	sh, tab := &s.shards[k], &s.tabs[k]
@@ -336,7 +323,7 @@ func (s *fpSet) insert64(fp uint64, parent ref, w int) (ref, bool, error) {
 	}
 }
 
-// claim64 is claim in a 64-bit set: insert64 without the log. It is
+// claim64 is claimWide in a 64-bit set: insert64 without the log. It is
 // insert64's probe written again rather than shared, so that insert64,
 // the hash mode's hot path, keeps the body the checker's profile
 // (cmd/checker/default.pgo) was taken on.

@@ -134,7 +134,7 @@ func (sp *spill) unmapRun() {
 	sp.run, sp.runMap = nil, nil
 }
 
-// spilledClaim is claim in a 64-bit set with a run on disk: a fingerprint
+// spilledClaim is claim64 in a set with a run on disk: a fingerprint
 // missing from the tables is new only if the run lacks it too.
 func (s *fpSet) spilledClaim(fp uint64, w int) bool {
 	if s.lookup64(fp) || s.spill.contains(fp) {
@@ -269,7 +269,7 @@ func (s *fpSet) spillLogs() error {
 	for w := range s.logs {
 		lg := &s.logs[w]
 		for c := range lg.fps {
-			if lg.fps[c] == nil || len(lg.fps[c]) < chunkSize {
+			if len(lg.fps[c]) < chunkSize {
 				continue
 			}
 			if sp.logs[w] == nil {

@@ -144,7 +144,6 @@ type run struct {
 	faults     []FaultEvent
 	restarts   int
 	violations []string
-	drains     []Drain
 	draining   map[int]bool // nodes the upgrade is draining
 	linOps     int
 	linOutcome string

@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/drainproof/drainproof/impl/transport"
 	"github.com/drainproof/drainproof/impl/transport/pb"
@@ -256,6 +254,3 @@ func sleep(ctx context.Context, d time.Duration) {
 	case <-t.C:
 	}
 }
-
-// isNotFound reports a gRPC NotFound.
-func isNotFound(err error) bool { return status.Code(err) == codes.NotFound }
