@@ -150,11 +150,19 @@ type run struct {
 	// legacyGone is when no legacy process is alive any more: the
 	// start without --upgrade, the legacy node's upgrade with it.
 	legacyGone time.Time
+
+	// logMu orders the log lines of the run's goroutines (the upgrade,
+	// the fault injector, the checks): Config.Log need not be safe for
+	// concurrent use.
+	logMu sync.Mutex
 }
 
 func (r *run) logf(format string, args ...any) {
 	if r.cfg.Log != nil {
-		fmt.Fprintf(r.cfg.Log, "[%6.2fs] %s\n", time.Since(r.start).Seconds(), fmt.Sprintf(format, args...))
+		line := fmt.Sprintf("[%6.2fs] %s\n", time.Since(r.start).Seconds(), fmt.Sprintf(format, args...))
+		r.logMu.Lock()
+		defer r.logMu.Unlock()
+		_, _ = io.WriteString(r.cfg.Log, line)
 	}
 }
 
