@@ -21,13 +21,24 @@ GREMLINS="$("$GO" env GOPATH)/bin/gremlins"
 OUT=${OUT:-$(mktemp -d -t drainproof-mutate-XXXX)}
 mkdir -p "$OUT"
 start=$(date +%s)
+# The canary first: its test leaves one mutant alive on purpose. A gremlins
+# whose test command cannot run (as with --test-cpu, which v0.6.0 passes to
+# go test as the one argument "-cpu N") reports every mutant killed; that
+# must stop the run, not pass as 100%.
+"$GREMLINS" unleash --workers 1 -o "$OUT/canary.json" ./internal/mutation/testdata/canary >"$OUT/canary.log" 2>&1
+if ! grep -q ' LIVED ' "$OUT/canary.log" || ! grep -q ' KILLED ' "$OUT/canary.log"; then
+	echo "mutate: gremlins did not report the canary's one live and one killed mutant (see $OUT/canary.log): its test command is broken"
+	exit 2
+fi
 for p in "${pkgs[@]}"; do
 	n=${p//\//_}
 	t0=$(date +%s)
-	# One worker, two CPUs per test run: the machine has two cores, and a
-	# mutant's tests are the package's own (-timeout-coefficient: the
-	# package's slowest tests under a mutant that slows them).
-	"$GREMLINS" unleash --workers 1 --test-cpu 2 --timeout-coefficient 3 -o "$OUT/$n.json" "./$p" >"$OUT/$n.log" 2>&1 ||
+	# One worker: the machine has two cores, which a test run uses by
+	# itself (GOMAXPROCS); a mutant's tests are the package's own
+	# (-timeout-coefficient: the package's slowest tests under a mutant
+	# that slows them). No --test-cpu: gremlins v0.6.0 hands it to go test
+	# as one argument, and every mutant then "fails" (the canary above).
+	"$GREMLINS" unleash --workers 1 --timeout-coefficient 3 -o "$OUT/$n.json" "./$p" >"$OUT/$n.log" 2>&1 ||
 		echo "gremlins failed on $p (see $OUT/$n.log)"
 	echo "$p: $(( $(date +%s) - t0 )) s"
 done
