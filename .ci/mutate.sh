@@ -34,11 +34,14 @@ for p in "${pkgs[@]}"; do
 	n=${p//\//_}
 	t0=$(date +%s)
 	# One worker: the machine has two cores, which a test run uses by
-	# itself (GOMAXPROCS); a mutant's tests are the package's own
-	# (-timeout-coefficient: the package's slowest tests under a mutant
-	# that slows them). No --test-cpu: gremlins v0.6.0 hands it to go test
-	# as one argument, and every mutant then "fails" (the canary above).
-	"$GREMLINS" unleash --workers 1 --timeout-coefficient 3 -o "$OUT/$n.json" "./$p" >"$OUT/$n.log" 2>&1 ||
+	# itself (GOMAXPROCS); a mutant's tests are the package's own. A
+	# mutant's time limit is the coefficient times the coverage run, whose
+	# build is cached while every mutant's is not: at 3 a loaded machine
+	# timed mutants out (counted as killed) that the tests let live, so 10,
+	# which only a hang exceeds. No --test-cpu: gremlins v0.6.0 hands it to
+	# go test as one argument, and every mutant then "fails" (the canary
+	# above).
+	"$GREMLINS" unleash --workers 1 --timeout-coefficient 10 -o "$OUT/$n.json" "./$p" >"$OUT/$n.log" 2>&1 ||
 		echo "gremlins failed on $p (see $OUT/$n.log)"
 	echo "$p: $(( $(date +%s) - t0 )) s"
 done
