@@ -3,6 +3,7 @@ package trace_test
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"github.com/drainproof/drainproof/tla/names"
 	"strings"
 	"sync"
@@ -68,4 +69,72 @@ func TestTeeAndLines(t *testing.T) {
 	tr.Trace(&trace.Line{Action: names.BrokerRollback, Vars: []trace.Var{trace.Int("count", 1)}})
 	require.Len(t, a.All(), 1)
 	require.Equal(t, a.All(), b.All())
+}
+
+// TestParamsAreTheOnesSet: a line has a "params" object exactly when it
+// has a parameter, and the object holds the parameters set, in the
+// order d, b, v, m, reply; a line with none has no "params" key, which
+// the checker reads as an action without parameters.
+func TestParamsAreTheOnesSet(t *testing.T) {
+	m := &trace.Msg{Kind: "report", Epoch: 2, Liveness: "NONE", Count: 0, Closed: true}
+	const msg = `{"kind":"report","epoch":2,"liveness":"NONE","count":0,"closed":true}`
+	vars := []trace.Var{trace.Int("count", 1)}
+	for _, tc := range []struct {
+		line trace.Line
+		want string
+	}{
+		{trace.Line{Action: names.BrokerAdmit, Vars: vars}, `{"action":"BrokerAdmit","vars":{"count":1}}`},
+		{trace.Line{Action: names.BrokerAdmit}, `{"action":"BrokerAdmit"}`},
+		{trace.Line{Action: names.BrokerAdmit, B: "b1", Vars: vars}, `{"action":"BrokerAdmit","params":{"b":"b1"},"vars":{"count":1}}`},
+		{trace.Line{Action: names.CoordLearnVersion, V: "new"}, `{"action":"CoordLearnVersion","params":{"v":"new"}}`},
+		{trace.Line{Action: names.ServiceSendReport, M: m}, `{"action":"ServiceSendReport","params":{"m":` + msg + `}}`},
+		{trace.Line{Action: names.NodeRecvCommand, Reply: m}, `{"action":"NodeRecvCommand","params":{"reply":` + msg + `}}`},
+		{trace.Line{Action: names.BrokerAdmit, D: "d1", B: "b2", V: "x", M: m, Reply: m},
+			`{"action":"BrokerAdmit","params":{"d":"d1","b":"b2","v":"x","m":` + msg + `,"reply":` + msg + `}}`},
+	} {
+		require.Equal(t, tc.want, string(trace.AppendLine(nil, &tc.line)))
+	}
+}
+
+// failing is a destination whose writes and close fail with the errors
+// given (nil: they succeed); it records whether it was closed.
+type failing struct {
+	write, close error
+	closed       bool
+}
+
+func (f *failing) Write(p []byte) (int, error) {
+	if f.write != nil {
+		return 0, f.write
+	}
+	return len(p), nil
+}
+
+func (f *failing) Close() error { f.closed = true; return f.close }
+
+// TestCloseReportsTheFirstError: the Writer buffers, so a destination
+// that cannot be written fails at Close, which returns that error; it
+// still closes the destination, and when only the close fails, Close
+// returns the close's error. A trace that could not be written is never
+// reported as written.
+func TestCloseReportsTheFirstError(t *testing.T) {
+	errWrite, errClose := errors.New("disk full"), errors.New("close failed")
+	for _, tc := range []struct {
+		name string
+		dst  *failing
+		want error
+	}{
+		{"write fails", &failing{write: errWrite}, errWrite},
+		{"write and close fail: the write's error", &failing{write: errWrite, close: errClose}, errWrite},
+		{"close fails", &failing{close: errClose}, errClose},
+		{"nothing fails", &failing{}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w, err := trace.NewWriter(tc.dst, trace.Header{Source: "test"})
+			require.NoError(t, err) // buffered: nothing written yet
+			w.Trace(&trace.Line{Action: names.BrokerAdmit})
+			require.Equal(t, tc.want, w.Close())
+			require.True(t, tc.dst.closed, "the destination was not closed")
+		})
+	}
 }
