@@ -138,3 +138,16 @@ func TestCloseReportsTheFirstError(t *testing.T) {
 		})
 	}
 }
+
+// TestKeyedVarsAreOneObject: consecutive Vars of one name with keys are
+// one JSON object (a function's elements, a record's fields), up to the
+// next name, whether or not another variable follows; values are
+// integers (int64 or int), strings or booleans, anything else null.
+func TestKeyedVarsAreOneObject(t *testing.T) {
+	l := trace.Line{Action: names.BrokerAdmit, Vars: []trace.Var{
+		trace.At("pc", "d1", "idle"), trace.At("pc", "d2", "admitted"),
+		trace.At("count", "b1", int64(1)), trace.At("count", "b2", 2),
+		trace.At("gate", "b1", true), trace.At("gate", "b2", 1.5)}}
+	require.Equal(t, `{"action":"BrokerAdmit","vars":{"pc":{"d1":"idle","d2":"admitted"},`+
+		`"count":{"b1":1,"b2":2},"gate":{"b1":true,"b2":null}}}`, string(trace.AppendLine(nil, &l)))
+}
