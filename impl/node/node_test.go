@@ -119,3 +119,36 @@ func TestHeartbeatThrottle(t *testing.T) {
 		t.Fatalf("report %+v", r)
 	}
 }
+
+// TestValidLivenessIsTheThreeSteps: a node's liveness is ALIVE, DRAINING
+// or STOPPING; NoLiveness (a message without one) and anything outside
+// the ladder are not, whatever their spelling.
+func TestValidLivenessIsTheThreeSteps(t *testing.T) {
+	for l, want := range map[node.Liveness]string{node.Alive: "ALIVE", node.Draining: "DRAINING", node.Stopping: "STOPPING"} {
+		if !l.Valid() || l.String() != want {
+			t.Errorf("%d: Valid %v, String %q; want valid, %q", int32(l), l.Valid(), l.String(), want)
+		}
+	}
+	for l, want := range map[node.Liveness]string{node.NoLiveness: "NONE", 3: "Liveness(3)", -2: "Liveness(-2)"} {
+		if l.Valid() || l.String() != want {
+			t.Errorf("%d: Valid %v, String %q; want invalid, %q", int32(l), l.Valid(), l.String(), want)
+		}
+	}
+}
+
+// TestZeroHeartbeatIntervalIsOneTick: an interval of 0 is the default,
+// one tick: a heartbeat every tick, never two in one tick.
+func TestZeroHeartbeatIntervalIsOneTick(t *testing.T) {
+	n, err := node.New(node.Config{ID: "T", Epoch: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for now := int64(0); now < 3; now++ {
+		if _, ok := n.Tick(now); !ok {
+			t.Fatalf("tick %d: no heartbeat", now)
+		}
+		if _, ok := n.Tick(now); ok {
+			t.Fatalf("tick %d: a second heartbeat in the same tick", now)
+		}
+	}
+}
