@@ -8,6 +8,8 @@ import (
 
 	"github.com/drainproof/drainproof/impl/bugs"
 	"github.com/drainproof/drainproof/impl/node"
+	"github.com/drainproof/drainproof/impl/trace"
+	"github.com/drainproof/drainproof/tla/names"
 )
 
 // TestMain switches on the bug named by DRAINPROOF_BUG (build tag bugs)
@@ -150,5 +152,43 @@ func TestZeroHeartbeatIntervalIsOneTick(t *testing.T) {
 		if _, ok := n.Tick(now); ok {
 			t.Fatalf("tick %d: a second heartbeat in the same tick", now)
 		}
+	}
+}
+
+// TestStoppingIsTheLastStep: the event service's Stopping callback is
+// true once the node is STOPPING, and not before.
+func TestStoppingIsTheLastStep(t *testing.T) {
+	n, _ := node.New(node.Config{ID: "T", Epoch: 1})
+	for _, l := range []node.Liveness{node.Draining, node.Stopping} {
+		if n.Stopping() {
+			t.Fatalf("Stopping() while %v", n.Liveness())
+		}
+		n.RecvCommand(node.Command{To: "T", Epoch: 1, Target: l})
+	}
+	if !n.Stopping() {
+		t.Fatalf("Stopping() false while %v", n.Liveness())
+	}
+}
+
+// TestReportIsTracedAsTheServiceSendingIt: a report is the event
+// service's (TLA+ ServiceSendReport), traced with the report as the
+// message sent and the node's epoch; a node without an event service has
+// no broker to report for, and traces nothing.
+func TestReportIsTracedAsTheServiceSendingIt(t *testing.T) {
+	var lines trace.Lines
+	svc := &fakeService{count: 3, stopping: func() bool { return true }}
+	n, _ := node.New(node.Config{ID: "T", Epoch: 4, Transport: node.TransportLogCoord, Service: svc, Tracer: &lines})
+	if r := n.Report(); r != (node.Report{From: "T", Epoch: 4, Count: 3, AdmissionClosed: true}) {
+		t.Fatalf("Report = %+v", r)
+	}
+	got := lines.All()
+	if len(got) != 1 || got[0].Action != names.ServiceSendReport || *got[0].M != (trace.Msg{Kind: "report", Epoch: 4, Liveness: "NONE", Count: 3, Closed: true}) ||
+		got[0].Vars[0] != trace.Int("epoch", 4) {
+		t.Fatalf("lines = %+v, want one ServiceSendReport of the report at epoch 4", got)
+	}
+	var none trace.Lines
+	bare, _ := node.New(node.Config{ID: "T", Epoch: 4, Transport: node.TransportLogCoord, Tracer: &none})
+	if r := bare.Report(); r != (node.Report{From: "T", Epoch: 4}) || len(none.All()) != 0 {
+		t.Fatalf("without a service: report %+v, lines %+v; want a zero report, no line", r, none.All())
 	}
 }
