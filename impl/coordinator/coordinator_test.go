@@ -452,3 +452,68 @@ func TestTargetRestartsMidSession(t *testing.T) {
 		t.Fatalf("Evaluate after the legacy answer = %+v", d)
 	}
 }
+
+// TestCompletedTombstoneIsTheTargets: after a completed target leaves,
+// DrainNode keeps answering 0 for it (C9) while other nodes join; once
+// the target rejoins the tombstone is gone, so a later removal of its
+// new process, not drained, answers ErrNodeNotExist and not a stale 0.
+func TestCompletedTombstoneIsTheTargets(t *testing.T) {
+	c := fixture(t, node.TransportHeartbeat)
+	toStopping(c, 42)
+	c.ObserveHeartbeat(hb(42, node.Stopping, 0, true), 3)
+	if d, _ := c.DrainNode(T, 3); !d.Complete {
+		t.Fatalf("not complete: %+v", d)
+	}
+	c.RemoveNode(T)
+	c.AddNode("Q", 1, 4) // a peer joins
+	if d, err := c.DrainNode(T, 4); err != nil || !d.Complete {
+		t.Fatalf("completed removed target after a peer joined: %+v %v; want complete", d, err)
+	}
+	c.AddNode(T, 43, 5) // the target rejoins, restarted
+	c.RemoveNode(T)     // and leaves again, not drained
+	if _, err := c.DrainNode(T, 6); !errors.Is(err, coordinator.ErrNodeNotExist) {
+		t.Fatalf("removed target that rejoined after its drain: err = %v, want ErrNodeNotExist", err)
+	}
+}
+
+// TestUnknownAfterExactlyTheLimit: a target last heard from UnknownAfter
+// ticks ago is still known, so it is sent STOPPING and its zero
+// completes; one tick later it is Unknown, and neither happens (C3, C8).
+func TestUnknownAfterExactlyTheLimit(t *testing.T) {
+	c, _ := coordinator.New(coordinator.Config{UnknownAfter: 10})
+	c.AddNode(T, 1, 0)
+	c.ObserveVersion(T, 1, node.VersionBrokerDrain)
+	c.DrainNode(T, 0)
+	c.ObserveResponse(node.Response{From: T, Epoch: 1, Liveness: node.Draining}, 5)
+	c.ReportProgress(T, coordinator.Progress{})
+	if _, ok := c.PendingCommand(16); ok {
+		t.Fatal("STOPPING pending for a target silent for 11 ticks (Unknown)")
+	}
+	if cmd, ok := c.PendingCommand(15); !ok || cmd.Target != node.Stopping {
+		t.Fatalf("pending command at 10 ticks of silence = %+v %v, want STOPPING", cmd, ok)
+	}
+	c.ObserveHeartbeat(node.Heartbeat{From: T, Epoch: 1, Liveness: node.Stopping, HasCount: true, AdmissionClosed: true}, 20)
+	if d, _ := c.Evaluate(T, 31); d.Complete {
+		t.Fatal("completed after 11 ticks of silence (Unknown)")
+	}
+	if d, _ := c.Evaluate(T, 30); !d.Complete {
+		t.Fatalf("not complete after 10 ticks of silence: %+v", d)
+	}
+}
+
+// TestQueryResentAtTheInterval: while no zero is accepted the query is
+// sent again once QueryInterval ticks have passed since the last, not
+// before (C6).
+func TestQueryResentAtTheInterval(t *testing.T) {
+	c := fixture(t, node.TransportLogCoord) // QueryInterval 5
+	toStopping(c, 42)
+	if _, ok := c.NextQuery(10); !ok {
+		t.Fatal("no first query")
+	}
+	if _, ok := c.NextQuery(14); ok {
+		t.Fatal("query resent after 4 ticks")
+	}
+	if _, ok := c.NextQuery(15); !ok {
+		t.Fatal("query not resent after 5 ticks")
+	}
+}
