@@ -2,12 +2,15 @@ package coordinator_test
 
 import (
 	"errors"
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/drainproof/drainproof/impl/coordinator"
 	"github.com/drainproof/drainproof/impl/logcoord"
 	"github.com/drainproof/drainproof/impl/node"
+	"github.com/drainproof/drainproof/impl/trace"
 )
 
 const T node.ID = "T"
@@ -515,5 +518,78 @@ func TestQueryResentAtTheInterval(t *testing.T) {
 	}
 	if _, ok := c.NextQuery(15); !ok {
 		t.Fatal("query not resent after 5 ticks")
+	}
+}
+
+// traced renders the lines a tracer received, one JSON line each.
+func traced(lines *trace.Lines) []string {
+	var out []string
+	for _, l := range lines.All() {
+		out = append(out, string(trace.AppendLine(nil, &l)))
+	}
+	return out
+}
+
+// TestTraceIsTheModelsView: with a Tracer, the coordinator writes one
+// line per model action about the traced node (docs/trace.md) and none
+// about another node, each with its view of the traced node after the
+// action: epoch, liveness, the accepted count (-1 before one), the work,
+// the drained epoch (-1 before completion). A command is named by the
+// action that sends it; the version is learnt once per epoch.
+func TestTraceIsTheModelsView(t *testing.T) {
+	var lines trace.Lines
+	c, _ := coordinator.New(coordinator.Config{Tracer: &lines, TraceNode: T})
+	for _, id := range []node.ID{T, "P"} {
+		c.AddNode(id, 42, 0)
+		c.ObserveVersion(id, 42, node.VersionBrokerDrain)
+	}
+	c.ObserveVersion(T, 42, node.VersionBrokerDrain) // again: learnt already
+	c.DrainNode(T, 0)
+	c.NextCommand(0)
+	c.ObserveResponse(resp(42, node.Draining), 1)
+	c.ObserveResponse(node.Response{From: "P", Epoch: 42, Liveness: node.Draining}, 1)
+	c.ReportProgress(T, coordinator.Progress{})
+	c.NextCommand(1)
+	c.ObserveHeartbeat(hb(42, node.Stopping, 0, true), 2)
+	c.DrainNode(T, 2)
+	view := func(l string, count, work, drained int) string {
+		return fmt.Sprintf(`"vars":{"coordEpoch":42,"coordLiveness":"%s","coordCount":%d,"work":%d,"drainedEpoch":%d}}`, l, count, work, drained)
+	}
+	want := []string{
+		`{"action":"CoordLearnVersion","vars":{"coordEpoch":42,"coordVersion":"new"}}`,
+		`{"action":"CoordSendDraining","params":{"m":{"kind":"cmd","epoch":42,"liveness":"DRAINING","count":-1,"closed":false}},` + view("ALIVE", -1, 1, -1),
+		`{"action":"CoordRecvResponse","params":{"m":{"kind":"resp","epoch":42,"liveness":"DRAINING","count":-1,"closed":false}},` + view("DRAINING", -1, 1, -1),
+		`{"action":"MaintainerReportProgress",` + view("DRAINING", -1, 0, -1),
+		`{"action":"CoordSendStopping","params":{"m":{"kind":"cmd","epoch":42,"liveness":"STOPPING","count":-1,"closed":false}},` + view("DRAINING", -1, 0, -1),
+		`{"action":"CoordRecvHeartbeat","params":{"m":{"kind":"hb","epoch":42,"liveness":"STOPPING","count":0,"closed":true}},` + view("STOPPING", 0, 0, -1),
+		`{"action":"CoordCompleteDrain",` + view("STOPPING", 0, 0, 42),
+	}
+	if got := traced(&lines); !slices.Equal(got, want) {
+		t.Fatalf("trace:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestTraceOfTheLegacyAnswer: the target restarts as a legacy process;
+// the coordinator traces the heartbeat of the new epoch, learns the new
+// process's version as legacy, and its legacy answer names that epoch.
+func TestTraceOfTheLegacyAnswer(t *testing.T) {
+	var lines trace.Lines
+	c, _ := coordinator.New(coordinator.Config{Tracer: &lines, TraceNode: T})
+	c.AddNode(T, 1, 0)
+	c.ObserveVersion(T, 1, node.VersionBrokerDrain)
+	c.DrainNode(T, 0)
+	c.ObserveHeartbeat(node.Heartbeat{From: T, Epoch: 2, Liveness: node.Alive}, 1)
+	c.ObserveVersion(T, 2, node.VersionDrain)
+	c.DrainNode(T, 2)
+	c.DrainNode(T, 3) // the recorded answer: not traced again
+	want := []string{
+		`{"action":"CoordLearnVersion","vars":{"coordEpoch":1,"coordVersion":"new"}}`,
+		`{"action":"CoordRecvHeartbeat","params":{"m":{"kind":"hb","epoch":2,"liveness":"ALIVE","count":-1,"closed":false}},` +
+			`"vars":{"coordEpoch":2,"coordLiveness":"ALIVE","coordCount":-1,"work":1,"drainedEpoch":-1}}`,
+		`{"action":"CoordLearnVersion","vars":{"coordEpoch":2,"coordVersion":"legacy"}}`,
+		`{"action":"CoordLegacyRestart","vars":{"coordEpoch":2,"legacyEpoch":2}}`,
+	}
+	if got := traced(&lines); !slices.Equal(got, want) {
+		t.Fatalf("trace:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
