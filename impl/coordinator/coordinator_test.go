@@ -593,3 +593,24 @@ func TestTraceOfTheLegacyAnswer(t *testing.T) {
 		t.Fatalf("trace:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestCommandResentFromItsLastSend: a command is resent ResendInterval
+// ticks after it was last sent, not after the first send; a command of
+// another liveness goes at once.
+func TestCommandResentFromItsLastSend(t *testing.T) {
+	c := fixture(t, node.TransportHeartbeat) // ResendInterval 10
+	var sent []int64
+	for now := int64(3); now <= 25; now++ {
+		if _, ok := c.NextCommand(now); ok {
+			sent = append(sent, now)
+		}
+	}
+	if want := []int64{3, 13, 23}; !slices.Equal(sent, want) {
+		t.Fatalf("DRAINING sent at %v, want %v", sent, want)
+	}
+	c.ObserveResponse(resp(42, node.Draining), 26)
+	c.ReportProgress(T, coordinator.Progress{})
+	if cmd, ok := c.NextCommand(26); !ok || cmd.Target != node.Stopping {
+		t.Fatalf("command once DRAINING is observed = %+v %v, want STOPPING at once", cmd, ok)
+	}
+}
