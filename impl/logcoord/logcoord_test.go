@@ -1,6 +1,8 @@
 package logcoord_test
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -8,6 +10,7 @@ import (
 	"github.com/drainproof/drainproof/impl/bugs"
 	"github.com/drainproof/drainproof/impl/logcoord"
 	"github.com/drainproof/drainproof/impl/node"
+	"github.com/drainproof/drainproof/impl/trace"
 )
 
 // TestMain switches on the bug named by DRAINPROOF_BUG (build tag bugs)
@@ -146,5 +149,44 @@ func TestOnReportSaysWhetherTheEntryTookTheReport(t *testing.T) {
 	c2.OnReport(rep(1, 1, true), 9)
 	if a := c2.Answer("T", 19); !a.Known || a.Count != 1 {
 		t.Fatalf("Answer at 19 = %+v; want the closed count 1, refreshed at 9", a)
+	}
+}
+
+// TestTraceFollowsTraceNode: with a Tracer, the cache writes the model's
+// actions about TraceNode only, each with the node's entry after it; with
+// TraceNode empty, about every node.
+func TestTraceFollowsTraceNode(t *testing.T) {
+	actions := func(traceNode node.ID) []string {
+		var lines trace.Lines
+		c := logcoord.New(logcoord.Config{TTL: 10, Tracer: &lines, TraceNode: traceNode})
+		c.OnReport(rep(1, 2, true), 0)
+		c.OnReport(node.Report{From: "P", Epoch: 1}, 0)
+		c.Answer("P", 1)
+		c.Answer("T", 1)
+		c.Answer("T", 20) // expired: LogCoordExpire, then unknown
+		var out []string
+		for _, l := range lines.All() {
+			out = append(out, string(trace.AppendLine(nil, &l)))
+		}
+		return out
+	}
+	const (
+		entry = `"vars":{"cache":{"epoch":1,"count":2,"closed":true}}}`
+		none  = `"vars":{"cache":{"epoch":-1,"count":-1,"closed":false}}}`
+		sent  = `{"kind":"report","epoch":1,"liveness":"NONE","count":2,"closed":true}`
+		ans   = `{"kind":"ans","epoch":1,"liveness":"NONE","count":2,"closed":true}`
+		unk   = `{"kind":"ans","epoch":-1,"liveness":"NONE","count":-1,"closed":false}`
+	)
+	want := []string{
+		`{"action":"LogCoordRecvReport","params":{"m":` + sent + `},` + entry,
+		`{"action":"LogCoordAnswer","params":{"m":` + ans + `},` + entry,
+		`{"action":"LogCoordExpire",` + none,
+		`{"action":"LogCoordAnswerUnknown","params":{"m":` + unk + `},` + none,
+	}
+	if got := actions("T"); !slices.Equal(got, want) {
+		t.Fatalf("trace of T:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if got := actions(""); len(got) != 6 { // and P's report and answer
+		t.Fatalf("trace of every node: %d lines, want 6:\n%s", len(got), strings.Join(got, "\n"))
 	}
 }
