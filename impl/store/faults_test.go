@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"sync/atomic"
 	"testing"
@@ -75,4 +76,38 @@ func TestFaultPointsAreNamedAndNoneIsZero(t *testing.T) {
 	}
 	require.Equal(t, []string{"BatchSet", "BatchCommit", "IterOpen", "IterNext"}, names)
 	require.Equal(t, "Fault(0)", store.Fault(0).String())
+}
+
+// TestTableRangesEndingInFF: a table's events are one key range whatever
+// its ID, also where the range's end must carry over 0xff bytes (table
+// -1's key prefix ends in seven of them, 255 and 511 in one, MaxInt64's
+// is all 0xff after the 'e'): a read of the whole table sees all its
+// events and none of another table's.
+func TestTableRangesEndingInFF(t *testing.T) {
+	for _, kind := range []string{"memory", "pebble"} {
+		t.Run(kind, func(t *testing.T) {
+			var s store.DataStore = store.NewMemEventStore()
+			if kind == "pebble" {
+				p, err := store.NewPebbleEventStore("")
+				require.NoError(t, err)
+				s = p
+			}
+			defer s.Close()
+			tables := []store.TableID{math.MinInt64, -2, -1, 0, 255, 256, 511, 512, math.MaxInt64}
+			for _, table := range tables {
+				key := []byte{byte(table)}
+				require.NoError(t, s.WriteEvents(table, []store.Event{{CommitTs: 1, Key: key}, {CommitTs: math.MaxUint64, Key: key}}))
+				require.True(t, s.RegisterDispatcher(store.DispatcherID(fmt.Sprint(table)), store.Subscription{Table: table}, store.NotifierFunc(func() {})))
+			}
+			for _, table := range tables {
+				var got []uint64
+				require.NoError(t, store.ReadEvents(s, store.DispatcherID(fmt.Sprint(table)), 0, math.MaxUint64, func(e store.Event) bool {
+					got = append(got, e.CommitTs)
+					return true
+				}))
+				require.Equal(t, []uint64{1, math.MaxUint64}, got, "table %d", table)
+			}
+			require.NoError(t, s.Close())
+		})
+	}
 }
