@@ -122,3 +122,29 @@ func TestMemSchemaStoreBlockHonoursContext(t *testing.T) {
 	require.Equal(t, 2, s.Refs(1))
 	s.Heal()
 }
+
+// TestMemSchemaStoreReleaseWithoutReference: releasing a table that holds
+// no reference takes nothing (the count never goes below zero, so R9's
+// balance is not hidden by a later RegisterTable) and is visible only as
+// an Unregisters count above Registers.
+func TestMemSchemaStoreReleaseWithoutReference(t *testing.T) {
+	s := storetest.NewMemSchemaStore()
+	s.UnregisterTable(7)
+	require.Zero(t, s.Refs(7))
+	require.NoError(t, s.RegisterTable(context.Background(), 7, 1))
+	require.Equal(t, 1, s.Refs(7), "an earlier release without a reference cancelled this one")
+	s.UnregisterTable(7)
+	require.Zero(t, s.TotalRefs())
+	require.Equal(t, 1, s.Registers())
+	require.Equal(t, 2, s.Unregisters())
+}
+
+// TestInjectFaultWithoutAnError: a fault injected without an error fails
+// its step with ErrInjectedFault, once.
+func TestInjectFaultWithoutAnError(t *testing.T) {
+	s := storetest.NewMemEventStore()
+	defer s.Close()
+	s.InjectFault(store.FaultBatchCommit, nil)
+	require.ErrorIs(t, s.WriteEvents(1, []store.Event{{CommitTs: 1}}), storetest.ErrInjectedFault)
+	require.NoError(t, s.WriteEvents(1, []store.Event{{CommitTs: 1}}))
+}
