@@ -123,8 +123,8 @@ func TestMemSchemaStoreBlockHonoursContext(t *testing.T) {
 	s.Heal()
 }
 
-// TestMemSchemaStoreReleaseWithoutReference: releasing a table that holds
-// no reference takes nothing (the count never goes below zero, so R9's
+// TestMemSchemaStoreReleaseWithoutReference: a release takes one
+// reference; releasing a table that holds no reference takes nothing (the count never goes below zero, so R9's
 // balance is not hidden by a later RegisterTable) and is visible only as
 // an Unregisters count above Registers.
 func TestMemSchemaStoreReleaseWithoutReference(t *testing.T) {
@@ -133,10 +133,13 @@ func TestMemSchemaStoreReleaseWithoutReference(t *testing.T) {
 	require.Zero(t, s.Refs(7))
 	require.NoError(t, s.RegisterTable(context.Background(), 7, 1))
 	require.Equal(t, 1, s.Refs(7), "an earlier release without a reference cancelled this one")
+	require.NoError(t, s.RegisterTable(context.Background(), 7, 2))
+	s.UnregisterTable(7)
+	require.Equal(t, 1, s.Refs(7), "one release takes one reference")
 	s.UnregisterTable(7)
 	require.Zero(t, s.TotalRefs())
-	require.Equal(t, 1, s.Registers())
-	require.Equal(t, 2, s.Unregisters())
+	require.Equal(t, 2, s.Registers())
+	require.Equal(t, 3, s.Unregisters())
 }
 
 // TestInjectFaultWithoutAnError: a fault injected without an error fails
