@@ -9,6 +9,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/drainproof/drainproof/impl/bugs"
+	"github.com/drainproof/drainproof/impl/retry"
 	"github.com/drainproof/drainproof/impl/store"
 	"github.com/drainproof/drainproof/impl/store/storetest"
 )
@@ -150,4 +151,18 @@ func TestInjectFaultWithoutAnError(t *testing.T) {
 	s.InjectFault(store.FaultBatchCommit, nil)
 	require.ErrorIs(t, s.WriteEvents(1, []store.Event{{CommitTs: 1}}), storetest.ErrInjectedFault)
 	require.NoError(t, s.WriteEvents(1, []store.Event{{CommitTs: 1}}))
+}
+
+// TestOpenPebbleEventStoreFailsWithTheOpen: when the store cannot be
+// opened (its directory still locked by a store of the previous process,
+// and one attempt allowed) the kit's open returns that failure and no
+// store.
+func TestOpenPebbleEventStoreFailsWithTheOpen(t *testing.T) {
+	dir := t.TempDir()
+	held, err := store.NewPebbleEventStore(dir)
+	require.NoError(t, err)
+	defer held.Close()
+	s, err := storetest.OpenPebbleEventStore(context.Background(), dir, store.WithOpenRetry(retry.Policy{MaxAttempts: 1}))
+	require.ErrorIs(t, err, retry.ErrAttemptsExhausted)
+	require.Nil(t, s)
 }
