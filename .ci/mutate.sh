@@ -12,10 +12,9 @@
 set -u
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
-if [ $# -gt 0 ]; then pkgs=("$@"); else
-	pkgs=(impl/eventservice impl/node impl/coordinator impl/logcoord impl/store impl/store/storetest
-		impl/retry impl/trace harness/tracecheck spec modelcheck)
-fi
+all=(impl/eventservice impl/node impl/coordinator impl/logcoord impl/store impl/store/storetest
+	impl/retry impl/trace harness/tracecheck spec modelcheck)
+if [ $# -gt 0 ]; then pkgs=("$@"); else pkgs=("${all[@]}"); fi
 "$GO" install github.com/go-gremlins/gremlins/cmd/gremlins@v0.6.0 || exit 2
 GREMLINS="$("$GO" env GOPATH)/bin/gremlins"
 OUT=${OUT:-$(mktemp -d -t drainproof-mutate-XXXX)}
@@ -32,6 +31,13 @@ if ! grep -q ' LIVED ' "$OUT/canary.log" || ! grep -q ' KILLED ' "$OUT/canary.lo
 fi
 for p in "${pkgs[@]}"; do
 	n=${p//\//_}
+	# gremlins walks the folder's subfolders too: a subpackage that has a
+	# run of its own (impl/store/storetest under impl/store) is left out,
+	# or its mutants would be judged a second time, by the wrong tests.
+	excl=()
+	for q in "${all[@]}"; do
+		case $q in "$p"/*) excl+=(-E "^${q#"$p"/}/") ;; esac
+	done
 	t0=$(date +%s)
 	# One worker: the machine has two cores, which a test run uses by
 	# itself (GOMAXPROCS); a mutant's tests are the package's own. A
@@ -41,7 +47,7 @@ for p in "${pkgs[@]}"; do
 	# which only a hang exceeds. No --test-cpu: gremlins v0.6.0 hands it to
 	# go test as one argument, and every mutant then "fails" (the canary
 	# above).
-	"$GREMLINS" unleash --workers 1 --timeout-coefficient 10 -o "$OUT/$n.json" "./$p" >"$OUT/$n.log" 2>&1 ||
+	"$GREMLINS" unleash --workers 1 --timeout-coefficient 10 "${excl[@]}" -o "$OUT/$n.json" "./$p" >"$OUT/$n.log" 2>&1 ||
 		echo "gremlins failed on $p (see $OUT/$n.log)"
 	echo "$p: $(( $(date +%s) - t0 )) s"
 done
