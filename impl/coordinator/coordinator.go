@@ -512,7 +512,7 @@ func (c *Coordinator) NextQuery(now int64) (node.ID, bool) {
 	return s.target, true
 }
 
-// Observe returns the coordinator's view of id.
+// NodeView returns the coordinator's view of id.
 func (c *Coordinator) NodeView(id node.ID) NodeView {
 	c.mu.Lock()
 	defer c.mu.Unlock()

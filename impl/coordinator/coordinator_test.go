@@ -2,12 +2,15 @@ package coordinator_test
 
 import (
 	"errors"
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/drainproof/drainproof/impl/coordinator"
 	"github.com/drainproof/drainproof/impl/logcoord"
 	"github.com/drainproof/drainproof/impl/node"
+	"github.com/drainproof/drainproof/impl/trace"
 )
 
 const T node.ID = "T"
@@ -450,5 +453,164 @@ func TestTargetRestartsMidSession(t *testing.T) {
 	}
 	if d, _ := c.Evaluate(T, 5); !d.Legacy || d.LegacyEpoch != 2 {
 		t.Fatalf("Evaluate after the legacy answer = %+v", d)
+	}
+}
+
+// TestCompletedTombstoneIsTheTargets: after a completed target leaves,
+// DrainNode keeps answering 0 for it (C9) while other nodes join; once
+// the target rejoins the tombstone is gone, so a later removal of its
+// new process, not drained, answers ErrNodeNotExist and not a stale 0.
+func TestCompletedTombstoneIsTheTargets(t *testing.T) {
+	c := fixture(t, node.TransportHeartbeat)
+	toStopping(c, 42)
+	c.ObserveHeartbeat(hb(42, node.Stopping, 0, true), 3)
+	if d, _ := c.DrainNode(T, 3); !d.Complete {
+		t.Fatalf("not complete: %+v", d)
+	}
+	c.RemoveNode(T)
+	c.AddNode("Q", 1, 4) // a peer joins
+	if d, err := c.DrainNode(T, 4); err != nil || !d.Complete {
+		t.Fatalf("completed removed target after a peer joined: %+v %v; want complete", d, err)
+	}
+	c.AddNode(T, 43, 5) // the target rejoins, restarted
+	c.RemoveNode(T)     // and leaves again, not drained
+	if _, err := c.DrainNode(T, 6); !errors.Is(err, coordinator.ErrNodeNotExist) {
+		t.Fatalf("removed target that rejoined after its drain: err = %v, want ErrNodeNotExist", err)
+	}
+}
+
+// TestUnknownAfterExactlyTheLimit: a target last heard from UnknownAfter
+// ticks ago is still known, so it is sent STOPPING and its zero
+// completes; one tick later it is Unknown, and neither happens (C3, C8).
+func TestUnknownAfterExactlyTheLimit(t *testing.T) {
+	c, _ := coordinator.New(coordinator.Config{UnknownAfter: 10})
+	c.AddNode(T, 1, 0)
+	c.ObserveVersion(T, 1, node.VersionBrokerDrain)
+	c.DrainNode(T, 0)
+	c.ObserveResponse(node.Response{From: T, Epoch: 1, Liveness: node.Draining}, 5)
+	c.ReportProgress(T, coordinator.Progress{})
+	if _, ok := c.PendingCommand(16); ok {
+		t.Fatal("STOPPING pending for a target silent for 11 ticks (Unknown)")
+	}
+	if cmd, ok := c.PendingCommand(15); !ok || cmd.Target != node.Stopping {
+		t.Fatalf("pending command at 10 ticks of silence = %+v %v, want STOPPING", cmd, ok)
+	}
+	c.ObserveHeartbeat(node.Heartbeat{From: T, Epoch: 1, Liveness: node.Stopping, HasCount: true, AdmissionClosed: true}, 20)
+	if d, _ := c.Evaluate(T, 31); d.Complete {
+		t.Fatal("completed after 11 ticks of silence (Unknown)")
+	}
+	if d, _ := c.Evaluate(T, 30); !d.Complete {
+		t.Fatalf("not complete after 10 ticks of silence: %+v", d)
+	}
+}
+
+// TestQueryResentAtTheInterval: while no zero is accepted the query is
+// sent again once QueryInterval ticks have passed since the last, not
+// before (C6).
+func TestQueryResentAtTheInterval(t *testing.T) {
+	c := fixture(t, node.TransportLogCoord) // QueryInterval 5
+	toStopping(c, 42)
+	if _, ok := c.NextQuery(10); !ok {
+		t.Fatal("no first query")
+	}
+	if _, ok := c.NextQuery(14); ok {
+		t.Fatal("query resent after 4 ticks")
+	}
+	if _, ok := c.NextQuery(15); !ok {
+		t.Fatal("query not resent after 5 ticks")
+	}
+}
+
+// traced renders the lines a tracer received, one JSON line each.
+func traced(lines *trace.Lines) []string {
+	var out []string
+	for _, l := range lines.All() {
+		out = append(out, string(trace.AppendLine(nil, &l)))
+	}
+	return out
+}
+
+// TestTraceIsTheModelsView: with a Tracer, the coordinator writes one
+// line per model action about the traced node (docs/trace.md) and none
+// about another node, each with its view of the traced node after the
+// action: epoch, liveness, the accepted count (-1 before one), the work,
+// the drained epoch (-1 before completion). A command is named by the
+// action that sends it; the version is learnt once per epoch.
+func TestTraceIsTheModelsView(t *testing.T) {
+	var lines trace.Lines
+	c, _ := coordinator.New(coordinator.Config{Tracer: &lines, TraceNode: T})
+	for _, id := range []node.ID{T, "P"} {
+		c.AddNode(id, 42, 0)
+		c.ObserveVersion(id, 42, node.VersionBrokerDrain)
+	}
+	c.ObserveVersion(T, 42, node.VersionBrokerDrain) // again: learnt already
+	c.DrainNode(T, 0)
+	c.NextCommand(0)
+	c.ObserveResponse(resp(42, node.Draining), 1)
+	c.ObserveResponse(node.Response{From: "P", Epoch: 42, Liveness: node.Draining}, 1)
+	c.ReportProgress(T, coordinator.Progress{})
+	c.NextCommand(1)
+	c.ObserveHeartbeat(hb(42, node.Stopping, 0, true), 2)
+	c.DrainNode(T, 2)
+	view := func(l string, count, work, drained int) string {
+		return fmt.Sprintf(`"vars":{"coordEpoch":42,"coordLiveness":"%s","coordCount":%d,"work":%d,"drainedEpoch":%d}}`, l, count, work, drained)
+	}
+	want := []string{
+		`{"action":"CoordLearnVersion","vars":{"coordEpoch":42,"coordVersion":"new"}}`,
+		`{"action":"CoordSendDraining","params":{"m":{"kind":"cmd","epoch":42,"liveness":"DRAINING","count":-1,"closed":false}},` + view("ALIVE", -1, 1, -1),
+		`{"action":"CoordRecvResponse","params":{"m":{"kind":"resp","epoch":42,"liveness":"DRAINING","count":-1,"closed":false}},` + view("DRAINING", -1, 1, -1),
+		`{"action":"MaintainerReportProgress",` + view("DRAINING", -1, 0, -1),
+		`{"action":"CoordSendStopping","params":{"m":{"kind":"cmd","epoch":42,"liveness":"STOPPING","count":-1,"closed":false}},` + view("DRAINING", -1, 0, -1),
+		`{"action":"CoordRecvHeartbeat","params":{"m":{"kind":"hb","epoch":42,"liveness":"STOPPING","count":0,"closed":true}},` + view("STOPPING", 0, 0, -1),
+		`{"action":"CoordCompleteDrain",` + view("STOPPING", 0, 0, 42),
+	}
+	if got := traced(&lines); !slices.Equal(got, want) {
+		t.Fatalf("trace:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestTraceOfTheLegacyAnswer: the target restarts as a legacy process;
+// the coordinator traces the heartbeat of the new epoch, learns the new
+// process's version as legacy, and its legacy answer names that epoch.
+func TestTraceOfTheLegacyAnswer(t *testing.T) {
+	var lines trace.Lines
+	c, _ := coordinator.New(coordinator.Config{Tracer: &lines, TraceNode: T})
+	c.AddNode(T, 1, 0)
+	c.ObserveVersion(T, 1, node.VersionBrokerDrain)
+	c.DrainNode(T, 0)
+	c.ObserveHeartbeat(node.Heartbeat{From: T, Epoch: 2, Liveness: node.Alive}, 1)
+	c.ObserveVersion(T, 2, node.VersionDrain)
+	c.DrainNode(T, 2)
+	c.DrainNode(T, 3) // the recorded answer: not traced again
+	want := []string{
+		`{"action":"CoordLearnVersion","vars":{"coordEpoch":1,"coordVersion":"new"}}`,
+		`{"action":"CoordRecvHeartbeat","params":{"m":{"kind":"hb","epoch":2,"liveness":"ALIVE","count":-1,"closed":false}},` +
+			`"vars":{"coordEpoch":2,"coordLiveness":"ALIVE","coordCount":-1,"work":1,"drainedEpoch":-1}}`,
+		`{"action":"CoordLearnVersion","vars":{"coordEpoch":2,"coordVersion":"legacy"}}`,
+		`{"action":"CoordLegacyRestart","vars":{"coordEpoch":2,"legacyEpoch":2}}`,
+	}
+	if got := traced(&lines); !slices.Equal(got, want) {
+		t.Fatalf("trace:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestCommandResentFromItsLastSend: a command is resent ResendInterval
+// ticks after it was last sent, not after the first send; a command of
+// another liveness goes at once.
+func TestCommandResentFromItsLastSend(t *testing.T) {
+	c := fixture(t, node.TransportHeartbeat) // ResendInterval 10
+	var sent []int64
+	for now := int64(3); now <= 25; now++ {
+		if _, ok := c.NextCommand(now); ok {
+			sent = append(sent, now)
+		}
+	}
+	if want := []int64{3, 13, 23}; !slices.Equal(sent, want) {
+		t.Fatalf("DRAINING sent at %v, want %v", sent, want)
+	}
+	c.ObserveResponse(resp(42, node.Draining), 26)
+	c.ReportProgress(T, coordinator.Progress{})
+	if cmd, ok := c.NextCommand(26); !ok || cmd.Target != node.Stopping {
+		t.Fatalf("command once DRAINING is observed = %+v %v, want STOPPING at once", cmd, ok)
 	}
 }

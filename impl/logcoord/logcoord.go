@@ -61,8 +61,11 @@ func New(cfg Config) *Cache {
 }
 
 // OnReport caches r, received at now (TLA+ LogCoordRecvReport, L2),
-// monotonically within an epoch, and reports whether the cached value
-// changed.
+// monotonically within an epoch, and reports whether the entry took r's
+// value: the first report, a newer epoch, any report of the epoch while
+// the entry's admission is open, a closed report of a lower count. A
+// report of the entry's epoch that it does not take still refreshes the
+// entry's time.
 func (c *Cache) OnReport(r node.Report, now int64) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()

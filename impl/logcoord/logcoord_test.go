@@ -1,6 +1,8 @@
 package logcoord_test
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -8,6 +10,7 @@ import (
 	"github.com/drainproof/drainproof/impl/bugs"
 	"github.com/drainproof/drainproof/impl/logcoord"
 	"github.com/drainproof/drainproof/impl/node"
+	"github.com/drainproof/drainproof/impl/trace"
 )
 
 // TestMain switches on the bug named by DRAINPROOF_BUG (build tag bugs)
@@ -143,5 +146,121 @@ func TestNewerReportRefreshes(t *testing.T) {
 	c.OnReport(rep(1, 0, true), 12) // unnumbered, equal value: a re-send, refreshes
 	if a := c.Answer("T", 21); !a.Known {
 		t.Fatalf("Answer at 21 = %+v: the unnumbered re-report at 12 must keep the entry", a)
+	}
+}
+
+// TestAnswerAndExpireAgreeAtTheTTL: an entry is fresh up to and including
+// TTL ticks after its last refresh and expired one tick later, and the
+// query path (Answer) and the sweep (Expire) draw that line at the same
+// tick: an answer at exactly the TTL is known, as Expire at that tick
+// keeps the entry, and one tick later the answer is unknown, as Expire
+// would have dropped it. Were they to disagree, the coordinator's view of
+// a node would depend on whether a sweep ran before its query.
+func TestAnswerAndExpireAgreeAtTheTTL(t *testing.T) {
+	const ttl = 10
+	for _, age := range []int64{ttl - 1, ttl, ttl + 1} {
+		fresh := age <= ttl
+		answered := logcoord.New(logcoord.Config{TTL: ttl})
+		answered.OnReport(rep(1, 0, true), 100)
+		if a := answered.Answer("T", 100+age); a.Known != fresh {
+			t.Errorf("age %d: Answer known = %v, want %v", age, a.Known, fresh)
+		}
+		swept := logcoord.New(logcoord.Config{TTL: ttl})
+		swept.OnReport(rep(1, 0, true), 100)
+		wantDropped := 1
+		if fresh {
+			wantDropped = 0
+		}
+		dropped := swept.Expire(100 + age)
+		if _, kept := swept.Entry("T"); kept != fresh || dropped != wantDropped {
+			t.Errorf("age %d: Expire dropped %d and kept the entry: %v; want kept %v", age, dropped, kept, fresh)
+		}
+	}
+}
+
+// TestZeroTTLNeverExpires: with TTL 0 an entry never expires by age, in
+// Answer and in Expire alike; only the node leaving membership drops it.
+func TestZeroTTLNeverExpires(t *testing.T) {
+	c := logcoord.New(logcoord.Config{})
+	c.OnReport(rep(1, 2, true), 0)
+	if n := c.Expire(1 << 40); n != 0 {
+		t.Fatalf("Expire with TTL 0 dropped %d entries", n)
+	}
+	if a := c.Answer("T", 1<<40); !a.Known || a.Count != 2 {
+		t.Fatalf("Answer with TTL 0 = %+v, want the cached count 2", a)
+	}
+}
+
+// TestOnReportSaysWhetherTheEntryTookTheReport: OnReport's answer is
+// whether the entry took the report's value. A closed entry takes only a
+// lower count, so the same closed count again is no change, though it
+// refreshes the entry's time (the process is alive).
+func TestOnReportSaysWhetherTheEntryTookTheReport(t *testing.T) {
+	c := logcoord.New(logcoord.Config{TTL: 10})
+	steps := []struct {
+		r    node.Report
+		at   int64
+		took bool
+	}{
+		{rep(1, 2, false), 0, true},  // the first report
+		{rep(1, 2, false), 1, true},  // admission open: every report of the epoch
+		{rep(1, 1, true), 2, true},   // open to closed
+		{rep(1, 1, true), 9, false},  // the same closed count: a refresh only
+		{rep(1, 2, true), 10, false}, // a closed count never rises
+		{rep(1, 0, false), 11, false},
+		{rep(1, 0, true), 12, true},  // a lower closed count
+		{rep(0, 0, true), 13, false}, // an older epoch
+		{rep(2, 3, false), 14, true}, // a newer epoch
+	}
+	for i, s := range steps {
+		if got := c.OnReport(s.r, s.at); got != s.took {
+			t.Fatalf("step %d, %+v: OnReport = %v, want %v", i, s.r, got, s.took)
+		}
+	}
+	// A report the entry does not take still refreshes its time.
+	c2 := logcoord.New(logcoord.Config{TTL: 10})
+	c2.OnReport(rep(1, 1, true), 0)
+	c2.OnReport(rep(1, 1, true), 9)
+	if a := c2.Answer("T", 19); !a.Known || a.Count != 1 {
+		t.Fatalf("Answer at 19 = %+v; want the closed count 1, refreshed at 9", a)
+	}
+}
+
+// TestTraceFollowsTraceNode: with a Tracer, the cache writes the model's
+// actions about TraceNode only, each with the node's entry after it; with
+// TraceNode empty, about every node.
+func TestTraceFollowsTraceNode(t *testing.T) {
+	actions := func(traceNode node.ID) []string {
+		var lines trace.Lines
+		c := logcoord.New(logcoord.Config{TTL: 10, Tracer: &lines, TraceNode: traceNode})
+		c.OnReport(rep(1, 2, true), 0)
+		c.OnReport(node.Report{From: "P", Epoch: 1}, 0)
+		c.Answer("P", 1)
+		c.Answer("T", 1)
+		c.Answer("T", 20) // expired: LogCoordExpire, then unknown
+		var out []string
+		for _, l := range lines.All() {
+			out = append(out, string(trace.AppendLine(nil, &l)))
+		}
+		return out
+	}
+	const (
+		entry = `"vars":{"cache":{"epoch":1,"count":2,"closed":true}}}`
+		none  = `"vars":{"cache":{"epoch":-1,"count":-1,"closed":false}}}`
+		sent  = `{"kind":"report","epoch":1,"liveness":"NONE","count":2,"closed":true}`
+		ans   = `{"kind":"ans","epoch":1,"liveness":"NONE","count":2,"closed":true}`
+		unk   = `{"kind":"ans","epoch":-1,"liveness":"NONE","count":-1,"closed":false}`
+	)
+	want := []string{
+		`{"action":"LogCoordRecvReport","params":{"m":` + sent + `},` + entry,
+		`{"action":"LogCoordAnswer","params":{"m":` + ans + `},` + entry,
+		`{"action":"LogCoordExpire",` + none,
+		`{"action":"LogCoordAnswerUnknown","params":{"m":` + unk + `},` + none,
+	}
+	if got := actions("T"); !slices.Equal(got, want) {
+		t.Fatalf("trace of T:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if got := actions(""); len(got) != 6 { // and P's report and answer
+		t.Fatalf("trace of every node: %d lines, want 6:\n%s", len(got), strings.Join(got, "\n"))
 	}
 }

@@ -8,6 +8,8 @@ import (
 
 	"github.com/drainproof/drainproof/impl/bugs"
 	"github.com/drainproof/drainproof/impl/node"
+	"github.com/drainproof/drainproof/impl/trace"
+	"github.com/drainproof/drainproof/tla/names"
 )
 
 // TestMain switches on the bug named by DRAINPROOF_BUG (build tag bugs)
@@ -117,5 +119,76 @@ func TestHeartbeatThrottle(t *testing.T) {
 	}
 	if r := n.Report(); r.Epoch != 1 || r.From != "T" {
 		t.Fatalf("report %+v", r)
+	}
+}
+
+// TestValidLivenessIsTheThreeSteps: a node's liveness is ALIVE, DRAINING
+// or STOPPING; NoLiveness (a message without one) and anything outside
+// the ladder are not, whatever their spelling.
+func TestValidLivenessIsTheThreeSteps(t *testing.T) {
+	for l, want := range map[node.Liveness]string{node.Alive: "ALIVE", node.Draining: "DRAINING", node.Stopping: "STOPPING"} {
+		if !l.Valid() || l.String() != want {
+			t.Errorf("%d: Valid %v, String %q; want valid, %q", int32(l), l.Valid(), l.String(), want)
+		}
+	}
+	for l, want := range map[node.Liveness]string{node.NoLiveness: "NONE", 3: "Liveness(3)", -2: "Liveness(-2)"} {
+		if l.Valid() || l.String() != want {
+			t.Errorf("%d: Valid %v, String %q; want invalid, %q", int32(l), l.Valid(), l.String(), want)
+		}
+	}
+}
+
+// TestZeroHeartbeatIntervalIsOneTick: an interval of 0 is the default,
+// one tick: a heartbeat every tick, never two in one tick.
+func TestZeroHeartbeatIntervalIsOneTick(t *testing.T) {
+	n, err := node.New(node.Config{ID: "T", Epoch: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for now := int64(0); now < 3; now++ {
+		if _, ok := n.Tick(now); !ok {
+			t.Fatalf("tick %d: no heartbeat", now)
+		}
+		if _, ok := n.Tick(now); ok {
+			t.Fatalf("tick %d: a second heartbeat in the same tick", now)
+		}
+	}
+}
+
+// TestStoppingIsTheLastStep: the event service's Stopping callback is
+// true once the node is STOPPING, and not before.
+func TestStoppingIsTheLastStep(t *testing.T) {
+	n, _ := node.New(node.Config{ID: "T", Epoch: 1})
+	for _, l := range []node.Liveness{node.Draining, node.Stopping} {
+		if n.Stopping() {
+			t.Fatalf("Stopping() while %v", n.Liveness())
+		}
+		n.RecvCommand(node.Command{To: "T", Epoch: 1, Target: l})
+	}
+	if !n.Stopping() {
+		t.Fatalf("Stopping() false while %v", n.Liveness())
+	}
+}
+
+// TestReportIsTracedAsTheServiceSendingIt: a report is the event
+// service's (TLA+ ServiceSendReport), traced with the report as the
+// message sent and the node's epoch; a node without an event service has
+// no broker to report for, and traces nothing.
+func TestReportIsTracedAsTheServiceSendingIt(t *testing.T) {
+	var lines trace.Lines
+	svc := &fakeService{count: 3, stopping: func() bool { return true }}
+	n, _ := node.New(node.Config{ID: "T", Epoch: 4, Transport: node.TransportLogCoord, Service: svc, Tracer: &lines})
+	if r := n.Report(); r != (node.Report{From: "T", Epoch: 4, Count: 3, AdmissionClosed: true, Seq: 1}) {
+		t.Fatalf("Report = %+v", r)
+	}
+	got := lines.All()
+	if len(got) != 1 || got[0].Action != names.ServiceSendReport || *got[0].M != (trace.Msg{Kind: "report", Epoch: 4, Liveness: "NONE", Count: 3, Closed: true}) ||
+		got[0].Vars[0] != trace.Int("epoch", 4) {
+		t.Fatalf("lines = %+v, want one ServiceSendReport of the report at epoch 4", got)
+	}
+	var none trace.Lines
+	bare, _ := node.New(node.Config{ID: "T", Epoch: 4, Transport: node.TransportLogCoord, Tracer: &none})
+	if r := bare.Report(); r != (node.Report{From: "T", Epoch: 4, Seq: 1}) || len(none.All()) != 0 {
+		t.Fatalf("without a service: report %+v, lines %+v; want a zero report, no line", r, none.All())
 	}
 }

@@ -94,11 +94,17 @@ func (p Policy) withDefaults() Policy {
 // jitter: min(BaseDelay·2^(n-1), MaxDelay), with p's defaults applied.
 func (p Policy) Backoff(n int) time.Duration {
 	p = p.withDefaults()
-	d := p.BaseDelay
-	for i := 1; i < n && d < p.MaxDelay; i++ {
+	d := min(p.BaseDelay, p.MaxDelay)
+	for i := 1; i < n; i++ {
+		if d > p.MaxDelay/2 {
+			// Doubling would pass the cap, or overflow a Duration when
+			// the cap is near the largest one (a negative wait: no
+			// backoff at all).
+			return p.MaxDelay
+		}
 		d *= 2
 	}
-	return min(d, p.MaxDelay)
+	return d
 }
 
 // IsRetryable is the store-creation retry rule: an error whose cause is

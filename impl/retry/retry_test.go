@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"math/big"
 	"testing"
 	"time"
 
@@ -153,4 +155,48 @@ func TestRealClockSleepStopsOnCancel(t *testing.T) {
 	cancel()
 	require.ErrorIs(t, retry.RealClock{}.Sleep(ctx, time.Hour), context.Canceled)
 	require.NoError(t, retry.RealClock{}.Sleep(context.Background(), 0))
+}
+
+// TestBackoffIsTheCappedDoubling: the backoff after the n-th failure is
+// exactly min(BaseDelay·2^(n-1), MaxDelay), computed here without
+// overflow, for caps that a doubling of the base meets exactly, falls
+// short of by one, and caps near the largest Duration, where doubling in
+// a Duration would overflow to a negative wait (a retry with no backoff).
+func TestBackoffIsTheCappedDoubling(t *testing.T) {
+	policies := []retry.Policy{
+		{BaseDelay: 1, MaxDelay: 8},
+		{BaseDelay: 1, MaxDelay: 7},
+		{BaseDelay: 1, MaxDelay: 9},
+		{BaseDelay: 3, MaxDelay: 2}, // a base above the cap starts at the cap
+		{BaseDelay: time.Hour, MaxDelay: math.MaxInt64},
+		{BaseDelay: math.MaxInt64 / 3, MaxDelay: math.MaxInt64 - 1},
+	}
+	for _, p := range policies {
+		for n := 1; n <= 80; n++ {
+			want := new(big.Int).Lsh(big.NewInt(int64(p.BaseDelay)), uint(n-1))
+			if want.Cmp(big.NewInt(int64(p.MaxDelay))) > 0 {
+				want.SetInt64(int64(p.MaxDelay))
+			}
+			if got := p.Backoff(n); int64(got) != want.Int64() {
+				t.Fatalf("base %d, cap %d: Backoff(%d) = %d, want %d", p.BaseDelay, p.MaxDelay, n, got, want)
+			}
+		}
+	}
+}
+
+// TestJitterIsTheDocumentedFraction: the wait before attempt n+1 is
+// d/2 + Rand()·d/2 with d = Backoff(n), as Policy.Rand documents: with
+// the default 200ms base, Rand 0 waits half of each backoff and Rand ½
+// three quarters of it.
+func TestJitterIsTheDocumentedFraction(t *testing.T) {
+	ms := time.Millisecond
+	for r, want := range map[float64][]time.Duration{
+		0:   {100 * ms, 200 * ms, 400 * ms, 800 * ms, 1600 * ms},
+		0.5: {150 * ms, 300 * ms, 600 * ms, 1200 * ms, 2400 * ms},
+	} {
+		clock := &fakeClock{}
+		p := retry.Policy{MaxAttempts: 6, Clock: clock, Rand: func() float64 { return r }}
+		_ = retry.Do(context.Background(), p, func(context.Context) error { return errors.New("x") })
+		require.Equal(t, want, clock.sleeps, "waits with Rand %v", r)
+	}
 }

@@ -3,6 +3,7 @@ package trace_test
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"github.com/drainproof/drainproof/tla/names"
 	"strings"
 	"sync"
@@ -139,4 +140,89 @@ func TestWriterHeader(t *testing.T) {
 	w, err := trace.NewWriter(&bytes.Buffer{}, h)
 	require.NoError(t, err)
 	require.Equal(t, h, w.Header())
+}
+
+// TestParamsAreTheOnesSet: a line has a "params" object exactly when it
+// has a parameter, and the object holds the parameters set, in the
+// order d, b, v, m, reply; a line with none has no "params" key, which
+// the checker reads as an action without parameters.
+func TestParamsAreTheOnesSet(t *testing.T) {
+	m := &trace.Msg{Kind: "report", Epoch: 2, Liveness: "NONE", Count: 0, Closed: true}
+	const msg = `{"kind":"report","epoch":2,"liveness":"NONE","count":0,"closed":true}`
+	vars := []trace.Var{trace.Int("count", 1)}
+	for _, tc := range []struct {
+		line trace.Line
+		want string
+	}{
+		{trace.Line{Action: names.BrokerAdmit, Vars: vars}, `{"action":"BrokerAdmit","vars":{"count":1}}`},
+		{trace.Line{Action: names.BrokerAdmit}, `{"action":"BrokerAdmit"}`},
+		{trace.Line{Action: names.BrokerAdmit, B: "b1", Vars: vars}, `{"action":"BrokerAdmit","params":{"b":"b1"},"vars":{"count":1}}`},
+		{trace.Line{Action: names.CoordLearnVersion, V: "new"}, `{"action":"CoordLearnVersion","params":{"v":"new"}}`},
+		{trace.Line{Action: names.ServiceSendReport, M: m}, `{"action":"ServiceSendReport","params":{"m":` + msg + `}}`},
+		{trace.Line{Action: names.NodeRecvCommand, Reply: m}, `{"action":"NodeRecvCommand","params":{"reply":` + msg + `}}`},
+		{trace.Line{Action: names.BrokerAdmit, D: "d1", B: "b2", V: "x", M: m, Reply: m},
+			`{"action":"BrokerAdmit","params":{"d":"d1","b":"b2","v":"x","m":` + msg + `,"reply":` + msg + `}}`},
+	} {
+		require.Equal(t, tc.want, string(trace.AppendLine(nil, &tc.line)))
+	}
+}
+
+// failing is a destination whose writes and close fail with the errors
+// given (nil: they succeed); it records whether it was closed.
+type failing struct {
+	write, close error
+	closed       bool
+}
+
+func (f *failing) Write(p []byte) (int, error) {
+	if f.write != nil {
+		return 0, f.write
+	}
+	return len(p), nil
+}
+
+func (f *failing) Close() error { f.closed = true; return f.close }
+
+// TestCloseReportsTheFirstError: a destination that cannot be written
+// fails the Writer where the write happens (NewWriter writes the header
+// at once; later lines may be buffered until Close, which returns that
+// error and still closes the destination); when only the close fails,
+// Close returns the close's error. A trace that could not be written is
+// never reported as written.
+func TestCloseReportsTheFirstError(t *testing.T) {
+	errWrite, errClose := errors.New("disk full"), errors.New("close failed")
+	for _, tc := range []struct {
+		name string
+		dst  *failing
+		want error
+	}{
+		{"write fails", &failing{write: errWrite}, errWrite},
+		{"write and close fail: the write's error", &failing{write: errWrite, close: errClose}, errWrite},
+		{"close fails", &failing{close: errClose}, errClose},
+		{"nothing fails", &failing{}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w, err := trace.NewWriter(tc.dst, trace.Header{Source: "test"})
+			if err != nil { // the header could not be written
+				require.Equal(t, tc.want, err)
+				return
+			}
+			w.Trace(&trace.Line{Action: names.BrokerAdmit})
+			require.Equal(t, tc.want, w.Close())
+			require.True(t, tc.dst.closed, "the destination was not closed")
+		})
+	}
+}
+
+// TestKeyedVarsAreOneObject: consecutive Vars of one name with keys are
+// one JSON object (a function's elements, a record's fields), up to the
+// next name, whether or not another variable follows; values are
+// integers (int64 or int), strings or booleans, anything else null.
+func TestKeyedVarsAreOneObject(t *testing.T) {
+	l := trace.Line{Action: names.BrokerAdmit, Vars: []trace.Var{
+		trace.At("pc", "d1", "idle"), trace.At("pc", "d2", "admitted"),
+		trace.At("count", "b1", int64(1)), trace.At("count", "b2", 2),
+		trace.At("gate", "b1", true), trace.At("gate", "b2", 1.5)}}
+	require.Equal(t, `{"action":"BrokerAdmit","vars":{"pc":{"d1":"idle","d2":"admitted"},`+
+		`"count":{"b1":1,"b2":2},"gate":{"b1":true,"b2":null}}}`, string(trace.AppendLine(nil, &l)))
 }

@@ -64,6 +64,7 @@ func TestDataStore(t *testing.T, open func(t *testing.T) store.DataStore) {
 			require.Equal(t, all[:2], read(t, s, "d1", 0, 29))
 			require.Empty(t, read(t, s, "d1", 30, 30))
 			require.Empty(t, read(t, s, "d1", 40, 10))
+			require.Empty(t, read(t, s, "d1", math.MaxUint64, math.MaxUint64), "nothing is after the largest timestamp")
 			require.Equal(t, all[2:], read(t, s, "late", 0, math.MaxUint64), "raised to the subscription's StartTs")
 			// a rewrite of (ts, key) replaces the value
 			require.NoError(t, s.WriteEvents(7, []store.Event{ev(30, "a", "z")}))

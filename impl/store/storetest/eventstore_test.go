@@ -9,6 +9,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/drainproof/drainproof/impl/bugs"
+	"github.com/drainproof/drainproof/impl/retry"
 	"github.com/drainproof/drainproof/impl/store"
 	"github.com/drainproof/drainproof/impl/store/storetest"
 )
@@ -121,4 +122,47 @@ func TestMemSchemaStoreBlockHonoursContext(t *testing.T) {
 	require.NoError(t, s.RegisterTable(context.Background(), 1, 2))
 	require.Equal(t, 2, s.Refs(1))
 	s.Heal()
+}
+
+// TestMemSchemaStoreReleaseWithoutReference: a release takes one
+// reference; releasing a table that holds no reference takes nothing (the count never goes below zero, so R9's
+// balance is not hidden by a later RegisterTable) and is visible only as
+// an Unregisters count above Registers.
+func TestMemSchemaStoreReleaseWithoutReference(t *testing.T) {
+	s := storetest.NewMemSchemaStore()
+	s.UnregisterTable(7)
+	require.Zero(t, s.Refs(7))
+	require.NoError(t, s.RegisterTable(context.Background(), 7, 1))
+	require.Equal(t, 1, s.Refs(7), "an earlier release without a reference cancelled this one")
+	require.NoError(t, s.RegisterTable(context.Background(), 7, 2))
+	s.UnregisterTable(7)
+	require.Equal(t, 1, s.Refs(7), "one release takes one reference")
+	s.UnregisterTable(7)
+	require.Zero(t, s.TotalRefs())
+	require.Equal(t, 2, s.Registers())
+	require.Equal(t, 3, s.Unregisters())
+}
+
+// TestInjectFaultWithoutAnError: a fault injected without an error fails
+// its step with ErrInjectedFault, once.
+func TestInjectFaultWithoutAnError(t *testing.T) {
+	s := storetest.NewMemEventStore()
+	defer s.Close()
+	s.InjectFault(store.FaultBatchCommit, nil)
+	require.ErrorIs(t, s.WriteEvents(1, []store.Event{{CommitTs: 1}}), storetest.ErrInjectedFault)
+	require.NoError(t, s.WriteEvents(1, []store.Event{{CommitTs: 1}}))
+}
+
+// TestOpenPebbleEventStoreFailsWithTheOpen: when the store cannot be
+// opened (its directory still locked by a store of the previous process,
+// and one attempt allowed) the kit's open returns that failure and no
+// store.
+func TestOpenPebbleEventStoreFailsWithTheOpen(t *testing.T) {
+	dir := t.TempDir()
+	held, err := store.NewPebbleEventStore(dir)
+	require.NoError(t, err)
+	defer held.Close()
+	s, err := storetest.OpenPebbleEventStore(context.Background(), dir, store.WithOpenRetry(retry.Policy{MaxAttempts: 1}))
+	require.ErrorIs(t, err, retry.ErrAttemptsExhausted)
+	require.Nil(t, s)
 }
