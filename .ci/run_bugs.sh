@@ -8,11 +8,11 @@
 #
 # Usage: .ci/run_bugs.sh [bug ...]     (default: every bug)
 # Env:   GOFLAGS and GO (default: go) are honoured; PKGS overrides the
-#        packages under test (default: ./impl/... ./harness/...).
+#        packages under test (default: ./impl/... ./harness/sim ./harness/lincheck: the product and the harness packages whose tests run the product; the trace validator's and the real cluster's catch bugs in checker bugs and checker cluster --bug).
 set -u
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
-PKGS=${PKGS:-./impl/... ./harness/...}
+PKGS=${PKGS:-./impl/... ./harness/sim ./harness/lincheck}
 if [ $# -gt 0 ]; then
 	names=("$@")
 else
