@@ -1,0 +1,5 @@
+//go:build !race
+
+package modelcheck_test
+
+const raceEnabled = false
