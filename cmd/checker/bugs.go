@@ -144,13 +144,17 @@ func bugsReport(rows []bugRow, took time.Duration) report {
 	return r
 }
 
+// bugTestPackages are the folders of the packages whose tests the bug
+// matrix runs, by name.
+var bugTestPackages = map[string]string{"eventservice": "impl/eventservice", "sim": "harness/sim"}
+
 // buildBugTests builds, once, the test binaries of the rapid conformance
 // tests and of the traced stress test (-tags bugs) into dir.
 func buildBugTests(ctx context.Context, dir string) (map[string]string, error) {
 	tests := map[string]string{}
-	for _, pkg := range []string{"eventservice", "sim"} {
+	for pkg, path := range bugTestPackages {
 		bin := filepath.Join(dir, pkg+".test")
-		cmd := exec.CommandContext(ctx, "go", "test", "-tags", "bugs", "-c", "-o", bin, "./impl/"+pkg)
+		cmd := exec.CommandContext(ctx, "go", "test", "-tags", "bugs", "-c", "-o", bin, "./"+path)
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return nil, fmt.Errorf("building the %s tests (run from the repository root): %v\n%s", pkg, err, out)
 		}
@@ -241,7 +245,7 @@ func bugTests(ctx context.Context, name string, bins map[string]string, run stri
 	var failed []string
 	for pkg, bin := range bins {
 		cmd := exec.CommandContext(ctx, bin, "-test.run", run, "-test.count=1")
-		cmd.Dir = filepath.Join("impl", pkg)
+		cmd.Dir = bugTestPackages[pkg] // a test reads its testdata from its folder
 		cmd.Env = append(os.Environ(), bugs.EnvVar+"="+name)
 		if err := cmd.Run(); err != nil {
 			var ee *exec.ExitError
