@@ -173,29 +173,23 @@ func run(args []string, stderr io.Writer) int {
 			stopHTTP()
 		}
 	}()
+	// The coordinator and the LogCoordinator serve until a signal; a node
+	// drains first (below).
+	var closer interface{ Close() }
+	var startErr error
 	switch o.role {
 	case "logcoord":
-		l, err := daemon.StartLogCoord(daemon.LogCoordConfig{Listener: lis, TTL: o.ttl, Logger: log})
-		if err != nil {
-			fmt.Fprintf(stderr, "drainproofd: %v\n", err)
-			return 2
-		}
-		defer l.Close()
-		serveHTTP()
-		if err := ready(); err != nil {
-			fmt.Fprintf(stderr, "drainproofd: --ready-file: %v\n", err)
-			return 2
-		}
-		<-sig
-		return 0
+		closer, startErr = daemon.StartLogCoord(daemon.LogCoordConfig{Listener: lis, TTL: o.ttl, Logger: log})
 	case "coordinator":
-		c, err := daemon.StartCoordinator(daemon.CoordinatorConfig{Listener: lis, Transport: node.Transport(o.transport),
+		closer, startErr = daemon.StartCoordinator(daemon.CoordinatorConfig{Listener: lis, Transport: node.Transport(o.transport),
 			LogCoord: o.logcoord, MemberTTL: o.memberTTL, Logger: log, Metrics: metrics})
-		if err != nil {
-			fmt.Fprintf(stderr, "drainproofd: %v\n", err)
+	}
+	if o.role != "node" {
+		if startErr != nil {
+			fmt.Fprintf(stderr, "drainproofd: %v\n", startErr)
 			return 2
 		}
-		defer c.Close()
+		defer closer.Close()
 		serveHTTP()
 		if err := ready(); err != nil {
 			fmt.Fprintf(stderr, "drainproofd: --ready-file: %v\n", err)
