@@ -129,7 +129,17 @@ func runJob(ctx context.Context, f *checkFlags, j job, budget int64, out output)
 	if f.simulate {
 		return j.sim(ctx, modelcheck.SimOptions{Seed: f.seed, Depth: f.depth, Walks: f.walks, Timeout: f.timeout, Workers: f.workers}, out)
 	}
-	code := j.run(ctx, checkOptions(f, budget, j.name, out.stderr), out)
+	opts := checkOptions(f, budget, j.name, out.stderr)
+	if opts.SpillDir != "" {
+		own, err := ownSpillFolder(opts.SpillDir, out.stderr)
+		if err != nil {
+			fmt.Fprintf(out.stderr, "checker check: --spill: %v\n", err)
+			return exitUsage
+		}
+		defer os.RemoveAll(own)
+		opts.SpillDir = own
+	}
+	code := j.run(ctx, opts, out)
 	if f.coverage && code != exitUsage {
 		if c := j.cov(ctx, out); c != exitOK {
 			return c

@@ -14,7 +14,14 @@ import (
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	// Re-executed as the command itself (TestSpillFolderGoneAfterSIGTERM):
+	// main, with its signal handling, on the arguments after the binary.
+	if os.Getenv("DRAINPROOF_CHECKER_MAIN") == "1" {
+		main()
+	}
+	goleak.VerifyTestMain(m)
+}
 
 func runCLI(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
