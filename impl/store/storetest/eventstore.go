@@ -26,7 +26,7 @@ type EventStore struct {
 	mu          sync.Mutex
 	subs        map[store.DispatcherID]subscription
 	refuse      func(store.DispatcherID, store.Subscription) bool
-	unregHold   *Hold
+	unregHold   holdSlot
 	registers   int
 	unregisters int
 
@@ -104,12 +104,7 @@ func (s *EventStore) RegisterDispatcher(id store.DispatcherID, sub store.Subscri
 // UnregisterDispatcher implements [store.EventStore]. While a hold from
 // BlockUnregister is installed, it waits for its release first.
 func (s *EventStore) UnregisterDispatcher(id store.DispatcherID) {
-	s.mu.Lock()
-	h := s.unregHold
-	s.mu.Unlock()
-	if h != nil {
-		_ = h.wait(context.Background())
-	}
+	_ = s.unregHold.pass(context.Background())
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.DataStore.UnregisterDispatcher(id)
@@ -127,21 +122,11 @@ func (s *EventStore) Refuse(pred func(store.DispatcherID, store.Subscription) bo
 
 // BlockUnregister makes UnregisterDispatcher calls wait until the returned
 // hold is released. The hold stays installed until Unblock.
-func (s *EventStore) BlockUnregister() *Hold {
-	h := newHold()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.unregHold = h
-	return h
-}
+func (s *EventStore) BlockUnregister() *Hold { return s.unregHold.install() }
 
 // Unblock removes the hold installed by BlockUnregister (without
 // releasing calls it already holds).
-func (s *EventStore) Unblock() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.unregHold = nil
-}
+func (s *EventStore) Unblock() { s.unregHold.remove() }
 
 // Subscribed reports whether id holds a subscription.
 func (s *EventStore) Subscribed(id store.DispatcherID) bool {

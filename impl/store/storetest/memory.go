@@ -45,6 +45,40 @@ func (g *Hold) wait(ctx context.Context) error {
 	}
 }
 
+// holdSlot is where a test installs a [Hold] on one kind of store call:
+// install puts a fresh hold in, remove takes it out (calls it already
+// holds stay held until Release), and pass makes a call wait on the hold
+// installed when it arrives, if any. The slot has its own lock, so a held
+// call waits without the store's.
+type holdSlot struct {
+	mu sync.Mutex
+	h  *Hold
+}
+
+func (s *holdSlot) install() *Hold {
+	h := newHold()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.h = h
+	return h
+}
+
+func (s *holdSlot) remove() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.h = nil
+}
+
+func (s *holdSlot) pass(ctx context.Context) error {
+	s.mu.Lock()
+	h := s.h
+	s.mu.Unlock()
+	if h == nil {
+		return nil
+	}
+	return h.wait(ctx)
+}
+
 // MemSchemaStore is an in-memory [store.SchemaStore] that counts references per
 // table and can fail or block RegisterTable and close. Its zero value is
 // not usable; call [NewMemSchemaStore].
@@ -54,7 +88,7 @@ type MemSchemaStore struct {
 	fail        func(store.TableID, uint64) bool
 	failErr     error
 	failOnce    bool
-	hold        *Hold
+	hold        holdSlot
 	closed      bool
 	registers   int
 	unregisters int
@@ -70,13 +104,8 @@ func NewMemSchemaStore() *MemSchemaStore {
 // first); a closed store returns [store.ErrClosed]; an installed failure returns
 // its error; otherwise it takes the reference.
 func (s *MemSchemaStore) RegisterTable(ctx context.Context, table store.TableID, startTs uint64) error {
-	s.mu.Lock()
-	g := s.hold
-	s.mu.Unlock()
-	if g != nil {
-		if err := g.wait(ctx); err != nil {
-			return err
-		}
+	if err := s.hold.pass(ctx); err != nil {
+		return err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -146,21 +175,11 @@ func (s *MemSchemaStore) Heal() {
 
 // BlockRegisterTable makes RegisterTable calls wait until the returned
 // hold is released. The hold stays installed until [MemSchemaStore.Unblock].
-func (s *MemSchemaStore) BlockRegisterTable() *Hold {
-	g := newHold()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.hold = g
-	return g
-}
+func (s *MemSchemaStore) BlockRegisterTable() *Hold { return s.hold.install() }
 
 // Unblock removes the hold installed by BlockRegisterTable (without
 // releasing calls it already holds).
-func (s *MemSchemaStore) Unblock() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.hold = nil
-}
+func (s *MemSchemaStore) Unblock() { s.hold.remove() }
 
 // Close makes every later RegisterTable fail with [store.ErrClosed].
 func (s *MemSchemaStore) Close() {
