@@ -663,7 +663,9 @@ func xRun(sc *xScenario, prefix []int) (ds []xDecision, err error) {
 	}
 	for _, st := range sc.setup {
 		if st.guard != nil && !st.guard(w) {
-			return fail(fmt.Errorf("setup step %s not enabled", st.name))
+			// The scripted drain did not get this far: a stall (the
+			// model's DrainCompletes), not a safety violation.
+			return fail(fmt.Errorf("stall: setup step %s not enabled (the drain did not progress as scripted)", st.name))
 		}
 		if err := st.do(w); err != nil {
 			return fail(fmt.Errorf("setup %s: %w", st.name, err))
@@ -723,20 +725,21 @@ func xRun(sc *xScenario, prefix []int) (ds []xDecision, err error) {
 
 // xExploration is what an exploration found.
 type xExploration struct {
-	runs    int
-	elapsed time.Duration
-	fail    error
+	runs     int
+	complete bool // every interleaving ran (no limit reached)
+	elapsed  time.Duration
+	fail     error
 }
 
 // xExplore runs every interleaving of run's threads (depth first: each
 // alternative at each decision past a run's prefix becomes a prefix to
-// run), stopping at the first failure. Each interleaving runs once
-// (TestCoordExplorerEnumerates).
-func xExplore(run func(prefix []int) ([]xDecision, error)) xExploration {
+// run), stopping at the first failure, or after limit runs (0: no
+// limit). Each interleaving runs once (TestCoordExplorerEnumerates).
+func xExplore(limit int, run func(prefix []int) ([]xDecision, error)) xExploration {
 	start := time.Now()
 	var ex xExploration
 	stack := [][]int{nil}
-	for len(stack) > 0 {
+	for len(stack) > 0 && (limit == 0 || ex.runs < limit) {
 		prefix := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		ds, err := run(prefix)
@@ -757,6 +760,7 @@ func xExplore(run func(prefix []int) ([]xDecision, error)) xExploration {
 			}
 		}
 	}
+	ex.complete = len(stack) == 0
 	ex.elapsed = time.Since(start)
 	return ex
 }
