@@ -23,43 +23,43 @@ var plantedBugs = []struct {
 	{
 		// (a) A late answer of an older epoch taken as current.
 		name: "StaleAnswerTaken", file: "coordinator.go",
-		old:  "(a.Epoch == n.epoch || (bugs.AcceptStaleEpochOn() && a.Epoch < n.epoch))",
-		new:  "a.Epoch <= n.epoch", rule: "D8",
+		old: "(a.Epoch == n.epoch || (bugs.AcceptStaleEpochOn() && a.Epoch < n.epoch))",
+		new: "a.Epoch <= n.epoch", rule: "D8",
 	},
 	{
 		// (a) A late liveness response of an older process taken as the
 		// current one's.
 		name: "StaleResponseTaken", file: "coordinator.go",
-		old:  "c.observe(n, r.Epoch, r.Liveness, false, 0, now)",
-		new:  "c.observe(n, max(r.Epoch, n.epoch), r.Liveness, false, 0, now)", rule: "D2",
+		old: "c.observe(n, r.Epoch, r.Liveness, false, 0, now)",
+		new: "c.observe(n, max(r.Epoch, n.epoch), r.Liveness, false, 0, now)", rule: "D2",
 	},
 	{
 		// (b) The recorded legacy answer carried over to the process
 		// after a restart.
 		name: "LegacyAnswerCarriedOver", file: "coordinator.go",
-		old:  "return Decision{Legacy: true, LegacyEpoch: s.legacyEpoch}, nil",
-		new:  "return Decision{Legacy: true, LegacyEpoch: n.epoch}, nil", rule: "§9: the legacy answer was given for epoch 2",
+		old: "return Decision{Legacy: true, LegacyEpoch: s.legacyEpoch}, nil",
+		new: "return Decision{Legacy: true, LegacyEpoch: n.epoch}, nil", rule: "§9: the legacy answer was given for epoch 2",
 	},
 	{
 		// (b) The version (legacy) kept across a restart: the restarted
 		// process is taken for legacy until its bootstrap.
 		name: "VersionKeptAcrossRestart", file: "coordinator.go",
-		old:  "n.versionKnown, n.version = false, 0\n",
-		new:  "\n", rule: "trace rejected",
+		old: "n.versionKnown, n.version = false, 0\n",
+		new: "\n", rule: "trace rejected",
 	},
 	{
 		// (c) Expire one tick early: at exactly the TTL, Expire deletes
 		// the entry that Answer still answers with.
 		name: "ExpireOneTickEarly", file: "../logcoord/logcoord.go",
-		old:  "if now-e.receivedAt > c.cfg.TTL {",
-		new:  "if now-e.receivedAt >= c.cfg.TTL {", rule: "L4",
+		old: "if now-e.receivedAt > c.cfg.TTL {",
+		new: "if now-e.receivedAt >= c.cfg.TTL {", rule: "L4",
 	},
 	{
 		// (c) Answer one tick early: at exactly the TTL, Answer says
 		// unknown of the entry Expire keeps.
 		name: "AnswerOneTickEarly", file: "../logcoord/logcoord.go",
-		old:  "c.cfg.TTL > 0 && now-e.receivedAt > c.cfg.TTL",
-		new:  "c.cfg.TTL > 0 && now-e.receivedAt >= c.cfg.TTL", rule: "L3",
+		old: "c.cfg.TTL > 0 && now-e.receivedAt > c.cfg.TTL",
+		new: "c.cfg.TTL > 0 && now-e.receivedAt >= c.cfg.TTL", rule: "L3",
 	},
 }
 
