@@ -97,6 +97,21 @@ func xScenarios(wide bool) []xScenario {
 			},
 		},
 		{
+			// After the legacy answer for T(2) and the upgrade restart, T
+			// rejoins the membership: the legacy session ends (C9), the
+			// new process is drained anew; late messages of the legacy
+			// process and of the first arrive around that. The rejoin is
+			// outside the model (one session): not trace-validated.
+			name: "L/legacy-rejoin", transport: lc, legacy: true, untraced: true,
+			setup: append(toDraining(), restart(node.VersionLegacy), nodeBeat("hbL2"), coordRecv("hbL2"), coordRecv("boot2"),
+				poll(), upgradeRestart(node.VersionBrokerDrain)),
+			threads: []xThread{
+				{"member", []xStep{rejoin(), coordRecv("boot3"), poll()}},
+				{"late", []xStep{coordRecv("hbL2"), coordRecv("resp:D"), poll()}},
+				{"T3", []xStep{nodeBeat("hbN3"), coordRecv("hbN3")}},
+			},
+		},
+		{
 			// The LogCoordinator's TTL (1 tick): a newer report and an
 			// older one delivered late, the clock, answers and expiry
 			// passes in every order (L2–L4: Answer and Expire draw the

@@ -497,6 +497,21 @@ func restart(v node.Version) xStep {
 	}}
 }
 
+// rejoin: T's process leaves and rejoins the membership (C9: the session
+// ends; the LogCoordinator forgets T, L4); the coordinator knows T at its
+// current epoch, its version unknown until a bootstrap. A new session may
+// start: the earlier decisions are forgotten.
+func rejoin() xStep {
+	return xStep{name: "membership.rejoin", do: func(w *xWorld) error {
+		w.coord.RemoveNode(xTarget)
+		w.cache.RemoveNode(xTarget)
+		w.ghost = xGhost{}
+		w.coord.AddNode(xTarget, w.proc().epoch, w.now)
+		w.view, w.decisions = w.coord.NodeView(xTarget), nil
+		return nil
+	}}
+}
+
 // coordRestart: the coordinator fails over: a new one knows T at its
 // current epoch from the membership and nothing else.
 func coordRestart() xStep {
@@ -551,6 +566,16 @@ func (w *xWorld) decided(d coordinator.Decision) error {
 			return fmt.Errorf("C8: the drain completed for epoch %d, then DrainNode answered %+v", prev.DrainedEpoch, d)
 		case prev.Legacy && (!d.Legacy || d.LegacyEpoch != prev.LegacyEpoch):
 			return fmt.Errorf("§9: the legacy answer was given for epoch %d, then DrainNode answered %+v", prev.LegacyEpoch, d)
+		}
+	}
+	if prev := w.lastDecision(); prev == nil || !prev.Complete && !prev.Legacy {
+		// The first final answer names the process the coordinator
+		// tracks (C8: drainedEpoch' = coordEpoch; §9: legacyEpoch' =
+		// coordEpoch), never one it forgot (C9: a removal ends the
+		// session).
+		e := w.coord.NodeView(xTarget).Epoch
+		if d.Complete && d.DrainedEpoch != e || d.Legacy && d.LegacyEpoch != e {
+			return fmt.Errorf("C8/§9: DrainNode answered %+v while the coordinator tracks epoch %d", d, e)
 		}
 	}
 	if !d.Complete && !d.Legacy && d.Remaining < 1 {

@@ -48,6 +48,13 @@ var plantedBugs = []struct {
 		new: "\n", rule: "trace rejected",
 	},
 	{
+		// (b) The recorded legacy answer kept when T leaves the
+		// membership: the rejoined process gets the old answer.
+		name: "LegacySessionSurvivesRejoin", file: "coordinator.go",
+		old: "if s := c.session; s != nil && s.target == id {\n\t\tif s.drainedEpoch",
+		new: "if s := c.session; s != nil && s.target == id && s.legacyEpoch == 0 {\n\t\tif s.drainedEpoch", rule: "C8/§9",
+	},
+	{
 		// (c) Expire one tick early: at exactly the TTL, Expire deletes
 		// the entry that Answer still answers with.
 		name: "ExpireOneTickEarly", file: "../logcoord/logcoord.go",
