@@ -3,6 +3,7 @@ package coordinator_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -384,25 +385,25 @@ func lcAnswered(label string) xStep {
 	}}
 }
 
+// answer is lcAnswer's step: the coordinator's query, the
+// LogCoordinator's answer checked against the ghost (L3), sent as label.
 func (w *xWorld) answer(label string) error {
-	{
-		if _, ok := w.coord.NextQuery(w.now); !ok {
-			return nil
-		}
-		fresh := w.ghostFresh()
-		a := w.cache.Answer(xTarget, w.now)
-		if a.Known != fresh {
-			return fmt.Errorf("L3: at tick %d the answer is known=%v, the entry (newest sample received at tick %d, TTL %d) is fresh=%v",
-				w.now, a.Known, w.ghost.recvAt, w.sc.ttl, fresh)
-		}
-		if !fresh {
-			w.ghost = xGhost{}
-		} else if a.Epoch != w.ghost.rep.Epoch || a.Count != w.ghost.rep.Count || a.AdmissionClosed != w.ghost.rep.AdmissionClosed {
-			return fmt.Errorf("L3: answered %+v, the entry is %+v", a, w.ghost.rep)
-		}
-		w.net[label] = xMsg{kind: node.KindAns, ans: a}
+	if _, ok := w.coord.NextQuery(w.now); !ok {
 		return nil
 	}
+	fresh := w.ghostFresh()
+	a := w.cache.Answer(xTarget, w.now)
+	if a.Known != fresh {
+		return fmt.Errorf("L3: at tick %d the answer is known=%v, the entry (newest sample received at tick %d, TTL %d) is fresh=%v",
+			w.now, a.Known, w.ghost.recvAt, w.sc.ttl, fresh)
+	}
+	if !fresh {
+		w.ghost = xGhost{}
+	} else if a.Epoch != w.ghost.rep.Epoch || a.Count != w.ghost.rep.Count || a.AdmissionClosed != w.ghost.rep.AdmissionClosed {
+		return fmt.Errorf("L3: answered %+v, the entry is %+v", a, w.ghost.rep)
+	}
+	w.net[label] = xMsg{kind: node.KindAns, ans: a}
+	return nil
 }
 
 // lcExpire: the LogCoordinator's expiry pass (L4).
@@ -450,15 +451,11 @@ func register(d eventservice.DispatcherID, tbl eventservice.TableID) xStep {
 	return xStep{name: "collector.register " + string(d), do: func(w *xWorld) error {
 		err := w.proc().svc.Do(context.Background(), eventservice.Request{Action: eventservice.Register,
 			Cluster: "c1", Changefeed: "cf1", Dispatcher: d, Table: tbl, StartTs: 100})
-		if err != nil && !errorsIsClosed(err) {
+		if err != nil && !errors.Is(err, eventservice.ErrAdmissionClosed) {
 			return err
 		}
 		return nil
 	}}
-}
-
-func errorsIsClosed(err error) bool {
-	return err != nil && strings.Contains(err.Error(), eventservice.ErrAdmissionClosed.Error())
 }
 
 // remove: a collector removes dispatcher d from T's current process.
