@@ -112,6 +112,22 @@ func xScenarios(wide bool) []xScenario {
 			},
 		},
 		{
+			// The coordinator fails over after giving the legacy answer
+			// for T(2), around the upgrade restart: the new coordinator
+			// knows nothing of the answer, learns T's version again from
+			// a bootstrap (the legacy process's, late, or the new one's)
+			// and answers for the process it tracks (§9, C8, C4).
+			// Outside the model: not trace-validated.
+			name: "L/failover-after-legacy", transport: lc, legacy: true, untraced: true,
+			setup: append(toDraining(), restart(node.VersionLegacy), nodeBeat("hbL2"), coordRecv("hbL2"), coordRecv("boot2"),
+				poll()),
+			threads: []xThread{
+				{"upgrade", []xStep{upgradeRestart(node.VersionBrokerDrain), nodeBeat("hbN3")}},
+				{"failover", []xStep{coordRestart(), coordRecv("boot2"), poll()}},
+				{"late", []xStep{coordRecv("hbL2"), coordRecv("boot3"), coordRecv("hbN3"), poll()}},
+			},
+		},
+		{
 			// The LogCoordinator's TTL (1 tick): a newer report and an
 			// older one delivered late, the clock, answers and expiry
 			// passes in every order (L2–L4: Answer and Expire draw the

@@ -132,9 +132,10 @@ type xWorld struct {
 
 	// What the current coordinator showed: its view of T and its
 	// decisions, for the monotonicity checks.
-	view      coordinator.NodeView
-	decisions []coordinator.Decision
-	log       []string
+	view           coordinator.NodeView
+	decisions      []coordinator.Decision
+	legacyRecorded uint64 // the epoch of a legacy answer recorded in the session (final)
+	log            []string
 }
 
 func (w *xWorld) proc() *xProc { return w.procs[len(w.procs)-1] }
@@ -198,7 +199,7 @@ func (w *xWorld) newCoordinator() error {
 	}
 	w.coord, w.gen = c, w.gen+1
 	w.coord.AddNode(xTarget, w.proc().epoch, w.now)
-	w.view, w.decisions = w.coord.NodeView(xTarget), nil
+	w.view, w.decisions, w.legacyRecorded = w.coord.NodeView(xTarget), nil, 0
 	return nil
 }
 
@@ -504,7 +505,7 @@ func rejoin() xStep {
 		w.cache.RemoveNode(xTarget)
 		w.ghost = xGhost{}
 		w.coord.AddNode(xTarget, w.proc().epoch, w.now)
-		w.view, w.decisions = w.coord.NodeView(xTarget), nil
+		w.view, w.decisions, w.legacyRecorded = w.coord.NodeView(xTarget), nil, 0
 		return nil
 	}}
 }
@@ -561,9 +562,10 @@ func (w *xWorld) decided(d coordinator.Decision) error {
 		switch {
 		case prev.Complete && (!d.Complete || d.DrainedEpoch != prev.DrainedEpoch):
 			return fmt.Errorf("C8: the drain completed for epoch %d, then DrainNode answered %+v", prev.DrainedEpoch, d)
-		case prev.Legacy && (!d.Legacy || d.LegacyEpoch != prev.LegacyEpoch):
-			return fmt.Errorf("§9: the legacy answer was given for epoch %d, then DrainNode answered %+v", prev.LegacyEpoch, d)
 		}
+	}
+	if e := w.legacyRecorded; e != 0 && (!d.Legacy || d.LegacyEpoch != e) {
+		return fmt.Errorf("§9: the legacy answer was given for epoch %d, then DrainNode answered %+v", e, d)
 	}
 	if prev := w.lastDecision(); prev == nil || !prev.Complete && !prev.Legacy {
 		// The first final answer names the process the coordinator
@@ -595,6 +597,13 @@ func (w *xWorld) decided(d coordinator.Decision) error {
 		case p == w.proc() && p.version < node.VersionBrokerDrain:
 			return fmt.Errorf("VersionSafety: the drain completed for epoch %d, a legacy process", d.DrainedEpoch)
 		}
+	}
+	if d.Legacy && w.coord.NodeView(xTarget).LegacyEpoch == d.LegacyEpoch {
+		// Recorded in the session (T restarted as a legacy process
+		// mid-drain): final. A legacy answer with no session (some alive
+		// process is legacy, §9) is not recorded: it changes once that
+		// process is gone.
+		w.legacyRecorded = d.LegacyEpoch
 	}
 	w.decisions = append(w.decisions, d)
 	return nil
