@@ -55,13 +55,14 @@ func xScenarios(wide bool) []xScenario {
 		},
 		{
 			// T's first process sends a closed zero (hbZ) and restarts; the
-			// new process registers d2 and heartbeats ALIVE; the old zero
+			// new process registers d2, gets the old DRAINING command late
+			// (N1: it changes nothing) and heartbeats ALIVE; the old zero
 			// and STOPPING response arrive before, between and after, and
 			// again (F3, D2, C4).
 			name: "H/restart-late-heartbeat", transport: hb,
 			setup: append(toDraining(), coordSend("S"), nodeRecv("S"), remove("d1"), nodeBeat("hbZ")),
 			threads: []xThread{
-				{"T", []xStep{restart(node.VersionBrokerDrain), register("d2", 2), nodeBeat("hbA2")}},
+				{"T", []xStep{restart(node.VersionBrokerDrain), register("d2", 2), nodeRecv("D"), nodeBeat("hbA2")}},
 				{"new", []xStep{coordRecv("hbA2"), coordRecv("boot2"), poll()}},
 				{"old", []xStep{coordRecv("resp:S"), coordRecv("hbZ"), poll(), coordRecv("hbZ"), coordRecv("resp:S")}},
 			},

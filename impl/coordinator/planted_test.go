@@ -55,6 +55,13 @@ var plantedBugs = []struct {
 		new: "if s := c.session; s != nil && s.target == id && s.legacyEpoch == 0 {\n\t\tif s.drainedEpoch", rule: "C8/§9",
 	},
 	{
+		// A node that takes a command of another epoch (N1): the new
+		// process steps on the old process's late DRAINING.
+		name: "NodeTakesOldEpochCommand", file: "../node/node.go",
+		old: "changed = cmd.Epoch == n.cfg.Epoch && n.live.Advance(cmd.Target)",
+		new: "changed = n.live.Advance(cmd.Target)", rule: "trace rejected",
+	},
+	{
 		// (c) Expire one tick early: at exactly the TTL, Expire deletes
 		// the entry that Answer still answers with.
 		name: "ExpireOneTickEarly", file: "../logcoord/logcoord.go",
