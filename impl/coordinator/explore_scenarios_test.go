@@ -268,9 +268,16 @@ func TestCoordExplorerEnumerates(t *testing.T) {
 			seen[xDescribe(ds)]++
 			return ds, nil
 		})
-		if ex.runs != tc.want || len(seen) != tc.want {
-			t.Errorf("%v (waits %v): %d runs, %d distinct, want %d", tc.lengths, tc.waits, ex.runs, len(seen), tc.want)
+		if ex.runs != tc.want || len(seen) != tc.want || !ex.complete {
+			t.Errorf("%v (waits %v): %d runs, %d distinct, complete %v, want %d", tc.lengths, tc.waits, ex.runs, len(seen), ex.complete, tc.want)
 		}
+	}
+	// A limit stops the search after that many runs, and says so.
+	ex := xExplore(5, func([]int) ([]xDecision, error) {
+		return []xDecision{{enabled: []int{0, 1, 2}}, {enabled: []int{0, 1}}}, nil
+	})
+	if ex.runs != 5 || ex.complete {
+		t.Errorf("limit 5: %d runs, complete %v; want 5, not complete", ex.runs, ex.complete)
 	}
 }
 
