@@ -303,7 +303,7 @@ func (n *Node) loop(ctx context.Context) {
 				continue // the bug: an unchanged report is not sent again
 			}
 			sent = &r
-			if _, err := lc.Report(ctx, &pb.CountReport{Node: string(r.From), Epoch: r.Epoch, Count: r.Count, AdmissionClosed: r.AdmissionClosed}); err != nil && ctx.Err() == nil {
+			if _, err := lc.Report(ctx, transport.ReportToPB(r)); err != nil && ctx.Err() == nil {
 				n.log.Debug("report lost", "err", err)
 			}
 		}

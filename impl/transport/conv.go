@@ -29,3 +29,16 @@ func LivenessFromPB(l pb.Liveness) (node.Liveness, bool) {
 	}
 	return node.NoLiveness, false
 }
+
+// ReportToPB returns the event service's count report r on the wire
+// (LogCoordinator.Report), its sequence number included.
+func ReportToPB(r node.Report) *pb.CountReport {
+	return &pb.CountReport{Node: string(r.From), Epoch: r.Epoch, Count: r.Count, AdmissionClosed: r.AdmissionClosed, Seq: r.Seq}
+}
+
+// reportFromPB returns the wire's report m (its fields checked by the
+// caller).
+func reportFromPB(m *pb.CountReport) node.Report {
+	return node.Report{From: node.ID(m.GetNode()), Epoch: m.GetEpoch(), Count: m.GetCount(),
+		AdmissionClosed: m.GetAdmissionClosed(), Seq: m.GetSeq()}
+}

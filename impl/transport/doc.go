@@ -23,7 +23,9 @@
 //     answers with the node's own epoch and liveness, never a count
 //     (F2); a change forces a heartbeat (OnChange).
 //   - L2 / L3: [LogCoordServer] caches reports and answers queries with
-//     the cache's answer, "unknown" included (F7).
+//     the cache's answer, "unknown" included (F7). A report carries its
+//     sequence number (node.Report.Seq, [ReportToPB]), so an older report
+//     delivered late does not refresh the cached entry (TiCDC #6155).
 //
 // Every handler checks its message first (an unknown node, an epoch of 0,
 // a negative table, an oversized batch) and answers InvalidArgument

@@ -292,8 +292,7 @@ func (s *LogCoordServer) Report(_ context.Context, in *pb.CountReport) (*pb.Repo
 	if in.GetCount() < 0 {
 		return nil, badArg("report of node %q with count %d", in.GetNode(), in.GetCount())
 	}
-	s.Cache.OnReport(node.Report{From: node.ID(in.GetNode()), Epoch: in.GetEpoch(), Count: in.GetCount(),
-		AdmissionClosed: in.GetAdmissionClosed()}, s.Now())
+	s.Cache.OnReport(reportFromPB(in), s.Now())
 	return &pb.ReportAck{}, nil
 }
 

@@ -1755,8 +1755,12 @@ type CountReport struct {
 	Epoch           uint64                 `protobuf:"varint,2,opt,name=epoch,proto3" json:"epoch,omitempty"`
 	Count           int64                  `protobuf:"varint,3,opt,name=count,proto3" json:"count,omitempty"`
 	AdmissionClosed bool                   `protobuf:"varint,4,opt,name=admission_closed,json=admissionClosed,proto3" json:"admission_closed,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// seq is the report's place among its process's reports (1, 2, ...;
+	// 0: not numbered), node.Report.Seq: a copy of an older report that
+	// arrives late does not make the cached entry look fresh (L2).
+	Seq           uint64 `protobuf:"varint,5,opt,name=seq,proto3" json:"seq,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CountReport) Reset() {
@@ -1815,6 +1819,13 @@ func (x *CountReport) GetAdmissionClosed() bool {
 		return x.AdmissionClosed
 	}
 	return false
+}
+
+func (x *CountReport) GetSeq() uint64 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
 }
 
 type ReportAck struct {
@@ -2089,12 +2100,13 @@ const file_drainproof_proto_rawDesc = "" +
 	"\x10admission_closed\x18\x05 \x01(\bR\x0fadmissionClosed\x12\x18\n" +
 	"\aversion\x18\x06 \x01(\x05R\aversion\x12!\n" +
 	"\fopen_batches\x18\a \x01(\x03R\vopenBatches\x12%\n" +
-	"\x0eopen_iterators\x18\b \x01(\x03R\ropenIterators\"x\n" +
+	"\x0eopen_iterators\x18\b \x01(\x03R\ropenIterators\"\x8a\x01\n" +
 	"\vCountReport\x12\x12\n" +
 	"\x04node\x18\x01 \x01(\tR\x04node\x12\x14\n" +
 	"\x05epoch\x18\x02 \x01(\x04R\x05epoch\x12\x14\n" +
 	"\x05count\x18\x03 \x01(\x03R\x05count\x12)\n" +
-	"\x10admission_closed\x18\x04 \x01(\bR\x0fadmissionClosed\"\v\n" +
+	"\x10admission_closed\x18\x04 \x01(\bR\x0fadmissionClosed\x12\x10\n" +
+	"\x03seq\x18\x05 \x01(\x04R\x03seq\"\v\n" +
 	"\tReportAck\"$\n" +
 	"\n" +
 	"CountQuery\x12\x16\n" +
