@@ -104,13 +104,24 @@ func TestDrainWaitsForRemoteDispatcher(t *testing.T) {
 				r, err := n1.Drain(dctx, 20*time.Millisecond)
 				done <- result{r, err}
 			}()
+			// n1 reaches STOPPING (however long a loaded machine takes), and
+			// the drain does not end while remote-1 is registered: not before
+			// STOPPING, and not in the 500 ms after it.
+			deadline := time.Now().Add(15 * time.Second)
+			for n1.Liveness() != node.Stopping {
+				if time.Now().After(deadline) {
+					t.Fatalf("n1 is %v after 15s of drain, want STOPPING", n1.Liveness())
+				}
+				select {
+				case r := <-done:
+					t.Fatalf("the drain ended while a dispatcher is registered on n1: %+v", r)
+				case <-time.After(10 * time.Millisecond):
+				}
+			}
 			select {
 			case r := <-done:
 				t.Fatalf("the drain ended while a dispatcher is registered on n1: %+v", r)
-			case <-time.After(800 * time.Millisecond):
-			}
-			if l := n1.Liveness(); l != node.Stopping {
-				t.Fatalf("n1 is %v after 800ms of drain, want STOPPING", l)
+			case <-time.After(500 * time.Millisecond):
 			}
 			// A new registration is refused now (E2, R8).
 			if r, err := es.Dispatch(ctx, &pb.DispatcherRequest{Action: pb.Action_REGISTER, Cluster: string(Cluster), Changefeed: "cf",
