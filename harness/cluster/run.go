@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"time"
 
+	"google.golang.org/grpc"
+
 	"github.com/drainproof/drainproof/harness/lincheck"
 	"github.com/drainproof/drainproof/impl/transport/pb"
 )
@@ -71,6 +73,10 @@ type Config struct {
 	Keep string
 	// Log receives progress lines (nil: none).
 	Log io.Writer
+	// TLS runs every connection as mutual TLS with certificates made for
+	// the run (a CA in the working directory), the operator identity
+	// OperatorIdentity, and probes the access rules (tls.go).
+	TLS bool
 }
 
 // Drain is one drain of the run: a SIGTERM of a node and its outcome.
@@ -139,6 +145,7 @@ type run struct {
 	toCoord   []*proxy // per node: its way to the coordinator
 	toLC      []*proxy // per node: its way to the LogCoordinator
 	w         *workload
+	tls       *tlsSetup // nil without Config.TLS
 
 	mu         sync.Mutex
 	faults     []FaultEvent
@@ -278,6 +285,21 @@ func (r *run) newProc(name, role string) (*proc, error) {
 // nodes.
 func (r *run) boot() error {
 	var err error
+	if r.cfg.TLS {
+		if r.tls, err = newTLSSetup(r.dir); err != nil {
+			return fmt.Errorf("cluster: tls: %w", err)
+		}
+		for _, name := range []string{"logcoord", CoordinatorIdentity} {
+			if err := r.tls.issue(name); err != nil {
+				return fmt.Errorf("cluster: tls: %w", err)
+			}
+		}
+		for i := range r.cfg.Nodes {
+			if err := r.tls.issue(fmt.Sprintf("n%d", i+1)); err != nil {
+				return fmt.Errorf("cluster: tls: %w", err)
+			}
+		}
+	}
 	if r.lc, err = r.newProc("logcoord", "logcoord"); err != nil {
 		return err
 	}
@@ -347,6 +369,9 @@ func (r *run) startProc(p *proc) error {
 			"--disk-faults", r.diskRate(), "--disk-seed", fmt.Sprint(r.cfg.Seed+uint64(i)),
 			"--heartbeat", "100ms", "--schema-delay", "1500ms", "--maintainer-move", "1s", "--shutdown-timeout", (r.cfg.DrainBound + r.cfg.Duration).String())
 	}
+	if r.tls != nil {
+		args = append(args, r.tls.flags[p.name]...)
+	}
 	return p.start(r.cfg.Binary, r.cfg.Env, args)
 }
 
@@ -407,7 +432,11 @@ func (r *run) exercise(ctx context.Context) (*Result, error) {
 	for i, x := range r.in {
 		addrs[i] = x.addr()
 	}
-	w, err := newWorkload(addrs, r.cfg.Tables, r.cfg.Seed)
+	var dial []grpc.DialOption
+	if r.tls != nil {
+		dial = append(dial, r.tls.dial)
+	}
+	w, err := newWorkload(addrs, r.cfg.Tables, r.cfg.Seed, dial...)
 	if err != nil {
 		return nil, err
 	}
@@ -423,6 +452,9 @@ func (r *run) exercise(ctx context.Context) (*Result, error) {
 	}
 	r.linOps, r.linOutcome = n, string(lin.Outcome)
 	r.logf("registry history: %d operations, porcupine: %s", n, lin.Outcome)
+	if r.tls != nil {
+		r.probeTLS(ctx)
+	}
 	produce, stopProduce := context.WithCancel(ctx)
 	collect, stopCollect := context.WithCancel(ctx)
 	defer stopProduce()
