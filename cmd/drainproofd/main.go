@@ -182,6 +182,9 @@ func run(args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "drainproofd: %s\n", oneLine(err.Error()))
 		return 2
 	}
+	// A peer that floods malformed messages is held to TarpitRate a
+	// second (BenchmarkFlood in impl/transport).
+	srvOpts = append(srvOpts, grpc.ChainUnaryInterceptor(transport.NewTarpit(transport.TarpitRate, transport.TarpitBurst).Interceptor()))
 	lis, err := net.Listen("tcp", o.listen)
 	if err != nil {
 		fmt.Fprintf(stderr, "drainproofd: --listen %s: %v\n", o.listen, err)
