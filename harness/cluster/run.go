@@ -33,7 +33,7 @@ const (
 
 // FaultNames lists the fault kinds Run injects.
 func FaultNames() []string {
-	return []string{FaultKill, FaultPause, FaultPartition, FaultDelay, FaultDisk}
+	return []string{FaultKill, FaultPause, FaultPartition, FaultDelay, FaultDisk, FaultStale}
 }
 
 // DiskFaultRate is the probability with which a node fails a write
@@ -152,6 +152,7 @@ type run struct {
 	restarts   int
 	violations []string
 	draining   map[int]bool // nodes the upgrade is draining
+	staled     map[int]bool // nodes FaultStale has hit
 	linOps     int
 	linOutcome string
 	// legacyGone is when no legacy process is alive any more: the
@@ -217,7 +218,7 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &run{cfg: cfg, dir: dir, start: time.Now(), rng: rand.New(rand.NewPCG(cfg.Seed, 0x5eed)), draining: map[int]bool{}}
+	r := &run{cfg: cfg, dir: dir, start: time.Now(), rng: rand.New(rand.NewPCG(cfg.Seed, 0x5eed)), draining: map[int]bool{}, staled: map[int]bool{}}
 	defer func() {
 		r.teardown()
 		if cfg.Keep != "" {
@@ -460,6 +461,11 @@ func (r *run) exercise(ctx context.Context) (*Result, error) {
 	defer stopProduce()
 	defer stopCollect()
 	w.start(produce, collect)
+	watch, stopWatch := context.WithCancel(ctx)
+	var watchWG sync.WaitGroup
+	watchWG.Add(1)
+	go func() { defer watchWG.Done(); r.watchObservations(watch, dial) }()
+	defer func() { stopWatch(); watchWG.Wait() }()
 	faultsEnd := time.Now().Add(r.cfg.Duration)
 	var wg sync.WaitGroup
 	if len(r.cfg.Faults) > 0 {
@@ -681,6 +687,8 @@ func (r *run) inject(ctx context.Context, kind string, end time.Time) {
 		r.record(kind, r.nodes[i].name+"->"+peer, d.String())
 		sleep(ctx, d)
 		x.heal()
+	case FaultStale:
+		r.injectStale(ctx, end)
 	case FaultDisk:
 		// Disk errors are drawn inside each node (--disk-faults), all
 		// the run long.
