@@ -175,6 +175,9 @@ func printCluster(w io.Writer, r *cluster.Result, f clusterFlags) {
 		kinds[ft.Kind]++
 	}
 	fmt.Fprintf(w, "  faults      %d injected %v, %d restarts\n", len(r.Faults), kinds, r.Restarts)
+	if r.TLSProbe != "" {
+		fmt.Fprintf(w, "  tls         mutual TLS; %s\n", r.TLSProbe)
+	}
 	for _, v := range r.Violations {
 		fmt.Fprintf(w, "  VIOLATION   %s\n", v)
 	}

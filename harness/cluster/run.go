@@ -121,6 +121,9 @@ type Result struct {
 	// boundary; LinOutcome porcupine's verdict on it (ok, illegal,
 	// unknown).
 	LinOps      int           `json:"lincheck_ops"`
+	// TLSProbe is the outcome of the access probe of a TLS run (empty
+	// without Config.TLS).
+	TLSProbe string `json:"tls_probe,omitempty"`
 	LinOutcome  string        `json:"lincheck"`
 	UpgradeWall time.Duration `json:"upgrade_wall_ns"`
 	Wall        time.Duration `json:"wall_ns"`
@@ -155,6 +158,7 @@ type run struct {
 	staled     map[int]bool // nodes FaultStale has hit
 	linOps     int
 	linOutcome string
+	tlsProbe   string
 	// legacyGone is when no legacy process is alive any more: the
 	// start without --upgrade, the legacy node's upgrade with it.
 	legacyGone time.Time
@@ -790,6 +794,7 @@ func (r *run) check(upgradeWall time.Duration) *Result {
 	res.Faults = r.faults
 	res.Restarts = r.restarts
 	res.LinOps, res.LinOutcome = r.linOps, r.linOutcome
+	res.TLSProbe = r.tlsProbe
 	res.Wall = time.Since(r.start)
 	return res
 }

@@ -90,3 +90,23 @@ func TestRunCatchesAcceptStaleEpoch(t *testing.T) {
 	}
 	checkNothingLeft(t, res)
 }
+
+// TestRunTLS: a short run with mutual TLS between every process passes,
+// and its access probe ran: a non-operator's drain was refused
+// (PermissionDenied) and a REGISTER without a certificate failed.
+func TestRunTLS(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs processes for seconds")
+	}
+	res, err := Run(context.Background(), Config{Binary: bins.plain, Nodes: 3, Seed: 1, Duration: 4 * time.Second, Upgrade: true, TLS: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Violations) > 0 {
+		t.Fatalf("violations: %q", res.Violations)
+	}
+	if !strings.Contains(res.TLSProbe, "drain: PermissionDenied") || !strings.Contains(res.TLSProbe, "certificate: Unavailable") {
+		t.Fatalf("TLS probe %q", res.TLSProbe)
+	}
+	checkNothingLeft(t, res)
+}

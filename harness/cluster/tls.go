@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"time"
@@ -91,5 +92,9 @@ func (r *run) probeTLS(ctx context.Context) {
 	if err == nil {
 		r.violate("tls: a peer without a certificate registered a dispatcher with %s", r.nodes[0].name)
 	}
-	r.logf("tls: a non-operator's drain: %v; a REGISTER without a certificate: %v", status.Code(derr), status.Code(err))
+	probe := fmt.Sprintf("a non-operator's drain: %v; a REGISTER without a certificate: %v", status.Code(derr), status.Code(err))
+	r.mu.Lock()
+	r.tlsProbe = probe
+	r.mu.Unlock()
+	r.logf("tls: %s", probe)
 }
