@@ -120,10 +120,10 @@ type Result struct {
 	// LinOps is the size of the registry history recorded at the gRPC
 	// boundary; LinOutcome porcupine's verdict on it (ok, illegal,
 	// unknown).
-	LinOps      int           `json:"lincheck_ops"`
+	LinOps int `json:"lincheck_ops"`
 	// TLSProbe is the outcome of the access probe of a TLS run (empty
 	// without Config.TLS).
-	TLSProbe string `json:"tls_probe,omitempty"`
+	TLSProbe    string        `json:"tls_probe,omitempty"`
 	LinOutcome  string        `json:"lincheck"`
 	UpgradeWall time.Duration `json:"upgrade_wall_ns"`
 	Wall        time.Duration `json:"wall_ns"`
