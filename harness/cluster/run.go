@@ -120,13 +120,13 @@ type Result struct {
 	// LinOps is the size of the registry history recorded at the gRPC
 	// boundary; LinOutcome porcupine's verdict on it (ok, illegal,
 	// unknown).
-	LinOps int `json:"lincheck_ops"`
-	// TLSProbe is the outcome of the access probe of a TLS run (empty
-	// without Config.TLS).
-	TLSProbe    string        `json:"tls_probe,omitempty"`
+	LinOps      int           `json:"lincheck_ops"`
 	LinOutcome  string        `json:"lincheck"`
 	UpgradeWall time.Duration `json:"upgrade_wall_ns"`
 	Wall        time.Duration `json:"wall_ns"`
+	// TLSProbe is the outcome of the access probe of a TLS run (empty
+	// without Config.TLS).
+	TLSProbe string `json:"tls_probe,omitempty"`
 
 	// Dir, Ports and PIDs are the run's working directory, listening
 	// ports and processes, all gone when Run returns (tests check it).
