@@ -107,7 +107,7 @@ trace-parity:
 ## fuzz: a short fuzzing run of the cfg parser and of each gRPC handler
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./tla/tlacfg
-	for f in FuzzDispatch FuzzSetLiveness FuzzWriteEvents FuzzReport; do \
+	for f in FuzzDispatch FuzzSetLiveness FuzzWriteEvents FuzzReport FuzzDispatcherHeartbeat FuzzReadEvents; do \
 		$(GO) test -run '^$$' -fuzz "^$$f\$$" -fuzztime 30s ./impl/transport || exit 1; done
 
 ## pgo: refresh cmd/checker/default.pgo, the CPU profile that Go's profile-guided

@@ -29,6 +29,7 @@ type clusterFlags struct {
 	bug        string
 	drainBound time.Duration
 	verbose    bool
+	tls        bool
 }
 
 func parseClusterFlags(args []string, stderr io.Writer) (f clusterFlags, ok bool) {
@@ -46,6 +47,7 @@ func parseClusterFlags(args []string, stderr io.Writer) (f clusterFlags, ok bool
 	fs.StringVar(&f.bug, "bug", "", "build drainproofd with -tags bugs and switch on this bug of the zoo in every process")
 	fs.DurationVar(&f.drainBound, "drain-bound", 15*time.Second, "how long a drain may take once the faults stopped")
 	fs.BoolVar(&f.verbose, "v", false, "print the run's progress on stderr")
+	fs.BoolVar(&f.tls, "tls", false, "mutual TLS between every process, with certificates made for the run, and the operator identity's access rules probed")
 	if err := fs.Parse(args); err != nil {
 		return f, false
 	}
@@ -117,7 +119,7 @@ func runCluster(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return exitUsage
 	}
 	cfg := cluster.Config{Binary: bin, Nodes: f.nodes, Seed: f.seed, Duration: f.duration, Faults: f.faults,
-		Upgrade: f.upgrade, Transport: f.transport, DrainBound: f.drainBound, Keep: f.traceDir}
+		Upgrade: f.upgrade, Transport: f.transport, DrainBound: f.drainBound, Keep: f.traceDir, TLS: f.tls}
 	if f.bug != "" {
 		cfg.Env = []string{"DRAINPROOF_BUG=" + f.bug}
 	}
@@ -173,6 +175,9 @@ func printCluster(w io.Writer, r *cluster.Result, f clusterFlags) {
 		kinds[ft.Kind]++
 	}
 	fmt.Fprintf(w, "  faults      %d injected %v, %d restarts\n", len(r.Faults), kinds, r.Restarts)
+	if r.TLSProbe != "" {
+		fmt.Fprintf(w, "  tls         mutual TLS; %s\n", r.TLSProbe)
+	}
 	for _, v := range r.Violations {
 		fmt.Fprintf(w, "  VIOLATION   %s\n", v)
 	}

@@ -13,6 +13,9 @@
 // exits 0 only once the drain completed (or the coordinator gave the
 // legacy answer); if --shutdown-timeout passes first it says so and exits
 // 1. A bad flag or an unreachable peer: one line on stderr, exit 2.
+// With --tls-ca, --tls-cert and --tls-key every connection is mutual
+// TLS 1.3 and transport.Access decides who may call what
+// (--operator-identity may drain any node).
 // Built with -tags bugs, the variable DRAINPROOF_BUG switches on a bug
 // of the zoo (package bugs).
 package main
@@ -31,9 +34,12 @@ import (
 	"syscall"
 	"time"
 
+	"google.golang.org/grpc"
+
 	"github.com/drainproof/drainproof/impl/bugs"
 	"github.com/drainproof/drainproof/impl/daemon"
 	"github.com/drainproof/drainproof/impl/node"
+	"github.com/drainproof/drainproof/impl/transport"
 )
 
 func main() {
@@ -42,6 +48,7 @@ func main() {
 
 type options struct {
 	role, id, listen, advertise, coordinator, logcoord, dataDir, transport, httpAddr, readyFile, logLevel string
+	tlsCA, tlsCert, tlsKey, operatorID, coordinatorID                                                     string
 	version                                                                                               int
 	diskFaults                                                                                            float64
 	diskSeed                                                                                              uint64
@@ -72,6 +79,11 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.Float64Var(&o.diskFaults, "disk-faults", 0, "fail each write batch's Set or Commit with this probability (injected disk errors; 0..1)")
 	fs.Uint64Var(&o.diskSeed, "disk-seed", 1, "seed of the injected disk errors")
 	fs.DurationVar(&o.maintainerMove, "maintainer-move", 0, "how long the maintainer takes to move its work off a DRAINING node")
+	fs.StringVar(&o.tlsCA, "tls-ca", "", "PEM file of the CA every peer's certificate must be signed by (mutual TLS with --tls-cert and --tls-key)")
+	fs.StringVar(&o.tlsCert, "tls-cert", "", "PEM file of this process's certificate (a node's names its --id)")
+	fs.StringVar(&o.tlsKey, "tls-key", "", "PEM file of the certificate's private key")
+	fs.StringVar(&o.operatorID, "operator-identity", "", "with TLS: the certificate identity (subject CN or URI SAN) that may start any node's drain")
+	fs.StringVar(&o.coordinatorID, "coordinator-identity", "coordinator", "with TLS: the coordinator's certificate identity (its commands and queries)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -99,6 +111,12 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	if o.transport == string(node.TransportLogCoord) && o.role != "logcoord" && o.logcoord == "" {
 		return nil, fmt.Errorf("--role %s with --transport logcoord needs --logcoord", o.role)
 	}
+	if n := countSet(o.tlsCA, o.tlsCert, o.tlsKey); n != 0 && n != 3 {
+		return nil, errors.New("--tls-ca, --tls-cert and --tls-key go together")
+	}
+	if o.tlsCA == "" && o.operatorID != "" {
+		return nil, errors.New("--operator-identity needs TLS (--tls-ca, --tls-cert, --tls-key)")
+	}
 	for _, d := range []struct {
 		name string
 		v    time.Duration
@@ -108,6 +126,37 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 		}
 	}
 	return o, nil
+}
+
+func countSet(vs ...string) int {
+	n := 0
+	for _, v := range vs {
+		if v != "" {
+			n++
+		}
+	}
+	return n
+}
+
+// security returns the process's gRPC server and dial options: mutual
+// TLS and the access rules when the certificate flags are given, none
+// otherwise.
+func security(o *options) ([]grpc.ServerOption, []grpc.DialOption, error) {
+	if o.tlsCA == "" {
+		return nil, nil, nil
+	}
+	t, err := transport.LoadTLS(o.tlsCA, o.tlsCert, o.tlsKey)
+	if err != nil {
+		return nil, nil, err
+	}
+	switch {
+	case o.role == "node" && !t.Identity.Is(o.id):
+		return nil, nil, fmt.Errorf("--tls-cert %s names %q, not the node's --id %q", o.tlsCert, t.Identity, o.id)
+	case o.role == "coordinator" && !t.Identity.Is(o.coordinatorID):
+		return nil, nil, fmt.Errorf("--tls-cert %s names %q, not the --coordinator-identity %q", o.tlsCert, t.Identity, o.coordinatorID)
+	}
+	a := transport.Access{Operator: o.operatorID, Coordinator: o.coordinatorID}
+	return t.ServerOptions(a), []grpc.DialOption{t.DialOption()}, nil
 }
 
 func run(args []string, stderr io.Writer) int {
@@ -128,6 +177,14 @@ func run(args []string, stderr io.Writer) int {
 	} else if name != "" {
 		log.Warn("bug switched on", "bug", name)
 	}
+	srvOpts, dialOpts, err := security(o)
+	if err != nil {
+		fmt.Fprintf(stderr, "drainproofd: %s\n", oneLine(err.Error()))
+		return 2
+	}
+	// A peer that floods malformed messages is held to TarpitRate a
+	// second (BenchmarkFlood in impl/transport).
+	srvOpts = append(srvOpts, grpc.ChainUnaryInterceptor(transport.NewTarpit(transport.TarpitRate, transport.TarpitBurst).Interceptor()))
 	lis, err := net.Listen("tcp", o.listen)
 	if err != nil {
 		fmt.Fprintf(stderr, "drainproofd: --listen %s: %v\n", o.listen, err)
@@ -179,10 +236,10 @@ func run(args []string, stderr io.Writer) int {
 	var startErr error
 	switch o.role {
 	case "logcoord":
-		closer, startErr = daemon.StartLogCoord(daemon.LogCoordConfig{Listener: lis, TTL: o.ttl, Logger: log})
+		closer, startErr = daemon.StartLogCoord(daemon.LogCoordConfig{Listener: lis, TTL: o.ttl, Logger: log, ServerOptions: srvOpts})
 	case "coordinator":
 		closer, startErr = daemon.StartCoordinator(daemon.CoordinatorConfig{Listener: lis, Transport: node.Transport(o.transport),
-			LogCoord: o.logcoord, MemberTTL: o.memberTTL, Logger: log, Metrics: metrics})
+			LogCoord: o.logcoord, MemberTTL: o.memberTTL, Logger: log, Metrics: metrics, ServerOptions: srvOpts, DialOptions: dialOpts})
 	}
 	if o.role != "node" {
 		if startErr != nil {
@@ -200,7 +257,8 @@ func run(args []string, stderr io.Writer) int {
 	}
 	n, err := daemon.StartNode(daemon.NodeConfig{ID: node.ID(o.id), Listener: lis, Advertise: o.advertise,
 		Coordinator: o.coordinator, LogCoord: o.logcoord, DataDir: o.dataDir, Version: node.Version(o.version),
-		Transport: node.Transport(o.transport), HeartbeatEvery: o.heartbeat, SchemaDelay: o.schemaDelay, MaintainerMove: o.maintainerMove, DiskFaults: o.diskFaults, DiskSeed: o.diskSeed, Logger: log, Metrics: metrics})
+		Transport: node.Transport(o.transport), HeartbeatEvery: o.heartbeat, SchemaDelay: o.schemaDelay, MaintainerMove: o.maintainerMove, DiskFaults: o.diskFaults, DiskSeed: o.diskSeed, Logger: log, Metrics: metrics,
+		ServerOptions: srvOpts, DialOptions: dialOpts})
 	if err != nil {
 		fmt.Fprintf(stderr, "drainproofd: %s\n", oneLine(strings.TrimPrefix(err.Error(), "daemon: ")))
 		return 2

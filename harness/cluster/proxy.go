@@ -1,8 +1,10 @@
 package cluster
 
 import (
+	"errors"
 	"io"
 	"net"
+	"os"
 	"sync"
 	"time"
 )
@@ -21,7 +23,11 @@ type proxy struct {
 	delay       time.Duration
 	partitioned bool
 	conns       map[net.Conn]struct{}
-	wg          sync.WaitGroup
+	// late holds, per client connection, when the bytes it sends are
+	// released (hold): they reach the target then, even after the
+	// client died.
+	late map[net.Conn]time.Time
+	wg   sync.WaitGroup
 }
 
 func newProxy(target string) (*proxy, error) {
@@ -29,7 +35,7 @@ func newProxy(target string) (*proxy, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &proxy{l: l, target: target, conns: make(map[net.Conn]struct{})}
+	p := &proxy{l: l, target: target, conns: make(map[net.Conn]struct{}), late: make(map[net.Conn]time.Time)}
 	p.wg.Add(1)
 	go p.accept()
 	return p, nil
@@ -80,13 +86,80 @@ func (p *proxy) serve(c net.Conn) {
 	wg.Wait()
 	p.drop(c)
 	p.drop(up)
+	p.mu.Lock()
+	delete(p.late, c)
+	p.mu.Unlock()
 }
 
-// pipe copies src to dst, delaying each chunk by the current delay.
+// lateUntil returns when the bytes client connection c sends are
+// released (zero: not held).
+func (p *proxy) lateUntil(c net.Conn) time.Time {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.late[c]
+}
+
+// hold delays every byte the connections open now send towards the
+// target until release (or d from now at the latest), and delivers them
+// then even if their client has died meanwhile (its connection closed):
+// the old process's last messages arrive after its successor's first
+// ones. Connections opened later are not held.
+func (p *proxy) hold(d time.Duration) {
+	at := time.Now().Add(d)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for c := range p.conns {
+		p.late[c] = at
+	}
+}
+
+// release delivers the held bytes now.
+func (p *proxy) release() {
+	now := time.Now()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for c := range p.late {
+		p.late[c] = now
+	}
+}
+
+// pipeLate reads src (a held client connection) into memory until its
+// client closes it or it is released, then writes it all to dst and
+// closes both.
+func (p *proxy) pipeLate(dst, src net.Conn, first []byte) {
+	held := append([]byte(nil), first...)
+	buf := make([]byte, 32<<10)
+	for time.Now().Before(p.lateUntil(src)) {
+		_ = src.SetReadDeadline(time.Now().Add(5 * time.Millisecond))
+		n, err := src.Read(buf)
+		held = append(held, buf[:n]...)
+		if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
+			for time.Now().Before(p.lateUntil(src)) {
+				time.Sleep(2 * time.Millisecond)
+			}
+		}
+	}
+	_, _ = dst.Write(held)
+	time.Sleep(200 * time.Millisecond) // the target reads it before the close
+	_ = dst.Close()
+	_ = src.Close()
+}
+
+// pipe copies src to dst, delaying each chunk by the current delay; a
+// held client connection's bytes go to pipeLate, and the other
+// direction of a held connection leaves the target's side open for it.
 func (p *proxy) pipe(dst, src net.Conn) {
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := src.Read(buf)
+		if !p.lateUntil(src).IsZero() {
+			p.pipeLate(dst, src, buf[:n])
+			return
+		}
+		if !p.lateUntil(dst).IsZero() {
+			_ = dst.Close()
+			return // the target's side stays open: pipeLate closes it
+		}
 		if n > 0 {
 			p.mu.Lock()
 			d := p.delay

@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"time"
 
+	"google.golang.org/grpc"
+
 	"github.com/drainproof/drainproof/harness/lincheck"
 	"github.com/drainproof/drainproof/impl/transport/pb"
 )
@@ -31,7 +33,7 @@ const (
 
 // FaultNames lists the fault kinds Run injects.
 func FaultNames() []string {
-	return []string{FaultKill, FaultPause, FaultPartition, FaultDelay, FaultDisk}
+	return []string{FaultKill, FaultPause, FaultPartition, FaultDelay, FaultDisk, FaultStale}
 }
 
 // DiskFaultRate is the probability with which a node fails a write
@@ -71,6 +73,10 @@ type Config struct {
 	Keep string
 	// Log receives progress lines (nil: none).
 	Log io.Writer
+	// TLS runs every connection as mutual TLS with certificates made for
+	// the run (a CA in the working directory), the operator identity
+	// OperatorIdentity, and probes the access rules (tls.go).
+	TLS bool
 }
 
 // Drain is one drain of the run: a SIGTERM of a node and its outcome.
@@ -118,6 +124,9 @@ type Result struct {
 	LinOutcome  string        `json:"lincheck"`
 	UpgradeWall time.Duration `json:"upgrade_wall_ns"`
 	Wall        time.Duration `json:"wall_ns"`
+	// TLSProbe is the outcome of the access probe of a TLS run (empty
+	// without Config.TLS).
+	TLSProbe string `json:"tls_probe,omitempty"`
 
 	// Dir, Ports and PIDs are the run's working directory, listening
 	// ports and processes, all gone when Run returns (tests check it).
@@ -139,14 +148,17 @@ type run struct {
 	toCoord   []*proxy // per node: its way to the coordinator
 	toLC      []*proxy // per node: its way to the LogCoordinator
 	w         *workload
+	tls       *tlsSetup // nil without Config.TLS
 
 	mu         sync.Mutex
 	faults     []FaultEvent
 	restarts   int
 	violations []string
 	draining   map[int]bool // nodes the upgrade is draining
+	staled     map[int]bool // nodes FaultStale has hit
 	linOps     int
 	linOutcome string
+	tlsProbe   string
 	// legacyGone is when no legacy process is alive any more: the
 	// start without --upgrade, the legacy node's upgrade with it.
 	legacyGone time.Time
@@ -210,7 +222,7 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &run{cfg: cfg, dir: dir, start: time.Now(), rng: rand.New(rand.NewPCG(cfg.Seed, 0x5eed)), draining: map[int]bool{}}
+	r := &run{cfg: cfg, dir: dir, start: time.Now(), rng: rand.New(rand.NewPCG(cfg.Seed, 0x5eed)), draining: map[int]bool{}, staled: map[int]bool{}}
 	defer func() {
 		r.teardown()
 		if cfg.Keep != "" {
@@ -278,6 +290,21 @@ func (r *run) newProc(name, role string) (*proc, error) {
 // nodes.
 func (r *run) boot() error {
 	var err error
+	if r.cfg.TLS {
+		if r.tls, err = newTLSSetup(r.dir); err != nil {
+			return fmt.Errorf("cluster: tls: %w", err)
+		}
+		for _, name := range []string{"logcoord", CoordinatorIdentity} {
+			if err := r.tls.issue(name); err != nil {
+				return fmt.Errorf("cluster: tls: %w", err)
+			}
+		}
+		for i := range r.cfg.Nodes {
+			if err := r.tls.issue(fmt.Sprintf("n%d", i+1)); err != nil {
+				return fmt.Errorf("cluster: tls: %w", err)
+			}
+		}
+	}
 	if r.lc, err = r.newProc("logcoord", "logcoord"); err != nil {
 		return err
 	}
@@ -347,6 +374,9 @@ func (r *run) startProc(p *proc) error {
 			"--disk-faults", r.diskRate(), "--disk-seed", fmt.Sprint(r.cfg.Seed+uint64(i)),
 			"--heartbeat", "100ms", "--schema-delay", "1500ms", "--maintainer-move", "1s", "--shutdown-timeout", (r.cfg.DrainBound + r.cfg.Duration).String())
 	}
+	if r.tls != nil {
+		args = append(args, r.tls.flags[p.name]...)
+	}
 	return p.start(r.cfg.Binary, r.cfg.Env, args)
 }
 
@@ -407,7 +437,11 @@ func (r *run) exercise(ctx context.Context) (*Result, error) {
 	for i, x := range r.in {
 		addrs[i] = x.addr()
 	}
-	w, err := newWorkload(addrs, r.cfg.Tables, r.cfg.Seed)
+	var dial []grpc.DialOption
+	if r.tls != nil {
+		dial = append(dial, r.tls.dial)
+	}
+	w, err := newWorkload(addrs, r.cfg.Tables, r.cfg.Seed, dial...)
 	if err != nil {
 		return nil, err
 	}
@@ -423,11 +457,19 @@ func (r *run) exercise(ctx context.Context) (*Result, error) {
 	}
 	r.linOps, r.linOutcome = n, string(lin.Outcome)
 	r.logf("registry history: %d operations, porcupine: %s", n, lin.Outcome)
+	if r.tls != nil {
+		r.probeTLS(ctx)
+	}
 	produce, stopProduce := context.WithCancel(ctx)
 	collect, stopCollect := context.WithCancel(ctx)
 	defer stopProduce()
 	defer stopCollect()
 	w.start(produce, collect)
+	watch, stopWatch := context.WithCancel(ctx)
+	var watchWG sync.WaitGroup
+	watchWG.Add(1)
+	go func() { defer watchWG.Done(); r.watchObservations(watch, dial) }()
+	defer func() { stopWatch(); watchWG.Wait() }()
 	faultsEnd := time.Now().Add(r.cfg.Duration)
 	var wg sync.WaitGroup
 	if len(r.cfg.Faults) > 0 {
@@ -649,6 +691,8 @@ func (r *run) inject(ctx context.Context, kind string, end time.Time) {
 		r.record(kind, r.nodes[i].name+"->"+peer, d.String())
 		sleep(ctx, d)
 		x.heal()
+	case FaultStale:
+		r.injectStale(ctx, end)
 	case FaultDisk:
 		// Disk errors are drawn inside each node (--disk-faults), all
 		// the run long.
@@ -750,6 +794,7 @@ func (r *run) check(upgradeWall time.Duration) *Result {
 	res.Faults = r.faults
 	res.Restarts = r.restarts
 	res.LinOps, res.LinOutcome = r.linOps, r.linOutcome
+	res.TLSProbe = r.tlsProbe
 	res.Wall = time.Since(r.start)
 	return res
 }

@@ -58,10 +58,10 @@ type workload struct {
 	pwg, wg sync.WaitGroup
 }
 
-func newWorkload(addrs []string, tables int, seed uint64) (*workload, error) {
+func newWorkload(addrs []string, tables int, seed uint64, dial ...grpc.DialOption) (*workload, error) {
 	w := &workload{seed: seed, regs: make(map[int][]*regRecord)}
 	for _, a := range addrs {
-		c, err := transport.Dial(a)
+		c, err := transport.Dial(a, dial...)
 		if err != nil {
 			w.close()
 			return nil, err

@@ -27,6 +27,13 @@
 //     sequence number (node.Report.Seq, [ReportToPB]), so an older report
 //     delivered late does not refresh the cached entry (TiCDC #6155).
 //
+// With mutual TLS ([LoadTLS], [TLS.ServerOptions], [TLS.DialOption]),
+// every connection is TLS 1.3 with certificates verified both ways, and
+// [Access] decides, by the caller's certificate identity, who may call
+// what (the operator alone drains other nodes; only the coordinator
+// commands a node; a node speaks only for itself). The model assumes a
+// message comes from the process it names; this makes it so on the wire.
+//
 // Every handler checks its message first (an unknown node, an epoch of 0,
 // a negative table, an oversized batch) and answers InvalidArgument
 // without touching the library. The one dependency added for it is

@@ -126,3 +126,66 @@ func FuzzReport(f *testing.F) {
 }
 
 func newTestCache() *logcoord.Cache { return logcoord.New(logcoord.Config{TTL: 1000}) }
+
+// FuzzDispatcherHeartbeat: a collector's heartbeat of any shape is
+// answered or refused; a refused one changes no count.
+func FuzzDispatcherHeartbeat(f *testing.F) {
+	f.Add("c1", "d1", uint64(5), uint64(1), 1)
+	f.Add("", "", uint64(0), uint64(0), 0)
+	f.Add("c1", "", uint64(1), uint64(1), 5000)
+	r := newRig(f)
+	srv := &EventServer{Svc: r.svc, Data: r.data, Node: r.node}
+	f.Fuzz(func(t *testing.T, cluster, id string, ts, epoch uint64, n int) {
+		if n < 0 || n > 2*MaxBatch {
+			n = n & 0xff
+		}
+		req := &pb.DispatcherHeartbeatRequest{Cluster: cluster}
+		for range n {
+			req.Progress = append(req.Progress, &pb.Progress{Dispatcher: id, CheckpointTs: ts, Epoch: epoch})
+		}
+		before, _ := r.svc.Sample()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		resp, err := srv.DispatcherHeartbeat(ctx, req)
+		after, _ := r.svc.Sample()
+		switch {
+		case err != nil && status.Code(err) == codes.Unknown:
+			t.Fatalf("DispatcherHeartbeat returned a non-status error %v", err)
+		case err != nil && status.Code(err) == codes.InvalidArgument && after != before:
+			t.Fatalf("a refused heartbeat changed the count %d -> %d", before, after)
+		case err == nil && resp == nil:
+			t.Fatal("DispatcherHeartbeat returned neither an answer nor an error")
+		}
+	})
+}
+
+// FuzzReadEvents: a read of any dispatcher, position and limit is
+// answered (at most MaxBatch events) or refused, and leaves no iterator
+// open.
+func FuzzReadEvents(f *testing.F) {
+	f.Add("d1", uint64(0), uint32(10))
+	f.Add("", uint64(7), uint32(0))
+	f.Add("d1", uint64(1)<<63, uint32(1)<<30)
+	r := newRig(f)
+	srv := &EventServer{Svc: r.svc, Data: r.data, Node: r.node}
+	ctx := context.Background()
+	if _, err := srv.Dispatch(ctx, regPB("d1", 1)); err != nil {
+		f.Fatal(err)
+	}
+	if _, err := srv.WriteEvents(ctx, &pb.WriteEventsRequest{Table: 1, Events: []*pb.Event{{CommitTs: 5, Key: []byte("k")}}}); err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, id string, after uint64, limit uint32) {
+		resp, err := srv.ReadEvents(ctx, &pb.ReadEventsRequest{Dispatcher: id, After: after, Limit: limit})
+		if err != nil {
+			if status.Code(err) == codes.Unknown {
+				t.Fatalf("ReadEvents returned a non-status error %v", err)
+			}
+		} else if len(resp.GetEvents()) > MaxBatch {
+			t.Fatalf("ReadEvents answered %d events (at most %d)", len(resp.GetEvents()), MaxBatch)
+		}
+		if res := r.data.Resources(); res.Batches != 0 || res.Iterators != 0 {
+			t.Fatalf("resources left open: %+v", res)
+		}
+	})
+}

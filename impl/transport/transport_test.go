@@ -29,9 +29,15 @@ type rig struct {
 	es   pb.EventServiceClient
 	ns   pb.NodeClient
 	lc   pb.LogCoordinatorClient
+	addr string // the server's address
+	// cache is the LogCoordinator's.
+	cache *logcoord.Cache
 }
 
-func newRig(t testing.TB) *rig {
+func newRig(t testing.TB) *rig { return newRigWith(t) }
+
+// newRigWith is newRig with server options (interceptors).
+func newRigWith(t testing.TB, opts ...grpc.ServerOption) *rig {
 	t.Helper()
 	r := &rig{ss: storetest.NewMemSchemaStore(), data: store.NewMemEventStore(), live: new(node.LivenessStore)}
 	var err error
@@ -53,16 +59,18 @@ func newRig(t testing.TB) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := grpc.NewServer()
+	srv := grpc.NewServer(opts...)
 	pb.RegisterEventServiceServer(srv, &EventServer{Svc: r.svc, Data: r.data, Node: r.node})
 	pb.RegisterNodeServer(srv, &NodeServer{Node: r.node})
-	pb.RegisterLogCoordinatorServer(srv, &LogCoordServer{Cache: logcoord.New(logcoord.Config{TTL: 1000}), Now: func() int64 { return 1 }})
+	r.cache = logcoord.New(logcoord.Config{TTL: 1000})
+	pb.RegisterLogCoordinatorServer(srv, &LogCoordServer{Cache: r.cache, Now: func() int64 { return 1 }})
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		_ = srv.Serve(lis)
 	}()
-	conn, err := Dial(lis.Addr().String())
+	r.addr = lis.Addr().String()
+	conn, err := Dial(r.addr)
 	if err != nil {
 		t.Fatal(err)
 	}
