@@ -47,7 +47,12 @@ func TestPercentiles(t *testing.T) {
 func TestClusterReportIsOneObject(t *testing.T) {
 	for _, res := range []*cluster.Result{{}, {Violations: []string{"lost event t1 ts 5", "drain 2 stalled"}}} {
 		var b bytes.Buffer
-		if err := writeReport(&b, clusterReport(res)); err != nil {
+		sh := newSeedsReport(shardSpec{0, 1}, 1, 1, "")
+		sh.Ran = []uint64{1}
+		if len(res.Violations) > 0 {
+			sh.fail("cluster", 1, res.Violations[0])
+		}
+		if err := writeReport(&b, clusterReport([]*cluster.Result{res}, sh)); err != nil {
 			t.Fatal(err)
 		}
 		r := decodeReport(t, b.String(), "cluster")
