@@ -14,7 +14,14 @@ import (
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	// With DRAINPROOF_CHECKER_MAIN=1 the test binary is the checker
+	// (TestShardsUnderParallelEqualOneRun runs it under GNU parallel).
+	if os.Getenv("DRAINPROOF_CHECKER_MAIN") == "1" {
+		os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+	}
+	goleak.VerifyTestMain(m)
+}
 
 func runCLI(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
