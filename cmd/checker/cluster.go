@@ -34,6 +34,8 @@ type clusterFlags struct {
 	// invocation runs shard's (shard.go).
 	seeds int
 	shard shardSpec
+	// html is --html's file: the runs' timelines (clusterhtml.go).
+	html string
 }
 
 // config is the flags that decide a seed's run, for --shard's report.
@@ -62,6 +64,7 @@ func parseClusterFlags(args []string, stderr io.Writer) (f clusterFlags, ok bool
 	fs.DurationVar(&f.drainBound, "drain-bound", 15*time.Second, "how long a drain may take once the faults stopped")
 	fs.BoolVar(&f.verbose, "v", false, "print the run's progress on stderr")
 	fs.IntVar(&f.seeds, "seeds", 1, "run the seeds seed..seed+seeds-1 one after the other (1..100,000)")
+	fs.StringVar(&f.html, "html", "", "write the runs' timelines, one lane per process, to FILE (one self-contained HTML page)")
 	shard := fs.String("shard", "", "run only the seeds s of the range with (s-seed) mod n = i, for i/n (0 <= i < n); checker report merge combines the shards' --json reports")
 	if err := fs.Parse(args); err != nil {
 		return f, false
@@ -90,6 +93,9 @@ func parseClusterFlags(args []string, stderr io.Writer) (f clusterFlags, ok bool
 	}
 	var err error
 	if f.shard, err = parseShard(*shard); err != nil {
+		return bad("%v", err)
+	}
+	if err := writable("html", f.html); err != nil {
 		return bad("%v", err)
 	}
 	if f.transport != "logcoord" && f.transport != "heartbeat" {
@@ -176,6 +182,12 @@ func runCluster(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		}
 		if !f.asJSON {
 			printCluster(stdout, res, f)
+		}
+	}
+	if f.html != "" {
+		if err := writeClusterPage(f.html, results, sh, f); err != nil {
+			fmt.Fprintf(stderr, "checker cluster: --html: %v\n", err)
+			return exitUsage
 		}
 	}
 	if f.asJSON {
@@ -268,4 +280,21 @@ func clusterReport(results []*cluster.Result, sh *seedsReport) report {
 		r.Outcome, r.Reason = outcomeIncomplete, fmt.Sprintf("interrupted: %d seeds run", len(sh.Ran))
 	}
 	return r
+}
+
+// writeClusterPage writes --html's page of the runs to path.
+func writeClusterPage(path string, results []*cluster.Result, sh *seedsReport, f clusterFlags) error {
+	title := fmt.Sprintf("%d of %d seeds failed; checker cluster --seed %d --seeds %d %s", len(sh.Failed), len(sh.Ran), f.seed, f.seeds, sh.Config)
+	if sh.Count > 1 {
+		title += " --shard " + sh.Shard
+	}
+	out, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := writeClusterHTML(out, results, title); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
 }
