@@ -68,6 +68,9 @@ func TestRunPassesAndLeavesNothing(t *testing.T) {
 	if res.EventsRead == 0 || res.Registrations == 0 || len(res.Drains) != 3 {
 		t.Fatalf("the run did too little: %d events read, %d registrations, %d drains\n%s", res.EventsRead, res.Registrations, len(res.Drains), log.String())
 	}
+	if len(res.BugsReached) != 0 {
+		t.Errorf("no bug is switched on, yet BugsReached = %v", res.BugsReached)
+	}
 	checkTimeline(t, res)
 	checkNothingLeft(t, res)
 }
@@ -181,6 +184,9 @@ func TestRunCatchesIgnoreBrokerCount(t *testing.T) {
 	}
 	if !caught {
 		t.Fatalf("IgnoreBrokerCount not caught; violations %q", res.Violations)
+	}
+	if !slices.Contains(res.BugsReached, "IgnoreBrokerCount") {
+		t.Errorf("the bug's code ran, but BugsReached = %v", res.BugsReached)
 	}
 	checkNothingLeft(t, res)
 }

@@ -145,6 +145,10 @@ type Result struct {
 	LinOutcome  string        `json:"lincheck"`
 	UpgradeWall time.Duration `json:"upgrade_wall_ns"`
 	Wall        time.Duration `json:"wall_ns"`
+	// BugsReached names the bugs switched on (Config.Env's
+	// DRAINPROOF_BUG and the bugs it requires) whose code some process
+	// ran: each process logs "bug site reached" once per bug.
+	BugsReached []string `json:"bugs_reached,omitempty"`
 	// Processes names the run's processes (logcoord, coordinator, n1…);
 	// Timeline is what happened to them, in time order.
 	Processes []string        `json:"processes"`
@@ -868,6 +872,15 @@ func (r *run) check(upgradeWall time.Duration) *Result {
 	for _, p := range r.nodes {
 		res.Processes = append(res.Processes, p.name)
 	}
+	for _, p := range append([]*proc{r.lc, r.coord}, r.nodes...) {
+		for _, l := range p.logLines(`"msg":"bug site reached"`) {
+			var b struct{ Bug string }
+			if json.Unmarshal([]byte(l), &b) == nil && b.Bug != "" && !slices.Contains(res.BugsReached, b.Bug) {
+				res.BugsReached = append(res.BugsReached, b.Bug)
+			}
+		}
+	}
+	slices.Sort(res.BugsReached)
 	res.Timeline = append(r.timeline, r.observed()...)
 	slices.SortStableFunc(res.Timeline, func(a, b TimelineEvent) int { return cmp.Compare(a.At, b.At) })
 	return res
