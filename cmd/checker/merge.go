@@ -82,14 +82,25 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		"the seed and the command that reproduce it. Exit 1 if a seed failed, 2 on an unreadable or malformed\n" +
 		"report, reports of different commands, flags, seed ranges or revisions, or a shard missing or given twice,\n" +
 		"3 if a shard was interrupted.\n"
+	// The subcommand is the first argument that is not a flag: flags
+	// before it (checker report --json merge …) are merge's.
+	var flags []string
+	for len(args) > 0 && strings.HasPrefix(args[0], "-") {
+		switch args[0] {
+		case "-h", "-help", "--help", "--h":
+			fmt.Fprint(stdout, about)
+			return exitOK
+		}
+		flags, args = append(flags, args[0]), args[1:]
+	}
 	if len(args) == 0 {
-		fmt.Fprint(stderr, about)
+		fmt.Fprint(stderr, "checker report: no subcommand (want merge)\n")
 		return exitUsage
 	}
 	switch args[0] {
 	case "merge":
-		return runMerge(args[1:], stdout, stderr, about)
-	case "-h", "-help", "--help", "help":
+		return runMerge(append(flags, args[1:]...), stdout, stderr, about)
+	case "help":
 		fmt.Fprint(stdout, about)
 		return exitOK
 	}

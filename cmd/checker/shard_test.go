@@ -91,6 +91,15 @@ func writeShard(t *testing.T, dir string, sh shardSpec, first uint64, k int, con
 	return f.Name()
 }
 
+// shardDir returns a folder with the 2 shards of a cluster run of seeds
+// 1..3 whose seeds bad failed.
+func shardDir(t *testing.T, bad ...uint64) string {
+	dir := t.TempDir()
+	writeShard(t, dir, shardSpec{0, 2}, 1, 3, "--nodes 3", bad...)
+	writeShard(t, dir, shardSpec{1, 2}, 1, 3, "--nodes 3", bad...)
+	return dir
+}
+
 // TestMergeVerdicts: merge lists every failure with its seed and replay
 // command (exit 1), passes a clean set (exit 0), and refuses, naming
 // the file or shard, a missing shard, a duplicated one, a shard of other
