@@ -578,7 +578,12 @@ func (r *run) drainAndRestart(ctx context.Context, p *proc, faultsEnd time.Time)
 			r.logf("upgrade: %s was killed during its drain; again", p.name)
 			continue // killed by a fault: restart and drain again
 		} else if code != 0 {
-			r.violate("drain of %s ended with exit %d (shutdown timeout): %s", p.name, code, strings.Join(p.logLines("shutdown timeout"), " "))
+			// Its shutdown timeout, or the error it exited with.
+			why := p.logLines("shutdown timeout")
+			if errs := p.logLines(`"level":"ERROR"`); len(why) == 0 && len(errs) > 0 {
+				why = errs[len(errs)-1:]
+			}
+			r.violate("drain of %s ended with exit %d: %s", p.name, code, strings.Join(why, " "))
 		}
 		wasLegacy := p.version == 0
 		p.version = 2
