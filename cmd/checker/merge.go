@@ -75,7 +75,7 @@ type shardInput struct {
 }
 
 // runReport is `checker report`: its one subcommand is merge.
-func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func runReport(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	const about = "usage: checker report merge [--json] FILE|DIR...\n\n" +
 		"Combine the --json reports of the shards of one checker simulate or checker cluster run (--shard i/n)\n" +
 		"into one verdict and one table; a directory stands for its *.json files. Every failure is listed with\n" +
