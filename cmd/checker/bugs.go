@@ -96,15 +96,15 @@ func runBugs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "checker bugs: "+format+"\n", a...)
 		return exitUsage
 	}
-	if err := bugs.Enable(bugs.Names()[0]); err != nil {
-		return fail("%v (go run -tags bugs ./cmd/checker bugs)", err)
-	}
-	bugs.Reset()
 	if flagErr(stderr, "checker bugs", intRange("seeds", int64(*seeds), 1, maxSeeds), intRange("cluster-seeds", int64(cf.seeds), 1, 100),
 		positive("cluster-duration", cf.duration),
 		notWith(setFlags(fs), "--cluster off", "they set up the real cluster's runs", ifNot(cf.on, "cluster-seeds", "cluster-duration")...)) {
 		return exitUsage
 	}
+	if err := bugs.Enable(bugs.Names()[0]); err != nil {
+		return fail("%v (go run -tags bugs ./cmd/checker bugs)", err)
+	}
+	bugs.Reset()
 	if *only != "" && !slices.Contains(bugs.ModelNames(), *only) {
 		return fail("--only %s: not a model bug of the zoo %v (implementation-only bugs have no model: make bugs)", *only, bugs.ModelNames())
 	}
