@@ -19,6 +19,10 @@ func TestClusterBadFlags(t *testing.T) {
 		{"--transport", "pigeon"},
 		{"--drain-bound", "-1s"},
 		{"--binary", "/nonexistent/drainproofd"},
+		{"--seeds", "0"},
+		{"--seed", "18446744073709551615", "--seeds", "2"},
+		{"--shard", "1/1"},
+		{"--html", "/nonexistent/dir/t.html"},
 		{"stray"},
 	} {
 		code, out, errOut := runCLI(t, append([]string{"cluster"}, args...)...)
