@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/drainproof/drainproof/harness/cluster"
 	"github.com/drainproof/drainproof/tla"
 	"github.com/stretchr/testify/require"
 )
@@ -314,4 +315,39 @@ func TestBrowserLincheckPass(t *testing.T) {
 		[2]string{"#lincheck-verdict", "operations"},
 	)
 	screenshot(t, ctx, page, "lincheck-pass", verdictOK)
+}
+
+// The cluster timeline (checker cluster --html) of a recorded run: the
+// verdict, every process's lane, the faults and the drains are on the
+// first screen; a run with a violation shows it in red.
+func TestBrowserClusterTimeline(t *testing.T) {
+	ctx := browser(t)
+	r := loadClusterRun(t)
+	for _, c := range []struct {
+		name       string
+		violations []string
+		verdict    color.RGBA
+		text       string
+	}{
+		{"cluster-timeline", nil, verdictOK, "cluster PASS"},
+		{"cluster-timeline-fail", []string{"drain of n2 (epoch 3) completed while dispatcher disp-t2 was registered"}, verdictViolated, "cluster FAIL"},
+	} {
+		r.Violations = c.violations
+		page := filepath.Join(t.TempDir(), c.name+".html")
+		f, err := os.Create(page)
+		require.NoError(t, err)
+		require.NoError(t, writeClusterHTML(f, []*cluster.Result{r}, "checker cluster --seed 1 --duration 8s"))
+		require.NoError(t, f.Close())
+		open(t, ctx, page)
+		pairs := [][2]string{{"#verdict", c.text}, {".legend", "draining"}, {"text.mark.fault", "✕"}, {"text.mark.sigterm", "▶"},
+			{"text.mark.done", "✔"}, {"text", "faults stop"}}
+		for _, p := range r.Processes {
+			pairs = append(pairs, [2]string{"text.lane-name", p})
+		}
+		if c.violations != nil {
+			pairs = append(pairs, [2]string{"ul.violations li", "disp-t2 was registered"})
+		}
+		requireOnScreen(t, ctx, c.name, pairs...)
+		screenshot(t, ctx, page, c.name, c.verdict)
+	}
 }

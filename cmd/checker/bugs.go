@@ -16,6 +16,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/drainproof/drainproof/harness/cluster"
 	"github.com/drainproof/drainproof/harness/drainmodel"
 	"github.com/drainproof/drainproof/harness/lincheck"
 	"github.com/drainproof/drainproof/harness/sim"
@@ -30,11 +31,19 @@ import (
 var bugTechniques = []string{"model checker", "rapid conformance", "lincheck", "simulator", "trace validation",
 	"distributed trace validation"}
 
+// clusterTechnique is the column of checker bugs --cluster: short runs
+// of a real cluster (checker cluster) with the bug on in every process.
+const clusterTechnique = "real cluster"
+
 // bugCell is one technique's result on one bug.
 type bugCell struct {
 	Caught  bool    `json:"caught"`
 	Seconds float64 `json:"seconds"`
 	How     string  `json:"how,omitempty"`
+	// NotReached is the real cluster's: no process ran the bug's code
+	// (its fault point was never consulted), so the run could not catch
+	// it; not a miss.
+	NotReached bool `json:"not_reached,omitempty"`
 }
 
 // bugRow is one bug of the matrix.
@@ -60,6 +69,10 @@ func runBugs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	only := fs.String("only", "", "only this bug")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	list := fs.Bool("list", false, "print the name of every bug of the zoo (model bugs, then implementation-only ones), one a line, and exit")
+	var cf bugClusterFlags
+	fs.BoolVar(&cf.on, "cluster", false, "add the real cluster's column: per bug, checker cluster runs (3 nodes, --upgrade, --faults kill,pause,disk) with the bug on until one catches it (minutes per bug)")
+	fs.IntVar(&cf.seeds, "cluster-seeds", 2, "with --cluster: seeds per bug (1..100)")
+	fs.DurationVar(&cf.duration, "cluster-duration", 20*time.Second, "with --cluster: each run's --duration")
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
@@ -83,13 +96,15 @@ func runBugs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "checker bugs: "+format+"\n", a...)
 		return exitUsage
 	}
+	if flagErr(stderr, "checker bugs", intRange("seeds", int64(*seeds), 1, maxSeeds), intRange("cluster-seeds", int64(cf.seeds), 1, 100),
+		positive("cluster-duration", cf.duration),
+		notWith(setFlags(fs), "--cluster off", "they set up the real cluster's runs", ifNot(cf.on, "cluster-seeds", "cluster-duration")...)) {
+		return exitUsage
+	}
 	if err := bugs.Enable(bugs.Names()[0]); err != nil {
 		return fail("%v (go run -tags bugs ./cmd/checker bugs)", err)
 	}
 	bugs.Reset()
-	if flagErr(stderr, "checker bugs", intRange("seeds", int64(*seeds), 1, maxSeeds)) {
-		return exitUsage
-	}
 	if *only != "" && !slices.Contains(bugs.ModelNames(), *only) {
 		return fail("--only %s: not a model bug of the zoo %v (implementation-only bugs have no model: make bugs)", *only, bugs.ModelNames())
 	}
@@ -102,6 +117,11 @@ func runBugs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail("%v", err)
 	}
+	if cf.on {
+		if cf.binary, err = buildDaemon(ctx, tmp, true); err != nil {
+			return fail("%v", err)
+		}
+	}
 	start := time.Now()
 	var rows []bugRow
 	for _, name := range bugs.ModelNames() {
@@ -111,6 +131,11 @@ func runBugs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		row, err := bugMatrixRow(ctx, name, *seeds, tests)
 		if err != nil {
 			return fail("%s: %v", name, err)
+		}
+		if cf.on {
+			if err := bugClusterCell(ctx, &row, cf); err != nil {
+				return fail("%s: real cluster: %v", name, err)
+			}
 		}
 		rows = append(rows, row)
 	}
@@ -127,7 +152,11 @@ func runBugs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return code
 	}
-	printBugMatrix(stdout, rows)
+	techniques := bugTechniques
+	if cf.on {
+		techniques = append(slices.Clone(techniques), clusterTechnique)
+	}
+	printBugMatrix(stdout, rows, techniques)
 	return code
 }
 
@@ -206,14 +235,16 @@ func bugMatrixRow(ctx context.Context, name string, seeds int, tests map[string]
 }
 
 // printBugMatrix prints the rows as a table.
-func printBugMatrix(stdout io.Writer, rows []bugRow) {
+func printBugMatrix(stdout io.Writer, rows []bugRow, techniques []string) {
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "bug\t%s\tcaught by\n", strings.Join(bugTechniques, "\t"))
+	fmt.Fprintf(tw, "bug\t%s\tcaught by\n", strings.Join(techniques, "\t"))
 	for _, r := range rows {
 		cells := []string{r.Bug}
-		for _, t := range bugTechniques {
+		for _, t := range techniques {
 			c := r.Cells[t]
-			if c.Caught {
+			if c.NotReached {
+				cells = append(cells, fmt.Sprintf("not reached (%.0fs)", c.Seconds))
+			} else if c.Caught {
 				cells = append(cells, fmt.Sprintf("yes %.2fs", c.Seconds))
 			} else {
 				cells = append(cells, fmt.Sprintf("no (%.2fs)", c.Seconds))
@@ -383,4 +414,69 @@ func actionOf(line string) string {
 	var l struct{ Action string }
 	_ = json.Unmarshal([]byte(line), &l)
 	return l.Action
+}
+
+// bugClusterFlags are checker bugs --cluster's.
+type bugClusterFlags struct {
+	on       bool
+	seeds    int
+	duration time.Duration
+	binary   string // drainproofd built with -tags bugs
+}
+
+// ifNot returns names if !cond, else nil: the flags that only apply
+// when cond holds.
+func ifNot(cond bool, names ...string) []string {
+	if cond {
+		return nil
+	}
+	return names
+}
+
+// positive returns an error naming flag if d is not positive.
+func positive(flag string, d time.Duration) error {
+	if d <= 0 {
+		return fmt.Errorf("--%s must be positive, got %v", flag, d)
+	}
+	return nil
+}
+
+// bugClusterCell fills the real cluster's cell of row: checker cluster
+// runs, seed 1 then 2 …, with the bug on in every process, until one
+// reports a violation (caught). A run in which no process reached the
+// bug's code (no "bug site reached" in any log: harness/cluster's
+// BugsReached) could not have caught it; when no run reached it the
+// cell says not reached rather than missed.
+func bugClusterCell(ctx context.Context, row *bugRow, cf bugClusterFlags) error {
+	start := time.Now()
+	cell := bugCell{}
+	reached := 0
+	for s := 1; s <= cf.seeds; s++ {
+		res, err := cluster.Run(ctx, cluster.Config{Binary: cf.binary, Nodes: 3, Seed: uint64(s), Duration: cf.duration,
+			Faults: []string{cluster.FaultKill, cluster.FaultPause, cluster.FaultDisk}, Upgrade: true,
+			Env: []string{bugs.EnvVar + "=" + row.Bug}})
+		if err != nil {
+			return err
+		}
+		if slices.Contains(res.BugsReached, row.Bug) {
+			reached++
+		}
+		if len(res.Violations) > 0 {
+			cell.Caught, cell.How = true, fmt.Sprintf("seed %d: %s", s, res.Violations[0])
+			break
+		}
+	}
+	switch {
+	case cell.Caught:
+	case reached == 0:
+		cell.NotReached, cell.How = true, fmt.Sprintf("no process ran the bug's code in %d seeds of %v", cf.seeds, cf.duration)
+	default:
+		cell.How = fmt.Sprintf("reached in %d of %d seeds of %v, no violation", reached, cf.seeds, cf.duration)
+	}
+	cell.Seconds = time.Since(start).Seconds()
+	row.Cells[clusterTechnique] = cell
+	if cell.Caught {
+		row.Caught++
+	}
+	return nil
 }

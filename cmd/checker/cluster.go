@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,6 +31,25 @@ type clusterFlags struct {
 	drainBound time.Duration
 	verbose    bool
 	tls        bool
+	// seeds and shard: the seeds seed..seed+seeds-1, of which this
+	// invocation runs shard's (shard.go).
+	seeds int
+	shard shardSpec
+	// html is --html's file: the runs' timelines (clusterhtml.go).
+	html string
+}
+
+// config is the flags that decide a seed's run, for --shard's report.
+func (f clusterFlags) config() string {
+	c := fmt.Sprintf("--nodes %d --duration %v --faults %s --upgrade=%v --transport %s --drain-bound %v",
+		f.nodes, f.duration, strings.Join(f.faults, ","), f.upgrade, f.transport, f.drainBound)
+	if f.bug != "" {
+		c += " --bug " + f.bug
+	}
+	if f.tls {
+		c += " --tls"
+	}
+	return c
 }
 
 func parseClusterFlags(args []string, stderr io.Writer) (f clusterFlags, ok bool) {
@@ -48,6 +68,9 @@ func parseClusterFlags(args []string, stderr io.Writer) (f clusterFlags, ok bool
 	fs.DurationVar(&f.drainBound, "drain-bound", 15*time.Second, "how long a drain may take once the faults stopped")
 	fs.BoolVar(&f.verbose, "v", false, "print the run's progress on stderr")
 	fs.BoolVar(&f.tls, "tls", false, "mutual TLS between every process, with certificates made for the run, and the operator identity's access rules probed")
+	fs.IntVar(&f.seeds, "seeds", 1, "run the seeds seed..seed+seeds-1 one after the other (1..100,000)")
+	fs.StringVar(&f.html, "html", "", "write the runs' timelines, one lane per process, to FILE (one self-contained HTML page)")
+	shard := fs.String("shard", "", "run only the seeds s of the range with (s-seed) mod n = i, for i/n (0 <= i < n); checker report merge combines the shards' --json reports")
 	if err := fs.Parse(args); err != nil {
 		return f, false
 	}
@@ -66,6 +89,19 @@ func parseClusterFlags(args []string, stderr io.Writer) (f clusterFlags, ok bool
 	}
 	if f.drainBound <= 0 {
 		return bad("--drain-bound %v: want more than 0", f.drainBound)
+	}
+	if err := intRange("seeds", int64(f.seeds), 1, 100_000); err != nil {
+		return bad("%v", err)
+	}
+	if f.seed > math.MaxUint64-uint64(f.seeds-1) {
+		return bad("--seeds %d from --seed %d passes the largest seed", f.seeds, f.seed)
+	}
+	var err error
+	if f.shard, err = parseShard(*shard); err != nil {
+		return bad("%v", err)
+	}
+	if err := writable("html", f.html); err != nil {
+		return bad("%v", err)
 	}
 	if f.transport != "logcoord" && f.transport != "heartbeat" {
 		return bad("--transport %q: want logcoord or heartbeat", f.transport)
@@ -102,8 +138,9 @@ func runCluster(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if !ok {
 		return exitUsage
 	}
+	seeds := f.shard.seeds(f.seed, f.seeds)
 	bin := f.binary
-	if bin == "" {
+	if bin == "" && len(seeds) > 0 {
 		dir, err := os.MkdirTemp("", "drainproof-bin-")
 		if err != nil {
 			fmt.Fprintf(stderr, "checker cluster: %v\n", err)
@@ -114,33 +151,67 @@ func runCluster(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			fmt.Fprintf(stderr, "checker cluster: %v\n", err)
 			return exitUsage
 		}
-	} else if _, err := os.Stat(bin); err != nil {
-		fmt.Fprintf(stderr, "checker cluster: --binary: %v\n", err)
-		return exitUsage
+	} else if bin != "" {
+		if _, err := os.Stat(bin); err != nil {
+			fmt.Fprintf(stderr, "checker cluster: --binary: %v\n", err)
+			return exitUsage
+		}
 	}
-	cfg := cluster.Config{Binary: bin, Nodes: f.nodes, Seed: f.seed, Duration: f.duration, Faults: f.faults,
-		Upgrade: f.upgrade, Transport: f.transport, DrainBound: f.drainBound, Keep: f.traceDir, TLS: f.tls}
-	if f.bug != "" {
-		cfg.Env = []string{"DRAINPROOF_BUG=" + f.bug}
+	sh := newSeedsReport(f.shard, f.seed, f.seeds, f.config())
+	var results []*cluster.Result
+	for _, seed := range seeds {
+		cfg := cluster.Config{Binary: bin, Nodes: f.nodes, Seed: seed, Duration: f.duration, Faults: f.faults,
+			Upgrade: f.upgrade, Transport: f.transport, DrainBound: f.drainBound, Keep: f.traceDir, TLS: f.tls}
+		if f.traceDir != "" && len(seeds) > 1 {
+			cfg.Keep = filepath.Join(f.traceDir, fmt.Sprintf("seed-%d", seed))
+		}
+		if f.bug != "" {
+			cfg.Env = []string{"DRAINPROOF_BUG=" + f.bug}
+		}
+		if f.verbose {
+			cfg.Log = stderr
+		}
+		res, err := cluster.Run(ctx, cfg)
+		if ctx.Err() != nil {
+			sh.Interrupted = true
+			break
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "checker cluster: seed %d: %v\n", seed, err)
+			return exitUsage
+		}
+		results = append(results, res)
+		sh.Ran = append(sh.Ran, seed)
+		if len(res.Violations) > 0 {
+			sh.fail("cluster", seed, res.Violations[0])
+		}
+		if !f.asJSON {
+			printCluster(stdout, res, f)
+		}
 	}
-	if f.verbose {
-		cfg.Log = stderr
-	}
-	res, err := cluster.Run(ctx, cfg)
-	if err != nil {
-		fmt.Fprintf(stderr, "checker cluster: %v\n", err)
-		return exitUsage
+	if f.html != "" {
+		if err := writeClusterPage(f.html, results, sh, f); err != nil {
+			fmt.Fprintf(stderr, "checker cluster: --html: %v\n", err)
+			return exitUsage
+		}
 	}
 	if f.asJSON {
-		if err := writeReport(stdout, clusterReport(res)); err != nil {
+		if err := writeReport(stdout, clusterReport(results, sh)); err != nil {
 			fmt.Fprintf(stderr, "checker cluster: %v\n", err)
 			return exitUsage
 		}
-	} else {
-		printCluster(stdout, res, f)
+	} else if f.seeds > 1 || sh.Interrupted {
+		fmt.Fprintf(stdout, "cluster: shard %s of seeds %d..%d: %d seeds run, %d failed%s\n", sh.Shard, f.seed, f.seed+uint64(f.seeds)-1,
+			len(sh.Ran), len(sh.Failed), map[bool]string{true: ", interrupted", false: ""}[sh.Interrupted])
+		for _, fl := range sh.Failed {
+			fmt.Fprintf(stdout, "  FAILED seed %d: %s\n    replay: %s\n", fl.Seed, fl.Violated, fl.Replay)
+		}
 	}
-	if len(res.Violations) > 0 {
+	switch {
+	case len(sh.Failed) > 0:
 		return exitViolation
+	case sh.Interrupted:
+		return exitIncomplete
 	}
 	return exitOK
 }
@@ -197,13 +268,41 @@ func percentiles(xs []int64) (p50, p99, mx int64) {
 	return at(0.5), at(0.99), s[len(s)-1]
 }
 
-// clusterReport is a cluster run's one JSON object: the shared report
-// with the run's result under cluster; a run with violations is violated,
-// the first one named.
-func clusterReport(res *cluster.Result) report {
-	r := report{Command: "cluster", Outcome: "ok", Cluster: res}
-	if len(res.Violations) > 0 {
-		r.Outcome, r.Violated, r.Kind = "violated", res.Violations[0], "cluster"
+// clusterReport is a cluster invocation's one JSON object: the shared
+// report with every seed's result under cluster_runs (and under cluster
+// too when it ran one seed) and the seeds under shard; violated when a
+// seed violated a check, the first one named; incomplete when Ctrl-C
+// stopped it.
+func clusterReport(results []*cluster.Result, sh *seedsReport) report {
+	r := report{Command: "cluster", Outcome: outcomeOK, ClusterRuns: results, Shard: sh}
+	if len(results) == 1 {
+		r.Cluster = results[0]
+	}
+	for _, res := range results {
+		r.Seconds += res.Wall.Seconds()
+	}
+	switch {
+	case len(sh.Failed) > 0:
+		r.Outcome, r.Violated, r.Kind = outcomeViolated, sh.Failed[0].Violated, "cluster"
+	case sh.Interrupted:
+		r.Outcome, r.Reason = outcomeIncomplete, fmt.Sprintf("interrupted: %d seeds run", len(sh.Ran))
 	}
 	return r
+}
+
+// writeClusterPage writes --html's page of the runs to path.
+func writeClusterPage(path string, results []*cluster.Result, sh *seedsReport, f clusterFlags) error {
+	title := fmt.Sprintf("%d of %d seeds failed; checker cluster --seed %d --seeds %d %s", len(sh.Failed), len(sh.Ran), f.seed, f.seeds, sh.Config)
+	if sh.Count > 1 {
+		title += " --shard " + sh.Shard
+	}
+	out, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := writeClusterHTML(out, results, title); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
 }

@@ -19,6 +19,10 @@ func TestClusterBadFlags(t *testing.T) {
 		{"--transport", "pigeon"},
 		{"--drain-bound", "-1s"},
 		{"--binary", "/nonexistent/drainproofd"},
+		{"--seeds", "0"},
+		{"--seed", "18446744073709551615", "--seeds", "2"},
+		{"--shard", "1/1"},
+		{"--html", "/nonexistent/dir/t.html"},
 		{"stray"},
 	} {
 		code, out, errOut := runCLI(t, append([]string{"cluster"}, args...)...)
@@ -47,7 +51,12 @@ func TestPercentiles(t *testing.T) {
 func TestClusterReportIsOneObject(t *testing.T) {
 	for _, res := range []*cluster.Result{{}, {Violations: []string{"lost event t1 ts 5", "drain 2 stalled"}}} {
 		var b bytes.Buffer
-		if err := writeReport(&b, clusterReport(res)); err != nil {
+		sh := newSeedsReport(shardSpec{0, 1}, 1, 1, "")
+		sh.Ran = []uint64{1}
+		if len(res.Violations) > 0 {
+			sh.fail("cluster", 1, res.Violations[0])
+		}
+		if err := writeReport(&b, clusterReport([]*cluster.Result{res}, sh)); err != nil {
 			t.Fatal(err)
 		}
 		r := decodeReport(t, b.String(), "cluster")

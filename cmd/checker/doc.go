@@ -9,8 +9,12 @@
 //	checker verify   [--models tla/models.json] [--all] [--workers N] [--json]
 //	checker tlc      [--models tla/models.json] [--jar tla2tools.jar] [--all | --only CFG] [--workers N]
 //	                 [--record] [--json] [--versus]
-//	checker simulate [--seed S] [--seeds K] [--steps N] [--settle M] [--transport heartbeat|logcoord]
+//	checker simulate [--seed S] [--seeds K] [--shard i/n] [--steps N] [--settle M] [--transport heartbeat|logcoord]
 //	                 [--store memory|pebble] [--bug NAME] [--json]
+//	checker cluster  [--nodes N] [--seed S] [--seeds K] [--shard i/n] [--duration D] [--upgrade]
+//	                 [--faults kill,pause,partition,delay,disk] [--bug NAME] [--html FILE] [--json]
+//	checker report merge [--json] FILE|DIR...
+//	checker bugs     [--seeds K] [--only NAME] [--cluster [--cluster-seeds K] [--cluster-duration D]] [--json]
 //	checker lincheck [--clients N] [--ops N] [--seed S] [--timeout D] [--html FILE]
 //	                 [--history FILE | --save FILE] [--bug NAME] [--json]
 //	checker models

@@ -40,6 +40,7 @@ commands:
   models    list the built-in models
   simulate  run the seeded cluster simulator over the real library
   cluster   run a real cluster of drainproofd processes under faults and a rolling upgrade, and check it
+  report    report merge: combine the --json reports of the shards (--shard i/n) of a simulate or cluster run
   lincheck  porcupine linearizability check of the event service
   trace     validate NDJSON traces of the implementation against the model (docs/trace.md)
   tracegen  write traces of seeded random walks of a model
@@ -58,6 +59,7 @@ var commands = map[string]func(ctx context.Context, args []string, stdout, stder
 	"tlc":         runTLC,
 	"simulate":    runSimulate,
 	"cluster":     runCluster,
+	"report":      runReport,
 	"lincheck":    runLincheck,
 	"trace":       runTrace,
 	"tracegen":    runTraceGen,

@@ -15,8 +15,10 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	// Re-executed as the command itself (TestSpillFolderGoneAfterSIGTERM):
-	// main, with its signal handling, on the arguments after the binary.
+	// With DRAINPROOF_CHECKER_MAIN=1 the test binary is the checker: main,
+	// with its signal handling (TestSpillFolderGoneAfterSIGTERM), on the
+	// arguments after the binary (TestShardsUnderParallelEqualOneRun runs it
+	// under GNU parallel).
 	if os.Getenv("DRAINPROOF_CHECKER_MAIN") == "1" {
 		main()
 	}

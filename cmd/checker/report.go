@@ -61,8 +61,15 @@ type report struct {
 	Check    *checkReport    `json:"check,omitempty"`
 	Simulate *simulateReport `json:"simulate,omitempty"`
 	Lincheck *lincheckReport `json:"lincheck,omitempty"`
-	// Cluster is a real cluster run's (checker cluster) result.
-	Cluster *cluster.Result `json:"cluster,omitempty"`
+	// Cluster is a real cluster run's (checker cluster) result when the
+	// invocation ran one seed; ClusterRuns has every seed's, in order.
+	Cluster     *cluster.Result   `json:"cluster,omitempty"`
+	ClusterRuns []*cluster.Result `json:"cluster_runs,omitempty"`
+	// Shard is simulate's and cluster's account of the seeds the
+	// invocation ran (its --shard), for checker report merge.
+	Shard *seedsReport `json:"shard,omitempty"`
+	// Merge is checker report merge's.
+	Merge *mergeReport `json:"merge,omitempty"`
 	// Traces is the trace validation's (checker trace) report.
 	Traces *traceOutput `json:"traces,omitempty"`
 	// Coverage is check --coverage's: per action, what it generated.

@@ -234,6 +234,13 @@ func TestEverySubcommandSpeaksOneJSON(t *testing.T) {
 			require.Contains(t, r.Error, "-tags bugs")
 		}},
 		{[]string{"models", "extra"}, "error", nil},
+		{[]string{"report", "merge", filepath.Join(dir, "none.json")}, "error", nil},
+		{[]string{"report", "merge", shardDir(t)}, "ok", nil},
+		{[]string{"report", "merge", shardDir(t, 2)}, "violated", func(t *testing.T, r report) {
+			require.Equal(t, "cluster", r.Kind)
+			require.Equal(t, "seed 2: table t1: lost event ts 2", r.Violated)
+			require.Equal(t, []uint64{1, 2, 3}, r.Merge.Ran)
+		}},
 		{[]string{"cluster", "--nodes", "2"}, "error", nil},
 		{[]string{"version", "--nope"}, "error", func(t *testing.T, r report) {
 			require.Contains(t, r.Error, "flag provided but not defined")

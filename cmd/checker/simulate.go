@@ -24,6 +24,8 @@ type simulateOutput struct {
 	// Drains summarises how many events the completed drains took;
 	// Settle, how many fault-free events the drains open at the end took.
 	Drains, Settle sim.Summary
+	// Shard lists the seeds run and those that failed.
+	Shard *seedsReport
 }
 
 // violated returns the property the run violated and its kind, "" if
@@ -60,6 +62,19 @@ type simulateFlags struct {
 	store              sim.StoreKind
 	bug, traceDir      string
 	asJSON, modelScope bool
+	shard              shardSpec
+}
+
+// config is the flags that decide a seed's run, for --shard's report.
+func (f simulateFlags) config() string {
+	c := fmt.Sprintf("--steps %d --settle %d --transport %s --store %s", f.steps, f.settle, f.transport, f.store)
+	if f.modelScope {
+		c += " --model-scope"
+	}
+	if f.bug != "" {
+		c += " --bug " + f.bug
+	}
+	return c
 }
 
 // runSimulate is `checker simulate`: seeded runs of the deterministic
@@ -117,8 +132,9 @@ func parseSimulateFlags(args []string, stdout, stderr io.Writer) (f simulateFlag
 	fs.StringVar(&f.bug, "bug", "", "switch on a bug of the zoo (binary built with -tags bugs): "+fmt.Sprint(bugs.Names()))
 	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object (see docs/checker.md, \"JSON output\")")
 	fs.StringVar(&f.traceDir, "trace", "", "write the trace of each process of each seed (docs/trace.md) to DIR/seed-N-TRANSPORT/PROCESS.ndjson (needs --model-scope)")
+	shard := fs.String("shard", "", "run only the seeds s of the range with (s-seed) mod n = i, for i/n (0 <= i < n); checker report merge combines the shards' --json reports")
 	fs.BoolVar(&f.modelScope, "model-scope", false, "keep the runs within what the TLA+ model describes (see sim.Config.ModelScope), so that their traces validate")
-	fs.Usage = usageFunc(fs, "checker simulate [--seed S] [--seeds K] [--steps N] [--settle M] [--transport heartbeat|logcoord] [--store memory|pebble] [--bug NAME] [--model-scope] [--trace DIR] [--json]",
+	fs.Usage = usageFunc(fs, "checker simulate [--seed S] [--seeds K] [--shard i/n] [--steps N] [--settle M] [--transport heartbeat|logcoord] [--store memory|pebble] [--bug NAME] [--model-scope] [--trace DIR] [--json]",
 		"Run the deterministic cluster simulator over the real library (loss, duplication, reordering, crashes, upgrades)\nfor the seeds S..S+K-1 and count drains, restarts, broken streams and the change events the changefeed lost,\nreceived twice or out of order; a broken stream or such an event is a violation.\nWith --settle, a drain still open once the faults stop that does not complete is one too.")
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return f, code, false
@@ -132,6 +148,8 @@ func parseSimulateFlags(args []string, stdout, stderr io.Writer) (f simulateFlag
 		serr = fmt.Errorf("--store: %w", serr)
 	}
 	f.transport, f.store = tr, sk
+	sh, sherr := parseShard(*shard)
+	f.shard = sh
 	if f.traceDir != "" && !f.modelScope {
 		// The model describes one drain session from Init with one unit of
 		// work; a full run's trace is rejected at its first such departure
@@ -143,7 +161,7 @@ func parseSimulateFlags(args []string, stdout, stderr io.Writer) (f simulateFlag
 	if f.seeds > 1 && f.seed > math.MaxUint64-uint64(f.seeds-1) {
 		overflow = fmt.Errorf("--seeds %d from --seed %d passes the largest seed, %d", f.seeds, f.seed, uint64(math.MaxUint64))
 	}
-	if flagErr(stderr, "checker simulate", err, serr,
+	if flagErr(stderr, "checker simulate", err, serr, sherr,
 		intRange("seeds", int64(f.seeds), 1, maxSeeds),
 		intRange("steps", int64(f.steps), 0, maxSimSteps),
 		intRange("settle", int64(f.settle), 0, maxSimSteps),
@@ -158,15 +176,15 @@ func parseSimulateFlags(args []string, stdout, stderr io.Writer) (f simulateFlag
 // with the seeds run so far (Interrupted).
 func simulateSeeds(ctx context.Context, f simulateFlags) (simulateOutput, error) {
 	out := simulateOutput{Result: sim.Result{Seed: f.seed, Steps: f.steps, Transport: string(f.transport), Store: string(f.store)},
-		Seeds: f.seeds, Bug: f.bug}
-	for i := 0; i < f.seeds; i++ {
-		cfg := sim.Config{Seed: f.seed + uint64(i), Steps: f.steps, Transport: f.transport, Store: f.store, Settle: f.settle,
+		Bug: f.bug, Shard: newSeedsReport(f.shard, f.seed, f.seeds, f.config())}
+	for _, seed := range f.shard.seeds(f.seed, f.seeds) {
+		cfg := sim.Config{Seed: seed, Steps: f.steps, Transport: f.transport, Store: f.store, Settle: f.settle,
 			ModelScope: f.modelScope}
 		r, err := runSimTraced(ctx, cfg, f.traceDir)
 		if ctx.Err() != nil {
 			// Ctrl-C: the seeds run so far are the partial figures; the
 			// interrupted run's counts are left out.
-			out.Seeds, out.Interrupted = i, true
+			out.Interrupted, out.Shard.Interrupted = true, true
 			break
 		}
 		if err != nil {
@@ -176,6 +194,11 @@ func simulateSeeds(ctx context.Context, f simulateFlags) (simulateOutput, error)
 			out.FirstLost = fmt.Sprintf("seed %d: %s", r.Seed, r.FirstLost)
 		}
 		out.Add(r)
+		out.Seeds++
+		out.Shard.Ran = append(out.Shard.Ran, seed)
+		if v, _ := (simulateOutput{Result: r}).violated(); v != "" {
+			out.Shard.fail("simulate", seed, v)
+		}
 	}
 	out.Drains, out.Settle = sim.Summarise(out.DrainSteps), sim.Summarise(out.SettleSteps)
 	return out, nil
@@ -183,7 +206,7 @@ func simulateSeeds(ctx context.Context, f simulateFlags) (simulateOutput, error)
 
 // writeSimulateJSON prints out as the one JSON report.
 func writeSimulateJSON(stdout io.Writer, out simulateOutput, f simulateFlags, took time.Duration) error {
-	r := report{Command: "simulate", Outcome: outcomeOK, Seconds: took.Seconds(), Simulate: &simulateReport{
+	r := report{Command: "simulate", Outcome: outcomeOK, Seconds: took.Seconds(), Shard: out.Shard, Simulate: &simulateReport{
 		Seed: out.Seed, Seeds: out.Seeds, EventsPerSeed: out.Steps, Transport: out.Transport, Store: out.Store, Bug: out.Bug,
 		DrainsCompleted: out.DrainsCompleted, Restarts: out.Restarts, UpgradeRestarts: out.UpgradeRestarts,
 		CrashRestarts: out.CrashRestarts, LegacyRestarts: out.LegacyRestarts, BrokenStreams: out.BrokenStreams,
@@ -194,14 +217,19 @@ func writeSimulateJSON(stdout io.Writer, out simulateOutput, f simulateFlags, to
 	case violated != "":
 		r.Outcome, r.Violated, r.Kind = outcomeViolated, violated, kind
 	case out.Interrupted:
-		r.Outcome, r.Reason = outcomeIncomplete, fmt.Sprintf("interrupted: %d of %d seeds run", out.Seeds, f.seeds)
+		r.Outcome, r.Reason = outcomeIncomplete, fmt.Sprintf("interrupted: %d of %d seeds run", out.Seeds, len(f.shard.seeds(f.seed, f.seeds)))
 	}
 	return writeReport(stdout, r)
 }
 
 // printSimulate prints out as text.
 func printSimulate(stdout io.Writer, out simulateOutput, f simulateFlags) {
-	fmt.Fprintf(stdout, "simulate: seeds %d..%d, %d steps each, transport %s, store %s", out.Seed, out.Seed+uint64(out.Seeds)-1, out.Steps, out.Transport, out.Store)
+	if f.shard.Count > 1 {
+		fmt.Fprintf(stdout, "simulate: shard %s of seeds %d..%d: %d seeds, %d steps each, transport %s, store %s", f.shard, f.seed, f.seed+uint64(f.seeds)-1,
+			out.Seeds, out.Steps, out.Transport, out.Store)
+	} else {
+		fmt.Fprintf(stdout, "simulate: seeds %d..%d, %d steps each, transport %s, store %s", out.Seed, out.Seed+uint64(out.Seeds)-1, out.Steps, out.Transport, out.Store)
+	}
 	if out.Bug != "" {
 		fmt.Fprintf(stdout, ", bug %s", out.Bug)
 	}
@@ -221,7 +249,10 @@ func printSimulate(stdout io.Writer, out simulateOutput, f simulateFlags) {
 	if out.FirstLost != "" {
 		fmt.Fprintf(stdout, "  first lost event: %s\n", out.FirstLost)
 	}
+	if n := len(out.Shard.Failed); n > 0 {
+		fmt.Fprintf(stdout, "  failed seeds %d, the first: %s (%s)\n", n, out.Shard.Failed[0].Replay, out.Shard.Failed[0].Violated)
+	}
 	if out.Interrupted {
-		fmt.Fprintf(stdout, "  interrupted: %d of %d seeds run; the figures are partial\n", out.Seeds, f.seeds)
+		fmt.Fprintf(stdout, "  interrupted: %d of %d seeds run; the figures are partial\n", out.Seeds, len(f.shard.seeds(f.seed, f.seeds)))
 	}
 }

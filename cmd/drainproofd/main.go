@@ -176,6 +176,9 @@ func run(args []string, stderr io.Writer) int {
 		return 2
 	} else if name != "" {
 		log.Warn("bug switched on", "bug", name)
+		// A cluster run tells a bug it missed from one whose code never
+		// ran (checker bugs --cluster) by this line.
+		bugs.OnReach(func(name string) { log.Warn("bug site reached", "bug", name) })
 	}
 	srvOpts, dialOpts, err := security(o)
 	if err != nil {

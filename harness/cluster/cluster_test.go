@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -67,7 +68,77 @@ func TestRunPassesAndLeavesNothing(t *testing.T) {
 	if res.EventsRead == 0 || res.Registrations == 0 || len(res.Drains) != 3 {
 		t.Fatalf("the run did too little: %d events read, %d registrations, %d drains\n%s", res.EventsRead, res.Registrations, len(res.Drains), log.String())
 	}
+	if len(res.BugsReached) != 0 {
+		t.Errorf("no bug is switched on, yet BugsReached = %v", res.BugsReached)
+	}
+	checkTimeline(t, res)
 	checkNothingLeft(t, res)
+}
+
+// checkTimeline: the run's timeline, in time order, has each process's
+// start, and for each node of the upgrade its SIGTERM, its drain done,
+// its exit and its restart, in that order, and some dispatchers
+// registered with it, never fewer than 0; a collector saw some node
+// DRAINING after its SIGTERM (not every one: the legacy node's drain
+// gets the legacy answer at once).
+func checkTimeline(t *testing.T, res *Result) {
+	t.Helper()
+	if len(res.Processes) != res.Nodes+2 {
+		t.Fatalf("processes %v", res.Processes)
+	}
+	for i := 1; i < len(res.Timeline); i++ {
+		if res.Timeline[i].At < res.Timeline[i-1].At {
+			t.Fatalf("timeline out of order at %d: %+v after %+v", i, res.Timeline[i], res.Timeline[i-1])
+		}
+	}
+	sawDraining := false
+	for _, p := range res.Processes {
+		var seq []string
+		maxDisp := int64(0)
+		for _, e := range res.Timeline {
+			if e.Process != p {
+				continue
+			}
+			switch e.Kind {
+			case EventDispatchers:
+				if e.Value < 0 {
+					t.Errorf("%s: %d dispatchers at %v", p, e.Value, e.At)
+				}
+				maxDisp = max(maxDisp, e.Value)
+			case EventLiveness:
+				if e.Detail == "DRAINING" && slices.Contains(seq, EventSigterm) {
+					sawDraining = true
+				}
+			case EventStart, EventSigterm, EventDrainDone, EventExit:
+				seq = append(seq, e.Kind)
+			case EventRestart:
+				if strings.HasPrefix(e.Detail, "upgraded") {
+					seq = append(seq, "upgraded")
+				}
+			}
+		}
+		want := []string{EventStart}
+		if strings.HasPrefix(p, "n") {
+			want = []string{EventStart, EventSigterm, EventDrainDone, EventExit, "upgraded"}
+			if maxDisp == 0 {
+				t.Errorf("%s: no dispatcher ever registered in the timeline", p)
+			}
+		}
+		// A node killed during its drain is drained again: its lifecycle
+		// repeats; the first of each must come in this order.
+		var firsts []string
+		for _, k := range seq {
+			if !slices.Contains(firsts, k) {
+				firsts = append(firsts, k)
+			}
+		}
+		if !slices.Equal(firsts, want) {
+			t.Errorf("%s: timeline %v, want %v", p, firsts, want)
+		}
+	}
+	if !sawDraining {
+		t.Error("no collector saw a node DRAINING after its SIGTERM")
+	}
 }
 
 func checkNothingLeft(t *testing.T, res *Result) {
@@ -113,6 +184,9 @@ func TestRunCatchesIgnoreBrokerCount(t *testing.T) {
 	}
 	if !caught {
 		t.Fatalf("IgnoreBrokerCount not caught; violations %q", res.Violations)
+	}
+	if !slices.Contains(res.BugsReached, "IgnoreBrokerCount") {
+		t.Errorf("the bug's code ran, but BugsReached = %v", res.BugsReached)
 	}
 	checkNothingLeft(t, res)
 }

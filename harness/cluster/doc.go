@@ -22,6 +22,12 @@
 //     of the end of the faults if later;
 //   - every process restarts.
 //
+// The run also records what happened to each process, in time order
+// (Result.Timeline: starts, restarts, SIGTERM, liveness seen, drain done,
+// exit, the collectors' dispatchers registered with each node), which
+// checker cluster --html draws, and, with a bug switched on, whether some
+// process ran the bug's code (Result.BugsReached).
+//
 // It is harness: it imports the product's transport (its generated
 // client) and never the other way round.
 package cluster

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -102,6 +103,32 @@ type FaultEvent struct {
 	Detail string        `json:"detail,omitempty"`
 }
 
+// Kinds of TimelineEvent.
+const (
+	EventStart       = "start"       // the process started (Detail: its version)
+	EventRestart     = "restart"     // the process started again (Detail: why, its version)
+	EventLiveness    = "liveness"    // a collector saw the node's liveness change (Detail: ALIVE, DRAINING, STOPPING; Value: its epoch)
+	EventSigterm     = "sigterm"     // the upgrade asked the node to drain (SIGTERM)
+	EventDrainDone   = "drain-done"  // the node's log says its drain is done (Detail: complete or legacy, took)
+	EventExit        = "exit"        // the node exited after SIGTERM (Value: its exit code)
+	EventResume      = "resume"      // a paused process got SIGCONT
+	EventDispatchers = "dispatchers" // the collectors' dispatchers registered with the node changed (Value: how many)
+	EventFaultsEnd   = "faults-end"  // the faults and the producers stopped (Process "")
+)
+
+// TimelineEvent is one thing that happened to a process during the run,
+// for the run's timeline (checker cluster --html). Faults are in
+// Result.Faults, with the same clock.
+type TimelineEvent struct {
+	// At is the time since the run's start (the checker's clock; a drain's
+	// end is the node's own clock).
+	At      time.Duration `json:"at_ns"`
+	Process string        `json:"process"`
+	Kind    string        `json:"kind"`
+	Detail  string        `json:"detail,omitempty"`
+	Value   int64         `json:"value,omitempty"`
+}
+
 // Result is a run's outcome. Violations is empty for a passing run.
 type Result struct {
 	Seed            uint64       `json:"seed"`
@@ -127,6 +154,14 @@ type Result struct {
 	// TLSProbe is the outcome of the access probe of a TLS run (empty
 	// without Config.TLS).
 	TLSProbe string `json:"tls_probe,omitempty"`
+	// BugsReached names the bugs switched on (Config.Env's
+	// DRAINPROOF_BUG and the bugs it requires) whose code some process
+	// ran: each process logs "bug site reached" once per bug.
+	BugsReached []string `json:"bugs_reached,omitempty"`
+	// Processes names the run's processes (logcoord, coordinator, n1…);
+	// Timeline is what happened to them, in time order.
+	Processes []string        `json:"processes"`
+	Timeline  []TimelineEvent `json:"timeline"`
 
 	// Dir, Ports and PIDs are the run's working directory, listening
 	// ports and processes, all gone when Run returns (tests check it).
@@ -152,6 +187,7 @@ type run struct {
 
 	mu         sync.Mutex
 	faults     []FaultEvent
+	timeline   []TimelineEvent
 	restarts   int
 	violations []string
 	draining   map[int]bool // nodes the upgrade is draining
@@ -176,6 +212,13 @@ func (r *run) logf(format string, args ...any) {
 		defer r.logMu.Unlock()
 		_, _ = io.WriteString(r.cfg.Log, line)
 	}
+}
+
+// event records a TimelineEvent now.
+func (r *run) event(process, kind, detail string, value int64) {
+	r.mu.Lock()
+	r.timeline = append(r.timeline, TimelineEvent{At: time.Since(r.start), Process: process, Kind: kind, Detail: detail, Value: value})
+	r.mu.Unlock()
 }
 
 func (r *run) violate(format string, args ...any) {
@@ -314,9 +357,11 @@ func (r *run) boot() error {
 	if err := r.startProc(r.lc); err != nil {
 		return err
 	}
+	r.event(r.lc.name, EventStart, "", 0)
 	if err := r.startProc(r.coord); err != nil {
 		return err
 	}
+	r.event(r.coord.name, EventStart, "", 0)
 	legacy := -1
 	if r.cfg.Upgrade {
 		legacy = r.rng.IntN(r.cfg.Nodes)
@@ -345,6 +390,7 @@ func (r *run) boot() error {
 		if err := r.startProc(p); err != nil {
 			return err
 		}
+		r.event(p.name, EventStart, fmt.Sprintf("version %d", p.version), 0)
 	}
 	r.logf("cluster up: %d nodes (legacy: %s), transport %s, dir %s", r.cfg.Nodes, r.legacyName(legacy), r.cfg.Transport, r.dir)
 	return nil
@@ -488,6 +534,7 @@ func (r *run) exercise(ctx context.Context) (*Result, error) {
 	sleep(ctx, time.Until(faultsEnd))
 	wg.Wait()
 	stopProduce()
+	r.event("", EventFaultsEnd, "", 0)
 	w.pwg.Wait() // a write in flight may still be acknowledged
 	// Settle: every process runs (a killed one was restarted), no fault;
 	// the collectors must read every acknowledged event.
@@ -554,11 +601,15 @@ func (r *run) drainAndRestart(ctx context.Context, p *proc, faultsEnd time.Time)
 		start := time.Now()
 		r.logf("upgrade: SIGTERM %s (version %d)", p.name, p.version)
 		p.signal(syscall.SIGTERM)
+		r.event(p.name, EventSigterm, fmt.Sprintf("version %d", p.version), 0)
 		deadline := start.Add(r.cfg.DrainBound)
 		if d := faultsEnd.Add(r.cfg.DrainBound); d.After(deadline) {
 			deadline = d
 		}
 		exitErr, ok := p.wait(ctx, time.Until(deadline))
+		if ok {
+			r.event(p.name, EventExit, "", int64(exitCode(exitErr)))
+		}
 		if !ok {
 			if ctx.Err() != nil {
 				return
@@ -569,7 +620,12 @@ func (r *run) drainAndRestart(ctx context.Context, p *proc, faultsEnd time.Time)
 			r.logf("upgrade: %s was killed during its drain; again", p.name)
 			continue // killed by a fault: restart and drain again
 		} else if code != 0 {
-			r.violate("drain of %s ended with exit %d (shutdown timeout): %s", p.name, code, strings.Join(p.logLines("shutdown timeout"), " "))
+			// Its shutdown timeout, or the error it exited with.
+			why := p.logLines("shutdown timeout")
+			if errs := p.logLines(`"level":"ERROR"`); len(why) == 0 && len(errs) > 0 {
+				why = errs[len(errs)-1:]
+			}
+			r.violate("drain of %s ended with exit %d: %s", p.name, code, strings.Join(why, " "))
 		}
 		wasLegacy := p.version == 0
 		p.version = 2
@@ -601,6 +657,7 @@ func (r *run) restart(p *proc, why string) {
 	r.mu.Lock()
 	r.restarts++
 	r.mu.Unlock()
+	r.event(p.name, EventRestart, fmt.Sprintf("%s, version %d", why, p.version), 0)
 	r.logf("%s restarted (%s), version %d", p.name, why, p.version)
 }
 
@@ -679,6 +736,7 @@ func (r *run) inject(ctx context.Context, kind string, end time.Time) {
 			r.record(kind, p.name, d.String())
 			sleep(ctx, d)
 			p.signal(syscall.SIGCONT)
+			r.event(p.name, EventResume, "", 0)
 		}
 	case FaultPartition:
 		i := r.rng.IntN(len(r.nodes))
@@ -732,6 +790,59 @@ type logLine struct {
 	AtUnixNano   int64  `json:"at_unix_nano"`
 }
 
+// observed returns the timeline events of what the collectors saw: each
+// node's liveness changes and the number of their dispatchers registered
+// with it, a dispatcher counting from its REGISTER's OK to its REMOVE or
+// its process's end (a kill, an exit, a restart), whichever is first.
+// The caller holds r.mu and r.w.mu.
+func (r *run) observed() []TimelineEvent {
+	var out []TimelineEvent
+	for _, o := range r.w.lives {
+		out = append(out, TimelineEvent{At: o.at.Sub(r.start), Process: r.nodes[o.node].name, Kind: EventLiveness,
+			Detail: o.liveness.String(), Value: int64(o.epoch)})
+	}
+	for i, p := range r.nodes {
+		var ends []time.Duration
+		for _, e := range r.timeline {
+			if e.Process == p.name && (e.Kind == EventExit || e.Kind == EventRestart) {
+				ends = append(ends, e.At)
+			}
+		}
+		for _, f := range r.faults {
+			if f.Target == p.name && f.Kind == FaultKill {
+				ends = append(ends, f.At)
+			}
+		}
+		slices.Sort(ends)
+		type step struct {
+			at    time.Duration
+			delta int64
+		}
+		var steps []step
+		for _, reg := range r.w.regs[i] {
+			from := reg.ok.Sub(r.start)
+			to := time.Duration(-1)
+			if !reg.removeInvoked.IsZero() {
+				to = reg.removeInvoked.Sub(r.start)
+			}
+			if k, _ := slices.BinarySearch(ends, from); k < len(ends) && (to < 0 || ends[k] < to) {
+				to = ends[k]
+			}
+			steps = append(steps, step{from, 1})
+			if to >= 0 {
+				steps = append(steps, step{to, -1})
+			}
+		}
+		slices.SortStableFunc(steps, func(a, b step) int { return cmp.Compare(a.at, b.at) })
+		n := int64(0)
+		for _, s := range steps {
+			n += s.delta
+			out = append(out, TimelineEvent{At: s.at, Process: p.name, Kind: EventDispatchers, Value: n})
+		}
+	}
+	return out
+}
+
 // check reads the logs and the workload's records and returns the result.
 func (r *run) check(upgradeWall time.Duration) *Result {
 	res := &Result{Seed: r.cfg.Seed, Nodes: r.cfg.Nodes, Tables: r.cfg.Tables, UpgradeWall: upgradeWall, Violations: []string{}}
@@ -764,6 +875,17 @@ func (r *run) check(upgradeWall time.Duration) *Result {
 			}
 			d := Drain{Node: p.name, Epoch: ll.Epoch, Complete: ll.Complete, Legacy: ll.Legacy, TookMS: ll.TookMS, At: time.Unix(0, ll.AtUnixNano)}
 			res.Drains = append(res.Drains, d)
+			how := "complete"
+			if !d.Complete {
+				how = "not complete"
+				if d.Legacy {
+					how = "legacy answer"
+				}
+			}
+			r.mu.Lock()
+			r.timeline = append(r.timeline, TimelineEvent{At: d.At.Sub(r.start), Process: p.name, Kind: EventDrainDone,
+				Detail: fmt.Sprintf("%s, epoch %d, took %d ms", how, d.Epoch, d.TookMS), Value: d.TookMS})
+			r.mu.Unlock()
 			if !d.Complete {
 				// The legacy answer (§9): a hard restart, knowingly, but
 				// only while some legacy process is alive.
@@ -796,5 +918,20 @@ func (r *run) check(upgradeWall time.Duration) *Result {
 	res.LinOps, res.LinOutcome = r.linOps, r.linOutcome
 	res.TLSProbe = r.tlsProbe
 	res.Wall = time.Since(r.start)
+	res.Processes = []string{r.lc.name, r.coord.name}
+	for _, p := range r.nodes {
+		res.Processes = append(res.Processes, p.name)
+	}
+	for _, p := range append([]*proc{r.lc, r.coord}, r.nodes...) {
+		for _, l := range p.logLines(`"msg":"bug site reached"`) {
+			var b struct{ Bug string }
+			if json.Unmarshal([]byte(l), &b) == nil && b.Bug != "" && !slices.Contains(res.BugsReached, b.Bug) {
+				res.BugsReached = append(res.BugsReached, b.Bug)
+			}
+		}
+	}
+	slices.Sort(res.BugsReached)
+	res.Timeline = append(r.timeline, r.observed()...)
+	slices.SortStableFunc(res.Timeline, func(a, b TimelineEvent) int { return cmp.Compare(a.At, b.At) })
 	return res
 }

@@ -51,6 +51,10 @@ type workload struct {
 
 	mu   sync.Mutex
 	regs map[int][]*regRecord // node index → registrations
+	// lives are the liveness changes the collectors saw, per node, in
+	// the order seen; last is each node's latest.
+	lives []liveObs
+	last  map[int]liveObs
 
 	committed atomic.Int64
 	// pwg waits for the producers, wg for the collectors: the settle
@@ -140,6 +144,7 @@ func (w *workload) collect(ctx context.Context, t *tableState, rng *rand.Rand) {
 		if err != nil {
 			continue
 		}
+		w.observe(t.home, st.GetEpoch(), st.GetLiveness())
 		if cur != nil && st.GetEpoch() != cur.epoch {
 			cur = nil // the process we registered with is gone
 		}
@@ -224,6 +229,33 @@ func (w *workload) read(ctx context.Context, es pb.EventServiceClient, t *tableS
 			t.problem("table %d: event %d carries %q, want %q", t.id, ts, e.GetValue(), v)
 		}
 	}
+}
+
+// liveObs is a node's liveness as a collector's Status call saw it.
+type liveObs struct {
+	node     int
+	at       time.Time
+	epoch    uint64
+	liveness pb.Liveness
+}
+
+// observe records a node's liveness if it is news: a later epoch, or a
+// later liveness of the same epoch (a process's liveness only goes
+// ALIVE, DRAINING, STOPPING; an older answer that arrives late is not
+// news).
+func (w *workload) observe(node int, epoch uint64, l pb.Liveness) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.last == nil {
+		w.last = map[int]liveObs{}
+	}
+	prev, seen := w.last[node]
+	if seen && (epoch < prev.epoch || epoch == prev.epoch && l <= prev.liveness) {
+		return
+	}
+	o := liveObs{node: node, at: time.Now(), epoch: epoch, liveness: l}
+	w.last[node] = o
+	w.lives = append(w.lives, o)
 }
 
 func (t *tableState) problem(format string, args ...any) {

@@ -23,6 +23,12 @@ func Enabled() []string { return nil }
 // Reference returns nil: no bug can be on.
 func Reference() []string { return nil }
 
+// OnReach does nothing: no fault point is compiled in.
+func OnReach(func(name string)) {}
+
+// Reached returns nil: no bug can be on.
+func Reached() []string { return nil }
+
 // CountAfterPublishOn is the fault point of CountAfterPublish: false.
 func CountAfterPublishOn() bool { return false }
 

@@ -164,3 +164,37 @@ func TestRequiresIsTheModelsCompanions(t *testing.T) {
 		}
 	}
 }
+
+// TestReached: a fault point consulted with its bug on is reached,
+// reported once to OnReach's function; one consulted with its bug off is
+// not; Reset forgets. Without the tag nothing is ever reached.
+func TestReached(t *testing.T) {
+	if os.Getenv(bugs.EnvVar) != "" {
+		t.Skip("a bug is selected from the environment; leave the switches alone")
+	}
+	defer bugs.Reset()
+	defer bugs.OnReach(nil)
+	var calls []string
+	bugs.OnReach(func(name string) { calls = append(calls, name) })
+	_ = bugs.Enable(names.BugDoubleIncrement)
+	for range 3 {
+		bugs.DoubleIncrementOn()
+		bugs.DoubleDecrementOn()
+	}
+	if !bugs.Built {
+		if len(bugs.Reached()) != 0 || len(calls) != 0 {
+			t.Fatalf("reached without the tag: %v %v", bugs.Reached(), calls)
+		}
+		return
+	}
+	if got := bugs.Reached(); !slices.Equal(got, []string{names.BugDoubleIncrement}) {
+		t.Fatalf("Reached() = %v", got)
+	}
+	if !slices.Equal(calls, []string{names.BugDoubleIncrement}) {
+		t.Fatalf("OnReach calls %v, want one", calls)
+	}
+	bugs.Reset()
+	if len(bugs.Reached()) != 0 {
+		t.Fatalf("Reached after Reset = %v", bugs.Reached())
+	}
+}

@@ -178,7 +178,10 @@ func StartNode(cfg NodeConfig) (_ *Node, err error) {
 	if err != nil {
 		return nil, err
 	}
-	n.srv = grpc.NewServer(cfg.ServerOptions...)
+	// Stop waits for the handlers to return: Close closes the store
+	// next, and a ReadEvents still running holds an iterator of it
+	// (TestCloseWaitsForHandlers).
+	n.srv = grpc.NewServer(append([]grpc.ServerOption{grpc.WaitForHandlers(true)}, cfg.ServerOptions...)...)
 	es := &transport.EventServer{Svc: n.svc, Data: n.data, Node: n.node}
 	if m := cfg.Metrics; m != nil {
 		es.OnRefused = m.Refused.Inc
