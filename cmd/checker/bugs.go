@@ -70,7 +70,7 @@ func runBugs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	list := fs.Bool("list", false, "print the name of every bug of the zoo (model bugs, then implementation-only ones), one a line, and exit")
 	var cf bugClusterFlags
-	fs.BoolVar(&cf.on, "cluster", false, "add the real cluster's column: per bug, checker cluster runs (3 nodes, --upgrade, --faults kill,pause,disk) with the bug on until one catches it (minutes per bug)")
+	fs.BoolVar(&cf.on, "cluster", false, "add the real cluster's column: per bug, checker cluster runs (3 nodes, --upgrade, --faults kill,pause,disk,stale) with the bug on until one catches it (minutes per bug)")
 	fs.IntVar(&cf.seeds, "cluster-seeds", 2, "with --cluster: seeds per bug (1..100)")
 	fs.DurationVar(&cf.duration, "cluster-duration", 20*time.Second, "with --cluster: each run's --duration")
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
@@ -453,7 +453,7 @@ func bugClusterCell(ctx context.Context, row *bugRow, cf bugClusterFlags) error 
 	reached := 0
 	for s := 1; s <= cf.seeds; s++ {
 		res, err := cluster.Run(ctx, cluster.Config{Binary: cf.binary, Nodes: 3, Seed: uint64(s), Duration: cf.duration,
-			Faults: []string{cluster.FaultKill, cluster.FaultPause, cluster.FaultDisk}, Upgrade: true,
+			Faults: []string{cluster.FaultKill, cluster.FaultPause, cluster.FaultDisk, cluster.FaultStale}, Upgrade: true,
 			Env: []string{bugs.EnvVar + "=" + row.Bug}})
 		if err != nil {
 			return err
