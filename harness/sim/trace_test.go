@@ -72,6 +72,33 @@ func checkRun(t testing.TB, dir string) tracecheck.Result {
 	return res
 }
 
+// TestFullRunTracesAccepted: the per-process traces of full runs (the
+// session starts at the upgrade client's first poll, the maintainers
+// report 1 to 3 units, T rejoins after each upgrade and is drained again,
+// a stale LogCoordinator answers "unknown"), both transports, validate
+// with the refinement mapping their headers name (docs/trace.md, "Every
+// run"); the runs do what the model scope does not (checked, so that the
+// test cannot pass on runs that stay within the model).
+func TestFullRunTracesAccepted(t *testing.T) {
+	rejoins, drains := 0, 0
+	for _, tr := range []node.Transport{node.TransportHeartbeat, node.TransportLogCoord} {
+		for seed := uint64(1); seed <= 10; seed++ {
+			cfg := sim.Config{Seed: seed, Steps: 1500, Transport: tr}
+			dir, run := procRun(t, cfg)
+			res := checkRun(t, dir)
+			require.Equal(t, tracecheck.OK, res.Verdict, "%s seed %d: line %d (%s %s:%d) %s\n%s\n%+v", tr, seed, res.Line,
+				res.Process, res.ProcessFile, res.ProcessLine, res.Reason, res.Text, res.Candidates)
+			coord, err := os.ReadFile(filepath.Join(dir, sim.CoordProcess+".ndjson"))
+			require.NoError(t, err)
+			require.Contains(t, string(coord), `"mapping":"sessions"`)
+			rejoins += strings.Count(string(coord), `"action":"CoordRejoin"`)
+			drains += run.DrainsCompleted
+		}
+	}
+	require.Positive(t, rejoins, "no run rejoined T")
+	require.Greater(t, drains, 20, "the runs drained T again and again")
+}
+
 // TestMergedTracesAccepted: the per-process traces of model-scope runs,
 // both transports, merge into an order the model explains, crashes
 // (with the tails they lose) and all.
