@@ -287,10 +287,12 @@ func headerModel(text []byte, model *spec.Model) (*spec.Model, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("header: %v", err)
 	}
-	lastModel.Lock()
-	defer lastModel.Unlock()
-	if lastModel.m != nil && lastModel.key == string(key) {
-		return lastModel.m, h.Mapping, nil
+	models.Lock()
+	defer models.Unlock()
+	for i := range models.recent {
+		if r := &models.recent[i]; r.m != nil && r.key == string(key) {
+			return r.m, h.Mapping, nil
+		}
 	}
 	cfg, err := h.Config()
 	if err != nil {
@@ -299,17 +301,24 @@ func headerModel(text []byte, model *spec.Model) (*spec.Model, string, error) {
 	if model, err = spec.New(cfg); err != nil {
 		return nil, "", fmt.Errorf("header: %v", err)
 	}
-	lastModel.key, lastModel.m = string(key), model
+	r := &models.recent[models.next]
+	r.key, r.m = string(key), model
+	models.next = (models.next + 1) % len(models.recent)
 	return model, h.Mapping, nil
 }
 
-// lastModel is the model of the last header read: the traces of one
-// directory (the runs of one simulation) name the same model, which is
-// built once. A spec.Model does not change once built.
-var lastModel struct {
+// models are the models of the last headers read: the traces of one
+// directory name few models (its runs of one simulation, one per
+// transport, in alternation: seed-1-heartbeat, seed-1-logcoord, …), each
+// built once while it is among the last four. A spec.Model does not
+// change once built.
+var models struct {
 	sync.Mutex
-	key string
-	m   *spec.Model
+	recent [4]struct {
+		key string
+		m   *spec.Model
+	}
+	next int
 }
 
 // buffers hold a trace's compiled lines and observed values, reused
