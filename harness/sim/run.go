@@ -37,7 +37,11 @@ type Config struct {
 	// completed.
 	Settle int
 	// Tracer, if set, receives the run's model actions (docs/trace.md):
-	// every component of the cluster traces into it.
+	// every component of the cluster traces into it. A traced run that is
+	// not ModelScope (a full run, validated through the refinement mapping
+	// its header names) stays within the model's bounds: T restarts up to
+	// TraceMaxEpoch, at most four distinct messages are in flight before
+	// each event, and the peer never runs a legacy version.
 	Tracer trace.Tracer
 	// Traces, if set instead of Tracer, gives each process of the run its
 	// own trace (see ClusterConfig.Traces and TraceWriters).
