@@ -150,6 +150,15 @@ const (
 
 var refinementNames = [...]string{"CoordRejoin"}
 
+// Refinements lists the refinement steps.
+func Refinements() []Action {
+	out := make([]Action, len(refinementNames))
+	for i := range out {
+		out[i] = CoordRejoin + Action(i)
+	}
+	return out
+}
+
 // IsRefinement reports whether a is a refinement step, not an action of
 // the model.
 func (a Action) IsRefinement() bool {
