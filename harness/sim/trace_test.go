@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -97,6 +98,31 @@ func TestFullRunTracesAccepted(t *testing.T) {
 	}
 	require.Positive(t, rejoins, "no run rejoined T")
 	require.Greater(t, drains, 20, "the runs drained T again and again")
+}
+
+// TestFullRunMappingRejects: the refinement mapping does not let a full
+// run's extra units of work hide a report of none left: a coordinator
+// whose maintainers' first report of a session (units of work, before
+// DRAINING) is changed to "no work" is rejected at that line, where the
+// model's MaintainerReportProgress needs DRAINING observed.
+func TestFullRunMappingRejects(t *testing.T) {
+	dir, _ := procRun(t, sim.Config{Seed: 1, Steps: 1500})
+	coord := filepath.Join(dir, sim.CoordProcess+".ndjson")
+	data, err := os.ReadFile(coord)
+	require.NoError(t, err)
+	lines := strings.Split(string(data), "\n")
+	i := slices.IndexFunc(lines, func(l string) bool {
+		return strings.Contains(l, `"action":"MaintainerReportProgress"`) && strings.Contains(l, `"coordLiveness":"ALIVE"`) &&
+			!strings.Contains(l, `"work":0`)
+	})
+	require.Positive(t, i, "no report of work before DRAINING")
+	require.Equal(t, tracecheck.OK, checkRun(t, dir).Verdict)
+	lines[i] = regexp.MustCompile(`"work":[0-9]+`).ReplaceAllString(lines[i], `"work":0`)
+	require.NoError(t, os.WriteFile(coord, []byte(strings.Join(lines, "\n")), 0o644))
+	res := checkRun(t, dir)
+	require.Equal(t, tracecheck.Rejected, res.Verdict, res.Reason)
+	require.Equal(t, sim.CoordProcess, res.Process)
+	require.Equal(t, i+1, res.ProcessLine, res.Reason)
 }
 
 // TestMergedTracesAccepted: the per-process traces of model-scope runs,
