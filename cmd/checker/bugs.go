@@ -342,9 +342,10 @@ func bugTraces(ctx context.Context, seeds int) (bool, string, error) {
 	return false, "", nil
 }
 
-// bugRunTraces validates the per-process traces of model-scope
-// simulations of both transports, merged (docs/trace.md, multi-process
-// runs): caught when a run is rejected.
+// bugRunTraces validates the per-process traces of full simulations of
+// both transports, merged, through the refinement mapping their headers
+// name (docs/trace.md, multi-process runs and "Every run"): caught when a
+// run is rejected.
 func bugRunTraces(ctx context.Context, seeds int) (bool, string, error) {
 	tmp, err := os.MkdirTemp("", "checker-bugs-runs")
 	if err != nil {
@@ -353,7 +354,7 @@ func bugRunTraces(ctx context.Context, seeds int) (bool, string, error) {
 	defer os.RemoveAll(tmp)
 	for _, tr := range []node.Transport{node.TransportHeartbeat, node.TransportLogCoord} {
 		for s := 1; s <= seeds; s++ {
-			cfg := sim.Config{Seed: uint64(s), Steps: 2000, Transport: tr, ModelScope: true}
+			cfg := sim.Config{Seed: uint64(s), Steps: 2000, Transport: tr}
 			dir := runDir(tmp, cfg)
 			if _, err := traceSimProcs(ctx, cfg, dir); err != nil {
 				return false, "", err

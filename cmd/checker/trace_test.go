@@ -93,14 +93,30 @@ func TestSimulateTrace(t *testing.T) {
 	require.Greater(t, rep.Traces.Lines, 2000)
 }
 
-// TestSimulateTraceNeedsModelScope: a full simulation's traces are ones
-// the model rejects: --trace without --model-scope is refused, with one
-// line.
-func TestSimulateTraceNeedsModelScope(t *testing.T) {
-	code, out, errOut := runCLI(t, "simulate", "--seeds", "1", "--trace", t.TempDir())
-	require.Equal(t, exitUsage, code, out)
+// TestSimulateTraceFullRun: a full simulation's traces (no
+// --model-scope: the session starts at the first poll, 1 to 3 units of
+// work, rejoins and drains again) name the refinement mapping of
+// docs/trace.md and validate; with the mapping taken out of their
+// headers, the first rejoin is an input error (exit 2, one line).
+func TestSimulateTraceFullRun(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errOut := runCLI(t, "simulate", "--seed", "1", "--seeds", "3", "--trace", dir)
+	require.Equal(t, exitOK, code, out+errOut)
+	code, out, errOut = runCLI(t, "trace", dir)
+	require.Equal(t, exitOK, code, out+errOut)
+	run := filepath.Join(dir, "seed-1-heartbeat")
+	files, err := filepath.Glob(filepath.Join(run, "*.ndjson"))
+	require.NoError(t, err)
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		require.NoError(t, err)
+		require.Contains(t, string(data), `"mapping":"sessions"`)
+		require.NoError(t, os.WriteFile(f, []byte(strings.Replace(string(data), `,"mapping":"sessions"`, "", 1)), 0o644))
+	}
+	code, out, errOut = runCLI(t, "trace", run)
+	require.Equal(t, exitUsage, code, out+errOut)
 	require.Equal(t, 1, strings.Count(errOut, "\n"), errOut)
-	require.Contains(t, errOut, "--trace needs --model-scope")
+	require.Contains(t, errOut, "CoordRejoin is a step of the refinement mapping")
 }
 
 // TestTraceRunRejected: a run whose coordinator's trace has a changed

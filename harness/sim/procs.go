@@ -187,3 +187,19 @@ func (c *Cluster) restartFrom(upgrade bool) []trace.Stamp {
 	}
 	return from
 }
+
+// addTarget is T's current process rejoining the coordinator's membership
+// after a restart (CoordRejoin): the coordinator reads the new process's
+// epoch, an atomic read like CoordLearnVersion's, so the line depends on
+// the start of T's process, and T's next line on it.
+func (c *Cluster) addTarget() {
+	cw := c.coordW()
+	if c.procs != nil {
+		receive(cw, c.procs.tFirst)
+	}
+	before := last(cw)
+	c.Coord.AddNode(Target, c.Epoch(), c.now)
+	if after := last(cw); after != before {
+		receive(c.tW(), after)
+	}
+}

@@ -37,7 +37,11 @@ type Config struct {
 	// completed.
 	Settle int
 	// Tracer, if set, receives the run's model actions (docs/trace.md):
-	// every component of the cluster traces into it.
+	// every component of the cluster traces into it. A traced run that is
+	// not ModelScope (a full run, validated through the refinement mapping
+	// its header names) stays within the model's bounds: T restarts up to
+	// TraceMaxEpoch, at most four distinct messages are in flight before
+	// each event, and the peer never runs a legacy version.
 	Tracer trace.Tracer
 	// Traces, if set instead of Tracer, gives each process of the run its
 	// own trace (see ClusterConfig.Traces and TraceWriters).
@@ -62,6 +66,7 @@ type runner struct {
 	res Result
 
 	model         bool  // Config.ModelScope
+	bounded       bool  // model scope, or a traced full run: within the model's bounds (trace.go)
 	work          int64 // maintainer work on T in the current session
 	sessionSeen   bool
 	versionKnown  bool
@@ -107,10 +112,11 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	r := &runner{c: c, rng: rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)),
 		res:          Result{Seed: cfg.Seed, Steps: cfg.Steps, Transport: string(cfg.Transport), Store: string(cfg.Store)},
 		versionKnown: true, legacyUntil: -1, drainStart: -1}
-	if r.rng.IntN(5) == 0 && !cfg.ModelScope {
+	r.model = cfg.ModelScope
+	r.bounded = cfg.ModelScope || cfg.Tracer != nil || cfg.Traces != nil
+	if r.rng.IntN(5) == 0 && !r.bounded {
 		r.legacyUntil = r.rng.IntN(max(cfg.Steps, 1))
 	}
-	r.model = cfg.ModelScope
 	if err := r.startModelScope(); err != nil {
 		return r.res, err
 	}
@@ -478,7 +484,7 @@ func (r *runner) rejoin() {
 	c := r.c
 	c.Coord.RemoveNode(Target)
 	c.LogCoord.RemoveNode(Target)
-	c.Coord.AddNode(Target, c.Epoch(), c.now)
+	c.addTarget()
 	r.versionKnown = false
 	r.sessionSeen, r.drainStart = false, -1
 }

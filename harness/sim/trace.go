@@ -61,9 +61,9 @@ func (r *runner) forgetOldProcess() {
 	}
 }
 
-// mayRestart reports whether T may restart now (a model-scope run stays
-// within TraceMaxEpoch).
-func (r *runner) mayRestart() bool { return !r.model || r.c.Epoch() < TraceMaxEpoch }
+// mayRestart reports whether T may restart now (a model-scope run, and a
+// traced full run, stays within TraceMaxEpoch).
+func (r *runner) mayRestart() bool { return !r.bounded || r.c.Epoch() < TraceMaxEpoch }
 
 // modelBus bounds the distinct messages in flight before each step of a
 // model-scope run: the model's network holds at most MaxMsgs (8) distinct
@@ -71,9 +71,10 @@ func (r *runner) mayRestart() bool { return !r.model || r.c.Epoch() < TraceMaxEp
 const modelBus = 4
 
 // trimBus loses the oldest messages (an environment step, as r.lose)
-// until at most modelBus distinct ones are in flight (model scope only).
+// until at most modelBus distinct ones are in flight (model scope, and a
+// traced full run).
 func (r *runner) trimBus() {
-	for r.model && distinct(r.c.bus) > modelBus {
+	for r.bounded && distinct(r.c.bus) > modelBus {
 		r.res.MessagesLost++
 		_ = r.c.NetLose(0)
 	}
@@ -178,9 +179,9 @@ func TraceHeader(cfg Config) trace.Header {
 			tts = append(tts, string(Dispatcher(d)))
 		}
 	}
-	scope := "full"
+	scope, mapping := "full", trace.MappingSessions
 	if cfg.ModelScope {
-		scope = "model"
+		scope, mapping = "model", ""
 	}
 	nc := cfg.Clusters
 	if nc == 0 {
@@ -190,7 +191,7 @@ func TraceHeader(cfg Config) trace.Header {
 	for k := range brokers {
 		brokers[k] = string(ClusterID(k))
 	}
-	return trace.Header{Source: fmt.Sprintf("sim seed %d, %d steps, %s scope", cfg.Seed, cfg.Steps, scope),
+	return trace.Header{Source: fmt.Sprintf("sim seed %d, %d steps, %s scope", cfg.Seed, cfg.Steps, scope), Mapping: mapping,
 		Model: map[string]any{"Dispatchers": ds, "TableTriggers": tts, "Brokers": brokers,
 			"Versions": []string{"new"}, "MaxEpoch": TraceMaxEpoch, "MaxReg": 15,
 			"MaxMsgs": 8, "Transport": string(cfg.Transport), "Bugs": referenceBugs()}}

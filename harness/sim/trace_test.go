@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -70,6 +71,58 @@ func checkRun(t testing.TB, dir string) tracecheck.Result {
 	res, err := tracecheck.CheckRun(files, dir, nil, tracecheck.Options{})
 	require.NoError(t, err)
 	return res
+}
+
+// TestFullRunTracesAccepted: the per-process traces of full runs (the
+// session starts at the upgrade client's first poll, the maintainers
+// report 1 to 3 units, T rejoins after each upgrade and is drained again,
+// a stale LogCoordinator answers "unknown"), both transports, validate
+// with the refinement mapping their headers name (docs/trace.md, "Every
+// run"); the runs do what the model scope does not (checked, so that the
+// test cannot pass on runs that stay within the model).
+func TestFullRunTracesAccepted(t *testing.T) {
+	rejoins, drains := 0, 0
+	for _, tr := range []node.Transport{node.TransportHeartbeat, node.TransportLogCoord} {
+		for seed := uint64(1); seed <= 10; seed++ {
+			cfg := sim.Config{Seed: seed, Steps: 1500, Transport: tr}
+			dir, run := procRun(t, cfg)
+			res := checkRun(t, dir)
+			require.Equal(t, tracecheck.OK, res.Verdict, "%s seed %d: line %d (%s %s:%d) %s\n%s\n%+v", tr, seed, res.Line,
+				res.Process, res.ProcessFile, res.ProcessLine, res.Reason, res.Text, res.Candidates)
+			coord, err := os.ReadFile(filepath.Join(dir, sim.CoordProcess+".ndjson"))
+			require.NoError(t, err)
+			require.Contains(t, string(coord), `"mapping":"sessions"`)
+			rejoins += strings.Count(string(coord), `"action":"CoordRejoin"`)
+			drains += run.DrainsCompleted
+		}
+	}
+	require.Positive(t, rejoins, "no run rejoined T")
+	require.Greater(t, drains, 20, "the runs drained T again and again")
+}
+
+// TestFullRunMappingRejects: the refinement mapping does not let a full
+// run's extra units of work hide a report of none left: a coordinator
+// whose maintainers' first report of a session (units of work, before
+// DRAINING) is changed to "no work" is rejected at that line, where the
+// model's MaintainerReportProgress needs DRAINING observed.
+func TestFullRunMappingRejects(t *testing.T) {
+	dir, _ := procRun(t, sim.Config{Seed: 1, Steps: 1500})
+	coord := filepath.Join(dir, sim.CoordProcess+".ndjson")
+	data, err := os.ReadFile(coord)
+	require.NoError(t, err)
+	lines := strings.Split(string(data), "\n")
+	i := slices.IndexFunc(lines, func(l string) bool {
+		return strings.Contains(l, `"action":"MaintainerReportProgress"`) && strings.Contains(l, `"coordLiveness":"ALIVE"`) &&
+			!strings.Contains(l, `"work":0`)
+	})
+	require.Positive(t, i, "no report of work before DRAINING")
+	require.Equal(t, tracecheck.OK, checkRun(t, dir).Verdict)
+	lines[i] = regexp.MustCompile(`"work":[0-9]+`).ReplaceAllString(lines[i], `"work":0`)
+	require.NoError(t, os.WriteFile(coord, []byte(strings.Join(lines, "\n")), 0o644))
+	res := checkRun(t, dir)
+	require.Equal(t, tracecheck.Rejected, res.Verdict, res.Reason)
+	require.Equal(t, sim.CoordProcess, res.Process)
+	require.Equal(t, i+1, res.ProcessLine, res.Reason)
 }
 
 // TestMergedTracesAccepted: the per-process traces of model-scope runs,

@@ -43,6 +43,7 @@ type Checker struct {
 	lose        actionDef  // the environment's loss of a message
 	loseReg     actionDef  // the environment's loss of a REGISTER
 	unnamedSend bool       // a step sent a message its line does not name
+	sessions    bool       // the refinement mapping of a full run (refine.go)
 	scratch     spec.State // the state an environment step is taken from
 }
 
@@ -59,6 +60,7 @@ func NewChecker(m *spec.Model, opts Options) (*Checker, error) {
 	if err != nil {
 		return nil, err
 	}
+	acts = append(acts, refinementDefs()...)
 	c := &Checker{m: m, opts: opts, actions: acts,
 		dispatchers: m.Config().Dispatchers, brokers: m.Config().Brokers, seen: map[uint64]struct{}{}, seed: maphash.MakeSeed(),
 		maxEpoch: int8(m.Config().MaxEpoch), maxMsgs: m.Config().MaxMsgs, maxReg: m.Config().MaxReg}
@@ -220,7 +222,18 @@ func (c *Checker) loseMsg(t spec.State, msg spec.Msg) spec.State {
 // parameters match the line's.
 func (c *Checker) successors(s *spec.State, ln *line, f func(t spec.State)) {
 	a := &c.actions[ln.act]
+	switch ln.refine {
+	case refineStutter:
+		f(*s)
+		return
+	case refineOrStutter:
+		defer f(*s)
+	}
 	switch a.shape {
+	case shapeRefine:
+		if t, ok := c.rejoin(s, ln); ok {
+			f(t)
+		}
 	case shapeNullary:
 		if t, ok := a.nullary(s); ok && c.sendsAsSaid(s, &t, ln.hasMsg, &ln.msg) {
 			f(t)

@@ -28,6 +28,12 @@
 // The package knows spec's shapes in one file (table.go): the observable
 // variables, the parameters of the actions, the environment's actions.
 // The actions themselves are bound by name from spec.ActionNames.
+// A full run's trace (header mapping "sessions") is validated through a
+// refinement mapping (refine.go; docs/trace.md, "Every run"): the
+// maintainers' units of work abstracted to the model's one, reports and
+// a stale LogCoordinator's unknown answers that change nothing as stutter
+// steps, and CoordRejoin, a step that is not the model's, starting a new
+// drain session.
 // [Generate] writes traces of random walks of the model, for tests,
 // benchmarks and the TLC parity corpus (tla/TraceDrainRegistration.tla).
 package tracecheck

@@ -257,10 +257,12 @@ func newMerger(paths []string) (*merger, error) {
 		}
 		if i == 0 {
 			model = mb
-			m.header = Header{Trace: SchemaVersion, Model: h.Model,
+			m.header = Header{Trace: SchemaVersion, Model: h.Model, Mapping: h.Mapping,
 				Source: fmt.Sprintf("%d processes merged (%s)", len(paths), h.Source)}
 		} else if !bytes.Equal(mb, model) {
 			return fail(fmt.Sprintf("its model differs from %s's: not one run", paths[0]))
+		} else if h.Mapping != m.header.Mapping {
+			return fail(fmt.Sprintf("its mapping %q differs from %s's %q: not one run", h.Mapping, paths[0], m.header.Mapping))
 		}
 		if byName[h.Process] != nil {
 			return fail(fmt.Sprintf("a second trace of process %s", h.Process))
@@ -437,7 +439,8 @@ func CheckRun(paths []string, name string, model *spec.Model, opts Options) (Res
 		mg.close()
 		return res, err
 	}
-	if model, err = headerModel(hb, model); err != nil {
+	var mapping string
+	if model, mapping, err = headerModel(hb, model); err != nil {
 		mg.close()
 		return res, &InputError{File: paths[0], Line: 1, Msg: err.Error()}
 	}
@@ -445,6 +448,10 @@ func CheckRun(paths []string, name string, model *spec.Model, opts Options) (Res
 	if err != nil {
 		mg.close()
 		return res, err
+	}
+	if err := c.setMapping(mapping); err != nil {
+		mg.close()
+		return res, &InputError{File: paths[0], Line: 1, Msg: err.Error()}
 	}
 	lc := newLineCompiler(c)
 	var la fwdLookahead

@@ -268,10 +268,11 @@ type line struct {
 	msg, reply           msgPattern
 	hasIdx, hasB, hasV   bool
 	hasMsg, hasReply     bool
-	lose, isRecv         bool // lose: the message the line sent is lost at once (no later line receives it)
-	isSendReg, isRecvReg bool // the line sends or receives REGISTER(d, b)
-	pastEpochs           bool // an epoch past MaxEpoch (a rejection)
-	pastRange            bool // an integer past the int8 range of the model's values (incomplete)
+	lose, isRecv         bool  // lose: the message the line sent is lost at once (no later line receives it)
+	isSendReg, isRecvReg bool  // the line sends or receives REGISTER(d, b)
+	pastEpochs           bool  // an epoch past MaxEpoch (a rejection)
+	pastRange            bool  // an integer past the int8 range of the model's values (incomplete)
+	refine               uint8 // the refinement mapping's reading of the line (refine.go)
 }
 
 // checks returns the observed values of ln.
@@ -338,7 +339,10 @@ func (c *Checker) parseLine(text []byte, ln *line) error {
 	for _, ck := range c.checks(ln) {
 		ln.pastEpochs = ln.pastEpochs || isEpoch(ck) && ck.want > c.maxEpoch
 	}
-	return c.checkParams(ln)
+	if err := c.checkParams(ln); err != nil {
+		return err
+	}
+	return c.refineLine(ln)
 }
 
 // checkParams refuses parameters the named action does not take, and
@@ -447,6 +451,9 @@ func (c *Checker) parseVar(p *scanner, k []byte, ln *line) bool {
 	switch vd.dom {
 	case domScalar:
 		v, ok := c.parseValue(p, vd, -1, vd.kind, vd.names)
+		if c.sessions && uint8(vi) == varWork {
+			v = mapWork(v)
+		}
 		add(0, v)
 		return ok
 	case domDisp, domBroker:

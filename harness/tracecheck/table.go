@@ -235,6 +235,7 @@ const (
 	shapeVersion                    // A(s, v)
 	shapeRecv                       // A(s, m, keep)
 	shapeMsg                        // A(s, m)
+	shapeRefine                     // a refinement step (refine.go)
 )
 
 // actionDef is one TLA+ action, bound to its method of a *spec.Model.

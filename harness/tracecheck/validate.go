@@ -33,6 +33,9 @@ type Header struct {
 	// trace is checked with the run's other traces (CheckRun).
 	Process string `json:"process,omitempty"`
 	After   string `json:"after,omitempty"`
+	// Mapping names the refinement mapping the trace is validated with
+	// ("" none; "sessions": a full run's, refine.go and docs/trace.md).
+	Mapping string `json:"mapping,omitempty"`
 }
 
 // Config returns the spec configuration the header names.
@@ -214,13 +217,16 @@ func CheckBytes(data []byte, name string, model *spec.Model, opts Options) (Resu
 	start := time.Now()
 	res := Result{File: name}
 	text, rest := nextLine(data)
-	model, err := headerModel(text, model)
+	model, mapping, err := headerModel(text, model)
 	if err != nil {
 		return res, &InputError{File: name, Line: 1, Msg: err.Error()}
 	}
 	c, err := NewChecker(model, opts)
 	if err != nil {
 		return res, err
+	}
+	if err := c.setMapping(mapping); err != nil {
+		return res, &InputError{File: name, Line: 1, Msg: err.Error()}
 	}
 	buf := bufPool.Get().(*buffers)
 	defer bufPool.Put(buf)
@@ -256,53 +262,63 @@ func CheckBytes(data []byte, name string, model *spec.Model, opts Options) (Resu
 }
 
 // headerModel reads the header line text and returns model, or the model
-// the header names when model is nil.
-func headerModel(text []byte, model *spec.Model) (*spec.Model, error) {
+// the header names when model is nil, and the refinement mapping the
+// header names ("" none).
+func headerModel(text []byte, model *spec.Model) (*spec.Model, string, error) {
 	if len(bytes.TrimSpace(text)) == 0 {
-		return nil, errors.New("empty trace: no header line")
+		return nil, "", errors.New("empty trace: no header line")
 	}
 	var h Header
 	dec := json.NewDecoder(bytes.NewReader(text))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&h); err != nil {
-		return nil, fmt.Errorf("bad header: %v", err)
+		return nil, "", fmt.Errorf("bad header: %v", err)
 	}
 	if h.Trace != SchemaVersion && h.Trace != 1 {
-		return nil, fmt.Errorf("trace schema version %d, this checker reads versions 1 and %d", h.Trace, SchemaVersion)
+		return nil, "", fmt.Errorf("trace schema version %d, this checker reads versions 1 and %d", h.Trace, SchemaVersion)
 	}
 	if h.Process != "" {
-		return nil, fmt.Errorf("the trace of process %s of a multi-process run: check the run's directory (its traces merged)", h.Process)
+		return nil, "", fmt.Errorf("the trace of process %s of a multi-process run: check the run's directory (its traces merged)", h.Process)
 	}
 	if model != nil {
-		return model, nil
+		return model, h.Mapping, nil
 	}
 	key, err := json.Marshal(h.Model) // sorted keys: equal models, equal keys
 	if err != nil {
-		return nil, fmt.Errorf("header: %v", err)
+		return nil, "", fmt.Errorf("header: %v", err)
 	}
-	lastModel.Lock()
-	defer lastModel.Unlock()
-	if lastModel.m != nil && lastModel.key == string(key) {
-		return lastModel.m, nil
+	models.Lock()
+	defer models.Unlock()
+	for i := range models.recent {
+		if r := &models.recent[i]; r.m != nil && r.key == string(key) {
+			return r.m, h.Mapping, nil
+		}
 	}
 	cfg, err := h.Config()
 	if err != nil {
-		return nil, fmt.Errorf("header: %v", err)
+		return nil, "", fmt.Errorf("header: %v", err)
 	}
 	if model, err = spec.New(cfg); err != nil {
-		return nil, fmt.Errorf("header: %v", err)
+		return nil, "", fmt.Errorf("header: %v", err)
 	}
-	lastModel.key, lastModel.m = string(key), model
-	return model, nil
+	r := &models.recent[models.next]
+	r.key, r.m = string(key), model
+	models.next = (models.next + 1) % len(models.recent)
+	return model, h.Mapping, nil
 }
 
-// lastModel is the model of the last header read: the traces of one
-// directory (the runs of one simulation) name the same model, which is
-// built once. A spec.Model does not change once built.
-var lastModel struct {
+// models are the models of the last headers read: the traces of one
+// directory name few models (its runs of one simulation, one per
+// transport, in alternation: seed-1-heartbeat, seed-1-logcoord, …), each
+// built once while it is among the last four. A spec.Model does not
+// change once built.
+var models struct {
 	sync.Mutex
-	key string
-	m   *spec.Model
+	recent [4]struct {
+		key string
+		m   *spec.Model
+	}
+	next int
 }
 
 // buffers hold a trace's compiled lines and observed values, reused

@@ -147,6 +147,7 @@ type Coordinator struct {
 	session   *session
 	completed node.ID // drainCompleted tombstone: a removed target that completed
 	learned   uint64  // the epoch CoordLearnVersion was last traced for (Config.Tracer)
+	joined    bool    // the traced node was added once (Config.Tracer): a later AddNode is CoordRejoin
 }
 
 // New returns a coordinator with no members and no session.
@@ -179,6 +180,7 @@ func (c *Coordinator) AddNode(id node.ID, epoch uint64, now int64) {
 		return
 	}
 	c.nodes[id] = &nodeState{epoch: epoch, lastSeen: now}
+	c.traceRejoin(id)
 }
 
 // ObserveVersion records the drain protocol version of id's process of

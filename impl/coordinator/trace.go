@@ -21,6 +21,15 @@ import (
 //	                   CoordLegacyRestart   when it gives the legacy answer
 //	ObserveVersion, and after an observation of a newer epoch
 //	                   CoordLearnVersion    (the version is kept per node)
+//	AddNode            CoordRejoin          the node rejoins after RemoveNode: a
+//	                                        refinement step, not a model action
+//	                                        (docs/trace.md, "Every run")
+//
+// work is the session's remaining work, or None (-1) while no session
+// drains the node: the model's coordinator drains T from Init, so a run
+// that starts its session later (the upgrade client's first poll) is
+// validated with the refinement mapping of docs/trace.md, which reads
+// None as the one unit the model's session starts with.
 
 // trace writes action about node id (c.mu held); m is the message taken
 // or sent.
@@ -29,8 +38,9 @@ func (c *Coordinator) trace(action names.Action, id node.ID, m *trace.Msg) {
 	if t == nil || id != c.cfg.TraceNode {
 		return
 	}
-	var epoch, count, work int64
+	var epoch, count int64
 	count = trace.None
+	work := int64(trace.None) // no session drains id
 	drained := int64(trace.None)
 	live := node.Alive
 	if n := c.nodes[id]; n != nil {
@@ -87,4 +97,18 @@ func (c *Coordinator) traceLegacy(n *nodeState) {
 	}
 	t.Trace(&trace.Line{Action: names.CoordLegacyRestart, Vars: []trace.Var{trace.Int("coordEpoch", int64(n.epoch)),
 		trace.Int("legacyEpoch", int64(n.epoch))}})
+}
+
+// traceRejoin traces CoordRejoin when n, the traced node, rejoins the
+// membership (c.mu held): the first AddNode of the traced node is the
+// model's Init and is not traced.
+func (c *Coordinator) traceRejoin(id node.ID) {
+	if c.cfg.Tracer == nil || id != c.cfg.TraceNode {
+		return
+	}
+	if !c.joined {
+		c.joined = true
+		return
+	}
+	c.trace(names.CoordRejoin, id, nil)
 }

@@ -96,7 +96,18 @@ type Header struct {
 	// Clock is the Lamport clock the process starts from: a successor
 	// starts past its predecessor's last line.
 	Clock uint64
+	// Mapping names the refinement mapping the validator applies to the
+	// trace ("" none: the run stays within the model's scope). MappingSessions
+	// is the only one (docs/trace.md, "Every run").
+	Mapping string
 }
+
+// MappingSessions is the refinement mapping of a full run's trace: the
+// run is cut into drain sessions at each CoordRejoin, the maintainers'
+// units of work are abstracted to the model's one, and what a line of
+// the coordinator or a stale LogCoordinator does outside the model's
+// session is projected away (docs/trace.md, "Every run").
+const MappingSessions = "sessions"
 
 // Writer is a Tracer that writes NDJSON (docs/trace.md): the header, then
 // one line per Trace call, in the order of the calls (one mutex). It is
@@ -144,7 +155,8 @@ func NewWriter(w io.Writer, h Header) (*Writer, error) {
 		Source  string         `json:"source,omitempty"`
 		Process string         `json:"process,omitempty"`
 		After   string         `json:"after,omitempty"`
-	}{SchemaVersion, h.Model, h.Source, h.Process, h.After})
+		Mapping string         `json:"mapping,omitempty"`
+	}{SchemaVersion, h.Model, h.Source, h.Process, h.After, h.Mapping})
 	if err != nil {
 		return nil, err
 	}

@@ -201,6 +201,9 @@ func tlaDefinitions(t *testing.T) map[string]bool {
 	for _, a := range names.Actions() {
 		defs[a.String()] = true
 	}
+	for _, a := range names.Refinements() { // the steps of a full run's refinement mapping (docs/trace.md)
+		defs[a.String()] = true
+	}
 	return defs
 }
 

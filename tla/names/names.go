@@ -135,19 +135,58 @@ var actionNames = [NumActions]string{
 	"NetLose",
 }
 
-// String returns the action's TLA+ name.
+// The refinement steps: lines of a full run's trace that are not actions
+// of the model but steps of the refinement mapping the trace validator
+// applies to it (docs/trace.md, "Every run: the refinement mapping").
+// They are numbered past the model's actions, so that no iteration over
+// the actions (0..NumActions-1) meets them.
+const (
+	// CoordRejoin is the refinement step of the drained node rejoining the
+	// coordinator's membership after a restart: the coordinator forgets
+	// the node's old process and its drain session, and a new session
+	// begins (the model's coordinator state at Init, at the new epoch).
+	CoordRejoin Action = 128 + iota
+)
+
+var refinementNames = [...]string{"CoordRejoin"}
+
+// Refinements lists the refinement steps.
+func Refinements() []Action {
+	out := make([]Action, len(refinementNames))
+	for i := range out {
+		out[i] = CoordRejoin + Action(i)
+	}
+	return out
+}
+
+// IsRefinement reports whether a is a refinement step, not an action of
+// the model.
+func (a Action) IsRefinement() bool {
+	return a >= CoordRejoin && int(a-CoordRejoin) < len(refinementNames)
+}
+
+// String returns the action's TLA+ name (a refinement step's name).
 func (a Action) String() string {
 	if a < NumActions {
 		return actionNames[a]
 	}
+	if a.IsRefinement() {
+		return refinementNames[a-CoordRejoin]
+	}
 	return fmt.Sprintf("Action(%d)", uint8(a))
 }
 
-// ParseAction returns the action with the TLA+ name s.
+// ParseAction returns the action with the TLA+ name s, or the refinement
+// step named s.
 func ParseAction(s string) (Action, bool) {
 	for i, n := range actionNames {
 		if n == s {
 			return Action(i), true
+		}
+	}
+	for i, n := range refinementNames {
+		if n == s {
+			return CoordRejoin + Action(i), true
 		}
 	}
 	return 0, false

@@ -146,3 +146,28 @@ func TestUnnamedActionsCatch(t *testing.T) {
 		t.Errorf("unnamed actions %v, want [BrokerNewStep]", got)
 	}
 }
+
+// TestRefinementsAreNotActions: the refinement steps of a full run's
+// trace (docs/trace.md, "Every run") round-trip through ParseAction,
+// are numbered past the model's actions and are not operators of the
+// module (a step of the model would be named in Actions instead).
+func TestRefinementsAreNotActions(t *testing.T) {
+	defs := definitions(module(t))
+	require := func(ok bool, format string, args ...any) {
+		t.Helper()
+		if !ok {
+			t.Errorf(format, args...)
+		}
+	}
+	require(len(names.Refinements()) > 0, "no refinement step")
+	for _, a := range names.Refinements() {
+		p, ok := names.ParseAction(a.String())
+		require(ok && p == a, "ParseAction(%q) = %v, %v", a, p, ok)
+		require(a.IsRefinement() && a >= names.NumActions, "%s is numbered among the actions", a)
+		_, inModule := defs[a.String()]
+		require(!inModule, "%s is an operator of the module: an action, not a refinement step", a)
+	}
+	for _, a := range names.Actions() {
+		require(!a.IsRefinement(), "action %s reads as a refinement step", a)
+	}
+}
