@@ -23,7 +23,8 @@ endef
 ## on a broken stream, a lost, duplicated or out-of-order change event, or a
 ## drain still open that does not complete once the faults stop), one
 ## linearizability check of the event service, and trace validation
-## (docs/trace.md) of model-scope simulations of both transports, of a
+## (docs/trace.md) of model-scope and full simulations of both transports (the
+## full ones through the refinement mapping), of a
 ## short stress run of the event service and of a lincheck run in trace mode,
 ## and one short run of a real cluster (3 drainproofd nodes, the rolling
 ## upgrade, every fault, seed 1: docs/cluster.md);
@@ -44,7 +45,9 @@ check-steps:
 	DRAINPROOF_TRACE=$(TRACES)/stress.ndjson $(GO) test -count=1 -run '^TestStressTrace$$' ./impl/eventservice
 	$(CHECKER) simulate --seed 1 --seeds 50 --steps 2000 --transport heartbeat --model-scope --trace $(TRACES)
 	$(CHECKER) simulate --seed 1 --seeds 50 --steps 2000 --transport logcoord --model-scope --trace $(TRACES)
-	$(CHECKER) trace -q $(TRACES)
+	$(CHECKER) simulate --seed 1 --seeds 50 --steps 2000 --settle 3000 --transport heartbeat --trace $(TRACES)/full
+	$(CHECKER) simulate --seed 1 --seeds 50 --steps 2000 --settle 3000 --transport logcoord --trace $(TRACES)/full
+	$(CHECKER) trace -q $(TRACES) $(TRACES)/full
 	@rm -rf $(TRACES)
 	$(CHECKER) cluster --nodes 3 --seed 1 --duration 20s --upgrade --faults kill,pause,partition,delay
 
