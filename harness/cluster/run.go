@@ -265,7 +265,11 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &run{cfg: cfg, dir: dir, start: time.Now(), rng: rand.New(rand.NewPCG(cfg.Seed, 0x5eed)), draining: map[int]bool{}, staled: map[int]bool{}}
+	// start without its monotonic reading: every instant of the timeline
+	// is then taken on the wall clock, the clock of the processes' own log
+	// times (a drain's at_unix_nano), not half on the monotonic clock,
+	// which drifts from it by up to a few ms over a run.
+	r := &run{cfg: cfg, dir: dir, start: time.Now().Round(0), rng: rand.New(rand.NewPCG(cfg.Seed, 0x5eed)), draining: map[int]bool{}, staled: map[int]bool{}}
 	defer func() {
 		r.teardown()
 		if cfg.Keep != "" {
