@@ -642,3 +642,76 @@ func TestReusedDispatcherDropsEarlierNotifications(t *testing.T) {
 	require.NoError(t, h.do(rem("c1", "d2")))
 	h.checkQuiescent()
 }
+
+// The changefeed status lists exactly the changefeeds of the published
+// dispatchers, when a changefeed's last dispatcher leaves and another
+// changefeed's arrives (the emptied status kept idle must not take the
+// newcomer), and when the idle one returns; and the broker keeps at most
+// one empty status, so changefeeds coming and going do not grow it.
+func TestChangefeedStatusFollowsItsDispatchers(t *testing.T) {
+	regIn := func(id DispatcherID, cf ChangefeedID, tbl TableID) Request {
+		r := reg(id, tbl)
+		r.Changefeed = cf
+		return r
+	}
+	type step struct {
+		name string
+		req  Request
+		want []ChangefeedID
+	}
+	scenarios := map[string][]step{
+		"changefeeds come and go": {
+			{"first of cf1", regIn("d1", "cf1", 1), []ChangefeedID{"cf1"}},
+			{"cf1 empties", rem("c1", "d1"), nil},
+			{"first of cf2 after cf1 emptied", regIn("d2", "cf2", 2), []ChangefeedID{"cf2"}},
+			{"cf1 returns", regIn("d3", "cf1", 3), []ChangefeedID{"cf1", "cf2"}},
+			{"second of cf2", regIn("d4", "cf2", 4), []ChangefeedID{"cf1", "cf2"}},
+			{"cf2 loses one", rem("c1", "d2"), []ChangefeedID{"cf1", "cf2"}},
+			{"cf2 empties", rem("c1", "d4"), []ChangefeedID{"cf1"}},
+			{"cf1 empties, cf2 idle dropped", rem("c1", "d3"), nil},
+			{"cf3 after two idle changefeeds", regIn("d5", "cf3", 5), []ChangefeedID{"cf3"}},
+			{"cf1 again, by a table trigger", trig("c1", "t2"), []ChangefeedID{"cf1", "cf3"}},
+		},
+		"the idle status taken back, then another empties": {
+			{"first of cf2", regIn("dA", "cf2", 1), []ChangefeedID{"cf2"}},
+			{"first of cf1", regIn("d1", "cf1", 2), []ChangefeedID{"cf1", "cf2"}},
+			{"cf1 empties", rem("c1", "d1"), []ChangefeedID{"cf2"}},
+			{"cf1 returns to its idle status", regIn("d2", "cf1", 3), []ChangefeedID{"cf1", "cf2"}},
+			{"cf2 empties, cf1 is no longer idle", rem("c1", "dA"), []ChangefeedID{"cf1"}},
+		},
+	}
+	for name, steps := range scenarios {
+		t.Run(name, func(t *testing.T) {
+			h := newHarness(t)
+			for _, st := range steps {
+				require.NoError(t, h.do(st.req), st.name)
+				b, _ := h.broker("c1")
+				require.Equal(t, st.want, b.Changefeeds, st.name)
+				// Memory stays bounded: besides the changefeeds with
+				// dispatchers, the broker keeps at most the one idle status.
+				bk := h.svc.byClusterForTest("c1")
+				require.LessOrEqual(t, len(bk.changefeeds), len(st.want)+1, st.name)
+				h.checkQuiescent()
+			}
+		})
+	}
+}
+
+// A broker keeps at most maxFree released dispatchers for reuse, however
+// many it releases at once.
+func TestReleasedDispatchersKeptForReuseAreBounded(t *testing.T) {
+	h := newHarness(t)
+	n := maxFree + 6
+	for i := range n {
+		require.NoError(t, h.do(reg(DispatcherID(fmt.Sprintf("d%03d", i)), TableID(i+1))))
+	}
+	for i := range n {
+		require.NoError(t, h.do(rem("c1", DispatcherID(fmt.Sprintf("d%03d", i)))))
+	}
+	b := h.svc.byClusterForTest("c1")
+	if b.offLoop {
+		t.Skip("a broker with a remover outside the loop reuses nothing")
+	}
+	require.Len(t, b.free, maxFree)
+	h.checkQuiescent()
+}
