@@ -31,13 +31,14 @@ if ! grep -q ' LIVED ' "$OUT/canary.log" || ! grep -q ' KILLED ' "$OUT/canary.lo
 fi
 for p in "${pkgs[@]}"; do
 	n=${p//\//_}
-	# gremlins walks the folder's subfolders too: a subpackage that has a
-	# run of its own (impl/store/storetest under impl/store) is left out,
-	# or its mutants would be judged a second time, by the wrong tests.
+	# gremlins walks the folder's subfolders too: every subfolder that is
+	# a package of its own (Go files of its own: impl/store/storetest under
+	# impl/store, spec/twophase under spec) is left out, or its mutants
+	# would be judged by the wrong tests (and storetest's a second time).
 	excl=()
-	for q in "${all[@]}"; do
-		case $q in "$p"/*) excl+=(-E "^${q#"$p"/}/") ;; esac
-	done
+	while IFS= read -r d; do
+		excl+=(-E "^${d#"$p"/}/")
+	done < <(find "$p" -mindepth 2 -name '*.go' -printf '%h\n' | sort -u)
 	t0=$(date +%s)
 	# One worker: the machine has two cores, which a test run uses by
 	# itself (GOMAXPROCS); a mutant's tests are the package's own. A

@@ -715,3 +715,20 @@ func TestReleasedDispatchersKeptForReuseAreBounded(t *testing.T) {
 	require.Len(t, b.free, maxFree)
 	h.checkQuiescent()
 }
+
+// R7 at the limit: a dispatcher silent for exactly the inactivity timeout
+// is kept; one tick longer, it is cleaned up.
+func TestInactiveOnlyAfterTheTimeout(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.InactivityTimeout = time.Minute })
+	require.NoError(t, h.do(reg("d1", 1)))
+	require.NoError(t, h.do(reset("c1", "d1", 1, 100)))
+	h.advance(time.Minute)
+	n, err := h.svc.Cleanup(context.Background())
+	require.NoError(t, err)
+	require.Zero(t, n, "silent for exactly the timeout")
+	h.advance(time.Nanosecond)
+	n, err = h.svc.Cleanup(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, 1, n, "silent for longer than the timeout")
+	h.checkQuiescent()
+}
