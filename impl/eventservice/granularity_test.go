@@ -353,3 +353,20 @@ func TestRemovalStopsAtItsCountPoint(t *testing.T) {
 	require.False(t, y.hit.Load(), "a registration without replacement changes no count after admission")
 	h.checkQuiescent()
 }
+
+// Every point prints a name of its own (a schedule's printout), from the
+// first to the last; pointNone and a value past the last print "point?".
+func TestPointsPrintTheirNames(t *testing.T) {
+	seen := map[string]point{}
+	for p := pointSendRegister; p <= pointRelease; p++ {
+		name := p.String()
+		require.NotEqual(t, "point?", name, "point %d", int(p))
+		_, dup := seen[name]
+		require.False(t, dup, "point %d prints %q, as point %d does", int(p), name, int(seen[name]))
+		seen[name] = p
+	}
+	require.Equal(t, "send-register", pointSendRegister.String())
+	require.Equal(t, "release", pointRelease.String())
+	require.Equal(t, "point?", pointNone.String())
+	require.Equal(t, "point?", (pointRelease + 1).String())
+}
