@@ -732,3 +732,21 @@ func TestInactiveOnlyAfterTheTimeout(t *testing.T) {
 	require.Equal(t, 1, n, "silent for longer than the timeout")
 	h.checkQuiescent()
 }
+
+// A zero or negative InactivityTimeout means the default, an hour: a
+// dispatcher silent for less is kept, one silent for longer is not.
+func TestZeroInactivityTimeoutIsTheDefault(t *testing.T) {
+	for _, timeout := range []time.Duration{0, -time.Second} {
+		h := newHarness(t, func(c *Config) { c.InactivityTimeout = timeout })
+		require.NoError(t, h.do(reg("d1", 1)))
+		require.NoError(t, h.do(reset("c1", "d1", 1, 100)))
+		h.advance(DefaultInactivityTimeout)
+		n, err := h.svc.Cleanup(context.Background())
+		require.NoError(t, err)
+		require.Zero(t, n, "timeout %v: silent for the default timeout", timeout)
+		h.advance(time.Nanosecond)
+		n, err = h.svc.Cleanup(context.Background())
+		require.NoError(t, err)
+		require.Equal(t, 1, n, "timeout %v: silent for longer than the default", timeout)
+	}
+}
