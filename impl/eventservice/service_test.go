@@ -532,9 +532,10 @@ func TestRequestValidationAndStop(t *testing.T) {
 	require.PanicsWithValue(t, "eventservice: Run called twice", func() { _ = svc.Run(ctx) })
 }
 
-// A Register names its cluster, its changefeed and (unless it is a table
-// trigger) its table: without them it is a bad request, not a silent
-// registration under empty names.
+// A Register names its dispatcher, its cluster, its changefeed and
+// (unless it is a table trigger) its table: without them it is a bad
+// request, not a silent registration under empty names. The same request
+// as a Reset without an epoch, or with an unknown action, is bad too.
 func TestRegisterRequiresClusterChangefeedTable(t *testing.T) {
 	h := newHarness(t)
 	ok := reg("d1", 1)
@@ -544,6 +545,9 @@ func TestRegisterRequiresClusterChangefeedTable(t *testing.T) {
 		"no table":                        func(r *Request) { r.Table = 0 },
 		"negative table":                  func(r *Request) { r.Table = -1 },
 		"remote probe without changefeed": func(r *Request) { r.Changefeed, r.OnlyReuse = "", true },
+		"no dispatcher":                   func(r *Request) { r.Dispatcher = "" },
+		"a reset without an epoch, with a changefeed and a table": func(r *Request) { r.Action = Reset },
+		"an unknown action": func(r *Request) { r.Action = Reset + 1 },
 	} {
 		bad := ok
 		change(&bad)
