@@ -192,3 +192,14 @@ func FuzzCheck(f *testing.F) {
 func TestSchemaVersions(t *testing.T) {
 	require.Equal(t, tracecheck.SchemaVersion, trace.SchemaVersion)
 }
+
+// TestBlankLinesSkipped: a blank line (spaces, a CR) between two action
+// lines is skipped, and still counted in the line numbers.
+func TestBlankLinesSkipped(t *testing.T) {
+	body := `{"action":"NodeStartHeartbeat"}` + "\n  \n\r\n" + `{"action":"CoordLearnVersion","vars":{"coordEpoch":14}}` + "\n"
+	res, err := tracecheck.Check(strings.NewReader(header+"\n"+body), "b", nil, tracecheck.Options{})
+	require.NoError(t, err)
+	require.Equal(t, tracecheck.Rejected, res.Verdict, "%+v", res)
+	require.Equal(t, 1, res.Lines, "the blank lines are no actions")
+	require.Equal(t, 5, res.Line, "the blank lines are counted")
+}
