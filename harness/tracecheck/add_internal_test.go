@@ -9,7 +9,8 @@ import (
 )
 
 // TestAddDeduplicates: the candidate set keeps one state per fingerprint,
-// below smallSet (compared as values) and past it (by fingerprint).
+// below smallSet (compared as values) and past it (by fingerprint),
+// including a repeat that is the first add past smallSet.
 func TestAddDeduplicates(t *testing.T) {
 	m, err := spec.New(TraceConfig(spec.DefaultConfig()))
 	require.NoError(t, err)
@@ -30,4 +31,14 @@ func TestAddDeduplicates(t *testing.T) {
 	for i, s := range states {
 		require.Equal(t, s, c.next[i])
 	}
+
+	// A new step (as Checker.step starts one): smallSet states, then a
+	// repeat of the first, the first add that goes by fingerprint.
+	c.next = c.next[:0]
+	clear(c.seen)
+	for _, s := range states[:smallSet] {
+		c.add(s)
+	}
+	c.add(states[0])
+	require.Len(t, c.next, smallSet)
 }

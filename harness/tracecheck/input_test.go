@@ -127,6 +127,21 @@ func TestOutsideTheHeaderRejected(t *testing.T) {
 			require.Contains(t, res.Reason, fmt.Sprintf("past the header's MaxEpoch = %d", tc.maxEpoch))
 		}
 	}
+	// The LogCoordinator's cache names an epoch (its first field) and a
+	// count: the epoch past MaxEpoch is outside, a count past it is not.
+	lc := strings.Replace(strings.Replace(header, `"MaxEpoch":15`, `"MaxEpoch":2`, 1), `"Transport":"heartbeat"`, `"Transport":"logcoord"`, 1)
+	for epoch, count := range map[int]int{3: 0, 1: 5} {
+		l := fmt.Sprintf(`{"action":"LogCoordExpire","vars":{"cache":{"epoch":%d,"count":%d,"closed":false}}}`, epoch, count)
+		res, err := tracecheck.Check(strings.NewReader(lc+"\n"+l+"\n"), "b", nil, tracecheck.Options{})
+		require.NoError(t, err)
+		require.Equal(t, tracecheck.Rejected, res.Verdict, "%s: %+v", l, res)
+		if epoch > 2 {
+			require.Contains(t, res.Reason, "past the header's MaxEpoch = 2", l)
+		} else {
+			require.NotContains(t, res.Reason, "MaxEpoch", l)
+		}
+	}
+
 	// The same wrong epoch, within MaxEpoch: rejected too (CoordLearnVersion
 	// learns epoch 1).
 	res, err := tracecheck.Check(strings.NewReader(header+"\n"+`{"action":"CoordLearnVersion","vars":{"coordEpoch":14}}`+"\n"), "b", nil, tracecheck.Options{})
@@ -176,4 +191,15 @@ func FuzzCheck(f *testing.F) {
 // the same schema version.
 func TestSchemaVersions(t *testing.T) {
 	require.Equal(t, tracecheck.SchemaVersion, trace.SchemaVersion)
+}
+
+// TestBlankLinesSkipped: a blank line (spaces, a CR) between two action
+// lines is skipped, and still counted in the line numbers.
+func TestBlankLinesSkipped(t *testing.T) {
+	body := `{"action":"NodeStartHeartbeat"}` + "\n  \n\r\n" + `{"action":"CoordLearnVersion","vars":{"coordEpoch":14}}` + "\n"
+	res, err := tracecheck.Check(strings.NewReader(header+"\n"+body), "b", nil, tracecheck.Options{})
+	require.NoError(t, err)
+	require.Equal(t, tracecheck.Rejected, res.Verdict, "%+v", res)
+	require.Equal(t, 1, res.Lines, "the blank lines are no actions")
+	require.Equal(t, 5, res.Line, "the blank lines are counted")
 }

@@ -262,8 +262,8 @@ func TestBuggyModelTracesRejected(t *testing.T) {
 // TestWeakObservationsAccepted strips the dispatcher parameters (but a
 // REGISTER's), the restarts' versions and every observed variable of T's
 // lines (collectors, brokers, service, node): the traces are still
-// accepted, with larger candidate sets, and a candidate bound below that
-// size makes them incomplete.
+// accepted, with larger candidate sets; a candidate bound of exactly the
+// largest set still accepts them, and one below it makes them incomplete.
 func TestWeakObservationsAccepted(t *testing.T) {
 	cfg := configs()["three"]
 	cfg.Dispatchers, cfg.TableTriggers = []string{"d1", "d2", "d3", "d4", "d5", "d6", "d7", "d8"}, []string{"d8"}
@@ -286,6 +286,9 @@ func TestWeakObservationsAccepted(t *testing.T) {
 		res := check(t, data)
 		require.Equal(t, tracecheck.OK, res.Verdict, "seed %d: %+v", seed, res)
 		most = max(most, res.MaxCandidates)
+		exact, err := tracecheck.CheckBytes(data, "t", nil, tracecheck.Options{MaxCandidates: res.MaxCandidates})
+		require.NoError(t, err)
+		require.Equal(t, tracecheck.OK, exact.Verdict, "seed %d: a bound of exactly the largest set is enough", seed)
 		if res.MaxCandidates > 1 {
 			small, err := tracecheck.CheckBytes(data, "t", nil, tracecheck.Options{MaxCandidates: res.MaxCandidates - 1})
 			require.NoError(t, err)

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/drainproof/drainproof/impl/store/storetest"
 	"github.com/drainproof/drainproof/impl/trace"
 )
@@ -325,4 +327,46 @@ func bothTraced(t *testing.T, test func(*testing.T, ...harnessOption)) {
 		}
 		test(t, func(c *Config) { c.Tracer = tw })
 	})
+}
+
+// A removal's decrement is a point of its own (pointCount), after its
+// store release and apart from the steps that leave the count as it is:
+// stopped there, the dispatcher is unpublished and unsubscribed but still
+// counted (R2, F6); released, the count falls. The subscribe step of a
+// registration is no such point.
+func TestRemovalStopsAtItsCountPoint(t *testing.T) {
+	h := newHarness(t)
+	require.NoError(t, h.do(reg("d1", 1)))
+	x := h.at(t, pointCount, "c1", nil)
+	errc := async(h, rem("c1", "d1"))
+	<-x.Entered()
+	require.False(t, h.eventStore("c1").Subscribed("d1"), "stores released before the decrement")
+	require.Equal(t, int64(1), h.svc.sumCounts(), "R2: counted until the decrement")
+	x.Release()
+	require.NoError(t, <-errc)
+	require.Equal(t, int64(0), h.count())
+
+	// A registration's subscribe step leaves the count as it is: its
+	// first count point is none (the count was raised at admission).
+	y := h.at(t, pointCount, "c1", nil)
+	require.NoError(t, h.do(reg("d2", 2)))
+	require.False(t, y.hit.Load(), "a registration without replacement changes no count after admission")
+	h.checkQuiescent()
+}
+
+// Every point prints a name of its own (a schedule's printout), from the
+// first to the last; pointNone and a value past the last print "point?".
+func TestPointsPrintTheirNames(t *testing.T) {
+	seen := map[string]point{}
+	for p := pointSendRegister; p <= pointRelease; p++ {
+		name := p.String()
+		require.NotEqual(t, "point?", name, "point %d", int(p))
+		_, dup := seen[name]
+		require.False(t, dup, "point %d prints %q, as point %d does", int(p), name, int(seen[name]))
+		seen[name] = p
+	}
+	require.Equal(t, "send-register", pointSendRegister.String())
+	require.Equal(t, "release", pointRelease.String())
+	require.Equal(t, "point?", pointNone.String())
+	require.Equal(t, "point?", (pointRelease + 1).String())
 }

@@ -226,8 +226,13 @@ func (h *harness) checkQuiescent() {
 		if got := ss.TotalRefs(); got != total {
 			h.t.Fatalf("R9: broker %s holds %d schema references, want %d", b.Cluster, got, total)
 		}
-		if len(b.Changefeeds) != len(cfs) {
-			h.t.Fatalf("broker %s changefeeds %v, want those of %v", b.Cluster, b.Changefeeds, ids(b))
+		var wantCfs []ChangefeedID
+		for cf := range cfs {
+			wantCfs = append(wantCfs, cf)
+		}
+		slices.Sort(wantCfs)
+		if !slices.Equal(b.Changefeeds, wantCfs) {
+			h.t.Fatalf("broker %s changefeeds %v, want those of %v: %v", b.Cluster, b.Changefeeds, ids(b), wantCfs)
 		}
 	}
 	if n := h.svc.sumCounts(); n != total || n < 0 { // no Sample: it may close admission

@@ -2,6 +2,7 @@ package eventservice
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"testing"
@@ -141,4 +142,58 @@ func TestStorePanicEndsProcess(t *testing.T) {
 			require.NotContains(t, string(out), "the process survived")
 		})
 	}
+}
+
+// Requests that wait for room in a full queue (two of them) go in once
+// the loop takes the queue, and run: none is left waiting.
+func TestWaitersForRoomGetIn(t *testing.T) {
+	const size = 2
+	h := newHarness(t, func(c *Config) { c.QueueSize = size })
+	gate := h.schemaStore("c1").BlockRegisterTable()
+	defer gate.Release() // unblock the loop if the test fails
+	bg := context.Background()
+	require.NoError(t, h.svc.Submit(bg, reg("d0", 1)))
+	<-gate.Entered() // the loop is held in d0's RegisterTable
+	h.schemaStore("c1").Unblock()
+	for i := range size {
+		require.NoError(t, h.svc.Submit(bg, reg(DispatcherID(fmt.Sprintf("q%d", i)), TableID(10+i))))
+	}
+	done := make(chan error, 2)
+	for i := range 2 {
+		go func() { done <- h.svc.Submit(bg, reg(DispatcherID(fmt.Sprintf("w%d", i)), TableID(20+i))) }()
+	}
+	time.Sleep(50 * time.Millisecond) // let both wait for room (if they did not yet, they find it later)
+	gate.Release()
+	for range 2 {
+		select {
+		case err := <-done:
+			require.NoError(t, err)
+		case <-time.After(10 * time.Second):
+			t.Fatal("a request waiting for room never got in")
+		}
+	}
+	b, _ := h.broker("c1") // the snapshot runs after every queued request
+	require.Len(t, b.Dispatchers, 1+size+2)
+	require.Equal(t, int64(1+size+2), h.count())
+	h.checkQuiescent()
+}
+
+// The queue gives the loop its array back for the next requests: once
+// warm, queuing and taking requests allocates nothing.
+func TestQueueReusesItsArray(t *testing.T) {
+	q := newQueue(8)
+	ctx := context.Background()
+	cycle := func() {
+		for range 4 {
+			if err := q.push(ctx, job{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		q.done(q.take())
+	}
+	cycle()
+	require.Zero(t, testing.AllocsPerRun(100, cycle))
+	q.done(q.take()) // an empty queue's nil batch is no array to keep
+	cycle()
+	require.Zero(t, testing.AllocsPerRun(100, cycle))
 }

@@ -532,9 +532,10 @@ func TestRequestValidationAndStop(t *testing.T) {
 	require.PanicsWithValue(t, "eventservice: Run called twice", func() { _ = svc.Run(ctx) })
 }
 
-// A Register names its cluster, its changefeed and (unless it is a table
-// trigger) its table: without them it is a bad request, not a silent
-// registration under empty names.
+// A Register names its dispatcher, its cluster, its changefeed and
+// (unless it is a table trigger) its table: without them it is a bad
+// request, not a silent registration under empty names. The same request
+// as a Reset without an epoch, or with an unknown action, is bad too.
 func TestRegisterRequiresClusterChangefeedTable(t *testing.T) {
 	h := newHarness(t)
 	ok := reg("d1", 1)
@@ -544,6 +545,9 @@ func TestRegisterRequiresClusterChangefeedTable(t *testing.T) {
 		"no table":                        func(r *Request) { r.Table = 0 },
 		"negative table":                  func(r *Request) { r.Table = -1 },
 		"remote probe without changefeed": func(r *Request) { r.Changefeed, r.OnlyReuse = "", true },
+		"no dispatcher":                   func(r *Request) { r.Dispatcher = "" },
+		"a reset without an epoch, with a changefeed and a table": func(r *Request) { r.Action = Reset },
+		"an unknown action": func(r *Request) { r.Action = Reset + 1 },
 	} {
 		bad := ok
 		change(&bad)
@@ -641,4 +645,112 @@ func TestReusedDispatcherDropsEarlierNotifications(t *testing.T) {
 	require.Empty(t, h.takeEvents(), "R4: an earlier registration's call acted on a reused dispatcher")
 	require.NoError(t, h.do(rem("c1", "d2")))
 	h.checkQuiescent()
+}
+
+// The changefeed status lists exactly the changefeeds of the published
+// dispatchers, when a changefeed's last dispatcher leaves and another
+// changefeed's arrives (the emptied status kept idle must not take the
+// newcomer), and when the idle one returns; and the broker keeps at most
+// one empty status, so changefeeds coming and going do not grow it.
+func TestChangefeedStatusFollowsItsDispatchers(t *testing.T) {
+	regIn := func(id DispatcherID, cf ChangefeedID, tbl TableID) Request {
+		r := reg(id, tbl)
+		r.Changefeed = cf
+		return r
+	}
+	type step struct {
+		name string
+		req  Request
+		want []ChangefeedID
+	}
+	scenarios := map[string][]step{
+		"changefeeds come and go": {
+			{"first of cf1", regIn("d1", "cf1", 1), []ChangefeedID{"cf1"}},
+			{"cf1 empties", rem("c1", "d1"), nil},
+			{"first of cf2 after cf1 emptied", regIn("d2", "cf2", 2), []ChangefeedID{"cf2"}},
+			{"cf1 returns", regIn("d3", "cf1", 3), []ChangefeedID{"cf1", "cf2"}},
+			{"second of cf2", regIn("d4", "cf2", 4), []ChangefeedID{"cf1", "cf2"}},
+			{"cf2 loses one", rem("c1", "d2"), []ChangefeedID{"cf1", "cf2"}},
+			{"cf2 empties", rem("c1", "d4"), []ChangefeedID{"cf1"}},
+			{"cf1 empties, cf2 idle dropped", rem("c1", "d3"), nil},
+			{"cf3 after two idle changefeeds", regIn("d5", "cf3", 5), []ChangefeedID{"cf3"}},
+			{"cf1 again, by a table trigger", trig("c1", "t2"), []ChangefeedID{"cf1", "cf3"}},
+		},
+		"the idle status taken back, then another empties": {
+			{"first of cf2", regIn("dA", "cf2", 1), []ChangefeedID{"cf2"}},
+			{"first of cf1", regIn("d1", "cf1", 2), []ChangefeedID{"cf1", "cf2"}},
+			{"cf1 empties", rem("c1", "d1"), []ChangefeedID{"cf2"}},
+			{"cf1 returns to its idle status", regIn("d2", "cf1", 3), []ChangefeedID{"cf1", "cf2"}},
+			{"cf2 empties, cf1 is no longer idle", rem("c1", "dA"), []ChangefeedID{"cf1"}},
+		},
+	}
+	for name, steps := range scenarios {
+		t.Run(name, func(t *testing.T) {
+			h := newHarness(t)
+			for _, st := range steps {
+				require.NoError(t, h.do(st.req), st.name)
+				b, _ := h.broker("c1")
+				require.Equal(t, st.want, b.Changefeeds, st.name)
+				// Memory stays bounded: besides the changefeeds with
+				// dispatchers, the broker keeps at most the one idle status.
+				bk := h.svc.byClusterForTest("c1")
+				require.LessOrEqual(t, len(bk.changefeeds), len(st.want)+1, st.name)
+				h.checkQuiescent()
+			}
+		})
+	}
+}
+
+// A broker keeps at most maxFree released dispatchers for reuse, however
+// many it releases at once.
+func TestReleasedDispatchersKeptForReuseAreBounded(t *testing.T) {
+	h := newHarness(t)
+	n := maxFree + 6
+	for i := range n {
+		require.NoError(t, h.do(reg(DispatcherID(fmt.Sprintf("d%03d", i)), TableID(i+1))))
+	}
+	for i := range n {
+		require.NoError(t, h.do(rem("c1", DispatcherID(fmt.Sprintf("d%03d", i)))))
+	}
+	b := h.svc.byClusterForTest("c1")
+	if b.offLoop {
+		t.Skip("a broker with a remover outside the loop reuses nothing")
+	}
+	require.Len(t, b.free, maxFree)
+	h.checkQuiescent()
+}
+
+// R7 at the limit: a dispatcher silent for exactly the inactivity timeout
+// is kept; one tick longer, it is cleaned up.
+func TestInactiveOnlyAfterTheTimeout(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.InactivityTimeout = time.Minute })
+	require.NoError(t, h.do(reg("d1", 1)))
+	require.NoError(t, h.do(reset("c1", "d1", 1, 100)))
+	h.advance(time.Minute)
+	n, err := h.svc.Cleanup(context.Background())
+	require.NoError(t, err)
+	require.Zero(t, n, "silent for exactly the timeout")
+	h.advance(time.Nanosecond)
+	n, err = h.svc.Cleanup(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, 1, n, "silent for longer than the timeout")
+	h.checkQuiescent()
+}
+
+// A zero or negative InactivityTimeout means the default, an hour: a
+// dispatcher silent for less is kept, one silent for longer is not.
+func TestZeroInactivityTimeoutIsTheDefault(t *testing.T) {
+	for _, timeout := range []time.Duration{0, -time.Second} {
+		h := newHarness(t, func(c *Config) { c.InactivityTimeout = timeout })
+		require.NoError(t, h.do(reg("d1", 1)))
+		require.NoError(t, h.do(reset("c1", "d1", 1, 100)))
+		h.advance(DefaultInactivityTimeout)
+		n, err := h.svc.Cleanup(context.Background())
+		require.NoError(t, err)
+		require.Zero(t, n, "timeout %v: silent for the default timeout", timeout)
+		h.advance(time.Nanosecond)
+		n, err = h.svc.Cleanup(context.Background())
+		require.NoError(t, err)
+		require.Equal(t, 1, n, "timeout %v: silent for longer than the default", timeout)
+	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/drainproof/drainproof/harness/tracecheck"
 	"github.com/drainproof/drainproof/impl/store"
+	"github.com/drainproof/drainproof/impl/store/storetest"
 	"github.com/drainproof/drainproof/impl/trace"
 )
 
@@ -88,4 +89,43 @@ func TestStressTrace(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, tracecheck.OK, res.Verdict, "line %d: %s\n%s\n%+v", res.Line, res.Reason, res.Text, res.Candidates)
 	require.Greater(t, res.Lines, 300)
+}
+
+// A traced service writes the same lines whether or not a test's hook is
+// set (the product never sets one): a registration, a reset and a
+// removal, each a model action with its line.
+func TestTraceWithoutAHook(t *testing.T) {
+	run := func(hooked bool) string {
+		var buf bytes.Buffer
+		tw, err := trace.NewWriter(&buf, trace.Header{Source: "eventservice TestTraceWithoutAHook", Model: map[string]any{
+			"Dispatchers": []string{"d1"}, "TableTriggers": []string{}, "Brokers": []string{"c1"},
+			"Versions": []string{"new"}, "MaxEpoch": 2, "MaxReg": 2, "MaxMsgs": 2, "Transport": "heartbeat", "Bugs": []string{}}})
+		require.NoError(t, err)
+		cfg := func(c *Config) { c.Tracer = tw }
+		var svc *Service
+		if hooked {
+			svc = newHarness(t, cfg).svc
+		} else {
+			c := Config{NewStores: func(ClusterID) (store.EventStore, store.SchemaStore) {
+				return storetest.NewMemEventStore(), storetest.NewMemSchemaStore()
+			}}
+			cfg(&c)
+			svc, err = New(c)
+			require.NoError(t, err)
+			ctx, cancel := context.WithCancel(context.Background())
+			wait := svc.Start(ctx)
+			defer func() { cancel(); _ = wait() }()
+		}
+		ctx := context.Background()
+		require.NoError(t, svc.Do(ctx, reg("d1", 1)))
+		require.NoError(t, svc.Do(ctx, reset("c1", "d1", 1, 100)))
+		require.NoError(t, svc.Do(ctx, rem("c1", "d1")))
+		require.NoError(t, tw.Close())
+		return buf.String()
+	}
+	plain := run(false)
+	for _, action := range []string{"BrokerAdmit", "BrokerRegisterTable", "CollectorRemove", "BrokerRemoveFinish"} {
+		require.Contains(t, plain, `"`+action+`"`)
+	}
+	require.Equal(t, run(true), plain)
 }
