@@ -107,11 +107,16 @@ trace-parity:
 	@if [ -z "$(TLA2TOOLS)" ] || [ -z "$(TLA_COMMUNITY_MODULES)" ]; then echo "make trace-parity: set TLA2TOOLS (tla2tools.jar) and TLA_COMMUNITY_MODULES (CommunityModules-deps.jar)"; exit 2; fi
 	$(CHECKER) traceparity --n 30 --steps 80 --free 20 --sim
 
-## fuzz: a short fuzzing run of the cfg parser and of each gRPC handler
+## fuzz: a short fuzzing run of the cfg parser (30 s) and of each gRPC handler
+## (FUZZTIME each, 5 s unless set): the node's, the event service's and the
+## LogCoordinator's (impl/transport), the coordinator's (impl/daemon)
+FUZZTIME ?= 5s
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./tla/tlacfg
-	for f in FuzzDispatch FuzzSetLiveness FuzzWriteEvents FuzzReport FuzzDispatcherHeartbeat FuzzReadEvents; do \
-		$(GO) test -run '^$$' -fuzz "^$$f\$$" -fuzztime 30s ./impl/transport || exit 1; done
+	for f in FuzzDispatch FuzzSetLiveness FuzzWriteEvents FuzzReport FuzzQuery FuzzDispatcherHeartbeat FuzzReadEvents; do \
+		$(GO) test -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) ./impl/transport || exit 1; done
+	for f in FuzzJoin FuzzHeartbeat FuzzLeave FuzzDrainNode FuzzMembers; do \
+		$(GO) test -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) ./impl/daemon || exit 1; done
 
 ## pgo: refresh cmd/checker/default.pgo, the CPU profile that Go's profile-guided
 ## optimisation builds the checker with (go build and go run pick it up), from the
