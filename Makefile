@@ -144,13 +144,12 @@ proto:
 		--go-grpc_out=impl/transport/pb --go-grpc_opt=paths=source_relative \
 		impl/transport/pb/drainproof.proto
 
-## soak: many seeds of the real cluster (docs/cluster.md; not in CI): SEEDS
-## runs of 3 nodes with the upgrade and every fault, stopping at the first
-## failing seed
-SEEDS ?= 50
+## soak: many seeds, not in CI (.ci/soak.sh): SOAK_SIM_SEEDS simulated seeds per
+## transport (1000) and SOAK_SEEDS runs of the real cluster (50: 3 nodes, the
+## upgrade, every fault, SOAK_DURATION each, 30s; docs/cluster.md), each run
+## split into shards (--shard i/n) that GNU parallel runs SOAK_JOBS at a time
+## (1; a loop without parallel), then checker report merge: one verdict per run
+SOAK_SEEDS ?= 50
+SOAK_JOBS ?= 1
 soak:
-	@bin=$$(mktemp -d) && trap 'rm -rf $$bin' EXIT && $(GO) build -o $$bin/drainproofd ./cmd/drainproofd && \
-	for s in $$(seq 1 $(SEEDS)); do \
-		$(CHECKER) cluster --binary $$bin/drainproofd --nodes 3 --seed $$s --duration 30s --upgrade \
-			--faults kill,pause,partition,delay || exit 1; \
-	done
+	SOAK_SEEDS=$(SOAK_SEEDS) SOAK_JOBS=$(SOAK_JOBS) GO=$(GO) .ci/soak.sh
