@@ -107,11 +107,14 @@ trace-parity:
 	@if [ -z "$(TLA2TOOLS)" ] || [ -z "$(TLA_COMMUNITY_MODULES)" ]; then echo "make trace-parity: set TLA2TOOLS (tla2tools.jar) and TLA_COMMUNITY_MODULES (CommunityModules-deps.jar)"; exit 2; fi
 	$(CHECKER) traceparity --n 30 --steps 80 --free 20 --sim
 
-## fuzz: a short fuzzing run of the cfg parser and of each gRPC handler
+## fuzz: a short fuzzing run of the cfg parser (30 s) and of each gRPC handler
+## (FUZZTIME each, 5 s unless set): the node's, the event service's and the
+## LogCoordinator's (impl/transport), the coordinator's (impl/daemon);
+## .ci/fuzz.sh runs a target again once if Go 1.26's coordinator ends it with
+## its deadline race (no failing input)
+FUZZTIME ?= 5s
 fuzz:
-	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./tla/tlacfg
-	for f in FuzzDispatch FuzzSetLiveness FuzzWriteEvents FuzzReport FuzzDispatcherHeartbeat FuzzReadEvents; do \
-		$(GO) test -run '^$$' -fuzz "^$$f\$$" -fuzztime 30s ./impl/transport || exit 1; done
+	FUZZTIME=$(FUZZTIME) GO=$(GO) .ci/fuzz.sh
 
 ## pgo: refresh cmd/checker/default.pgo, the CPU profile that Go's profile-guided
 ## optimisation builds the checker with (go build and go run pick it up), from the
@@ -139,13 +142,12 @@ proto:
 		--go-grpc_out=impl/transport/pb --go-grpc_opt=paths=source_relative \
 		impl/transport/pb/drainproof.proto
 
-## soak: many seeds of the real cluster (docs/cluster.md; not in CI): SEEDS
-## runs of 3 nodes with the upgrade and every fault, stopping at the first
-## failing seed
-SEEDS ?= 50
+## soak: many seeds, not in CI (.ci/soak.sh): SOAK_SIM_SEEDS simulated seeds per
+## transport (1000) and SOAK_SEEDS runs of the real cluster (50: 3 nodes, the
+## upgrade, every fault, SOAK_DURATION each, 30s; docs/cluster.md), each run
+## split into shards (--shard i/n) that GNU parallel runs SOAK_JOBS at a time
+## (1; a loop without parallel), then checker report merge: one verdict per run
+SOAK_SEEDS ?= 50
+SOAK_JOBS ?= 1
 soak:
-	@bin=$$(mktemp -d) && trap 'rm -rf $$bin' EXIT && $(GO) build -o $$bin/drainproofd ./cmd/drainproofd && \
-	for s in $$(seq 1 $(SEEDS)); do \
-		$(CHECKER) cluster --binary $$bin/drainproofd --nodes 3 --seed $$s --duration 30s --upgrade \
-			--faults kill,pause,partition,delay || exit 1; \
-	done
+	SOAK_SEEDS=$(SOAK_SEEDS) SOAK_JOBS=$(SOAK_JOBS) GO=$(GO) .ci/soak.sh

@@ -169,6 +169,15 @@ func (c *Coordinator) Join(_ context.Context, in *pb.JoinRequest) (*pb.JoinRespo
 	if m != nil && in.GetEpoch() < m.epoch {
 		return nil, status.Errorf(codes.FailedPrecondition, "join of %q with epoch %d: epoch %d already joined", id, in.GetEpoch(), m.epoch)
 	}
+	// The address is dialled before anything changes: a join refused
+	// for its address leaves the member as it was.
+	var conn *grpc.ClientConn
+	if m == nil || m.addr != in.GetAddr() {
+		var err error
+		if conn, err = transport.Dial(in.GetAddr(), c.cfg.DialOptions...); err != nil {
+			return nil, status.Errorf(codes.InvalidArgument, "join of %q: %v", id, err)
+		}
+	}
 	if m != nil && in.GetEpoch() > m.epoch {
 		// A new process: the old one has left membership (C9), whether
 		// or not its Leave arrived; its session ends (a completed one
@@ -177,11 +186,7 @@ func (c *Coordinator) Join(_ context.Context, in *pb.JoinRequest) (*pb.JoinRespo
 		c.co.RemoveNode(id)
 		delete(c.started, id)
 	}
-	if m == nil || m.addr != in.GetAddr() {
-		conn, err := transport.Dial(in.GetAddr(), c.cfg.DialOptions...)
-		if err != nil {
-			return nil, status.Errorf(codes.InvalidArgument, "join of %q: %v", id, err)
-		}
+	if conn != nil {
 		if m != nil {
 			_ = m.conn.Close()
 		}

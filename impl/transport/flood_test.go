@@ -2,7 +2,12 @@ package transport
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"fmt"
+	"net"
+	"net/netip"
 	"slices"
 	"strings"
 	"sync"
@@ -12,6 +17,8 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 
 	"github.com/drainproof/drainproof/impl/node"
@@ -78,6 +85,13 @@ type flood struct {
 }
 
 func startFlood(tb testing.TB, addr string, conns int) *flood {
+	return startFloodWith(tb, addr, conns, false)
+}
+
+// startFloodWith is startFlood; with fresh, each goroutine opens a new
+// connection for each message (a flooder that dodges a per-connection
+// limit).
+func startFloodWith(tb testing.TB, addr string, conns int, fresh bool) *flood {
 	tb.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	f := &flood{stop: cancel}
@@ -90,8 +104,17 @@ func startFlood(tb testing.TB, addr string, conns int) *flood {
 		f.wg.Add(1)
 		go func() {
 			defer f.wg.Done()
-			defer conn.Close()
+			defer func() { conn.Close() }()
 			for i := g; ctx.Err() == nil; i++ {
+				if fresh && i != g {
+					conn.Close()
+					if conn, err = Dial(addr); err != nil {
+						f.wrong.Add(1)
+						f.firstWrong.CompareAndSwap(nil, fmt.Sprintf("dial: %v", err))
+						return
+					}
+					calls = badCalls(conn)
+				}
 				cctx, c := context.WithTimeout(ctx, 5*time.Second)
 				err := calls[i%len(calls)](cctx)
 				c()
@@ -173,23 +196,33 @@ func TestFloodKeepsRegistrations(t *testing.T) {
 }
 
 // BenchmarkFlood measures the round trip of one client's REGISTER+REMOVE
-// pairs over gRPC, quiet and while 8 connections flood the same server
-// with malformed messages (badCalls), and reports the p50 and p99 of
-// each pair in µs and the flood's rate. Run both in the same minutes and
-// compare (the ratio is in docs/perf.md):
+// pairs over gRPC, quiet and while 8 goroutines flood the same server
+// with malformed messages (badCalls), each on its own connection, or
+// (conn-per-msg) each message on a new connection, without the tarpit,
+// with it keyed on the connection as it was (conn-tarpit), and with it
+// keyed on the peer; it reports the p50 and p99 of each pair in µs and
+// the flood's rate. Run them in the same minutes and compare (the ratios
+// are in docs/perf.md):
 //
 //	go test -run '^$' -bench Flood -benchtime 2000x -count 3 ./impl/transport
 func BenchmarkFlood(b *testing.B) {
-	for _, mode := range []string{"quiet", "flood", "flood+tarpit"} {
+	for _, mode := range []string{"quiet", "flood", "flood+tarpit", "conn-per-msg", "conn-per-msg+conn-tarpit", "conn-per-msg+tarpit"} {
 		b.Run(mode, func(b *testing.B) {
 			var opts []grpc.ServerOption
-			if mode == "flood+tarpit" {
-				opts = append(opts, grpc.ChainUnaryInterceptor(NewTarpit(TarpitRate, TarpitBurst).Interceptor()))
+			if strings.HasSuffix(mode, "tarpit") {
+				tp := NewTarpit(TarpitRate, TarpitBurst)
+				if strings.HasSuffix(mode, "+conn-tarpit") { // the key of old: the connection
+					tp.keyOf = func(ctx context.Context) string {
+						p, _ := peer.FromContext(ctx)
+						return p.Addr.String()
+					}
+				}
+				opts = append(opts, grpc.ChainUnaryInterceptor(tp.Interceptor()))
 			}
 			r := newRigWith(b, opts...)
 			var f *flood
 			if mode != "quiet" {
-				f = startFlood(b, r.addr, 8)
+				f = startFloodWith(b, r.addr, 8, strings.HasPrefix(mode, "conn-per-msg"))
 				time.Sleep(100 * time.Millisecond) // the flood under way
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
@@ -245,12 +278,86 @@ func TestTarpitHoldsOnlyTheFlooder(t *testing.T) {
 	if _, err := pairLatency(ctx, r, "good"); err != nil {
 		t.Errorf("the flooder's good REGISTER+REMOVE: %v", err)
 	}
-	other, err := Dial(r.addr)
+	other, err := Dial(r.addr, fromIP("127.0.0.2"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer other.Close()
 	if err := bad(pb.NewEventServiceClient(other), 5*time.Second); status.Code(err) != codes.InvalidArgument {
 		t.Errorf("another peer's bad message: %v, want InvalidArgument at once", err)
+	}
+}
+
+// fromIP is the dial option of a client whose connections leave from
+// the loopback address ip (any of 127.0.0.0/8 on Linux).
+func fromIP(ip string) grpc.DialOption {
+	return grpc.WithContextDialer(func(ctx context.Context, addr string) (net.Conn, error) {
+		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}
+		return d.DialContext(ctx, "tcp", addr)
+	})
+}
+
+// TestTarpitKeysOnPeer: a flooder that opens a new connection for each
+// malformed message is held past its burst all the same (the bucket is
+// its IP's, not its connection's), while a client from another IP is
+// answered at once.
+func TestTarpitKeysOnPeer(t *testing.T) {
+	r := newRigWith(t, grpc.ChainUnaryInterceptor(NewTarpit(0.001, 3).Interceptor()))
+	bad := func(d time.Duration, opts ...grpc.DialOption) error {
+		conn, err := Dial(r.addr, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), d)
+		defer cancel()
+		_, err = pb.NewEventServiceClient(conn).Dispatch(ctx, &pb.DispatcherRequest{Action: pb.Action_REGISTER, Dispatcher: "no-cluster", Table: 1})
+		return err
+	}
+	for i := range 3 {
+		if err := bad(5 * time.Second); status.Code(err) != codes.InvalidArgument {
+			t.Fatalf("bad message %d within the burst: %v, want InvalidArgument", i, err)
+		}
+	}
+	if err := bad(300 * time.Millisecond); status.Code(err) != codes.DeadlineExceeded {
+		t.Errorf("bad message past the burst, on a new connection: %v, want held until DeadlineExceeded", err)
+	}
+	if err := bad(5*time.Second, fromIP("127.0.0.2")); status.Code(err) != codes.InvalidArgument {
+		t.Errorf("another IP's bad message: %v, want InvalidArgument at once", err)
+	}
+}
+
+// TestPeerKey: the tarpit's key is the TLS identity when there is one
+// (the same from two addresses; two identities on one address are two
+// peers), else the remote IP (any port, IPv4-mapped or not).
+func TestPeerKey(t *testing.T) {
+	at := func(addr string, cn string) context.Context {
+		ap := netip.MustParseAddrPort(addr)
+		p := &peer.Peer{Addr: net.TCPAddrFromAddrPort(ap)}
+		if cn != "" {
+			p.AuthInfo = credentials.TLSInfo{State: tls.ConnectionState{
+				VerifiedChains: [][]*x509.Certificate{{{Subject: pkix.Name{CommonName: cn}}}}}}
+		}
+		return peer.NewContext(context.Background(), p)
+	}
+	same := [][2]context.Context{
+		{at("10.0.0.1:1000", ""), at("10.0.0.1:2000", "")},
+		{at("10.0.0.1:1000", ""), at("[::ffff:10.0.0.1]:3000", "")},
+		{at("10.0.0.1:1000", "op"), at("10.0.0.2:1000", "op")},
+	}
+	for i, c := range same {
+		if a, b := peerKey(c[0]), peerKey(c[1]); a != b || a == "" {
+			t.Errorf("pair %d: keys %q and %q, want one", i, a, b)
+		}
+	}
+	differ := [][2]context.Context{
+		{at("10.0.0.1:1000", ""), at("10.0.0.2:1000", "")},
+		{at("10.0.0.1:1000", "op"), at("10.0.0.1:1000", "n1")},
+		{at("10.0.0.1:1000", "op"), at("10.0.0.1:1000", "")},
+	}
+	for i, c := range differ {
+		if a, b := peerKey(c[0]), peerKey(c[1]); a == b {
+			t.Errorf("pair %d: both keyed %q, want two peers", i, a)
+		}
 	}
 }

@@ -2,11 +2,13 @@ package transport
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/drainproof/drainproof/impl/logcoord"
 	"github.com/drainproof/drainproof/impl/node"
@@ -186,6 +188,40 @@ func FuzzReadEvents(f *testing.F) {
 		}
 		if res := r.data.Resources(); res.Batches != 0 || res.Iterators != 0 {
 			t.Fatalf("resources left open: %+v", res)
+		}
+	})
+}
+
+// FuzzQuery: the coordinator's count query of any target, against a
+// LogCoordinator holding n1's report. A refused query (InvalidArgument)
+// leaves the report cached; an answer is of the target asked, and known
+// with n1's report exactly when the target is n1.
+func FuzzQuery(f *testing.F) {
+	f.Add("n1")
+	f.Add("n2")
+	f.Add("")
+	f.Add(strings.Repeat("z", MaxIDLen+1))
+	srv := &LogCoordServer{Cache: newTestCache(), Now: func() int64 { return 1 }}
+	if _, err := srv.Report(context.Background(), &pb.CountReport{Node: "n1", Epoch: 4, Count: 2, AdmissionClosed: true}); err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, target string) {
+		a, err := srv.Query(context.Background(), &pb.CountQuery{Target: target})
+		if _, ok := srv.Cache.Entry("n1"); !ok {
+			t.Fatalf("a query of %q (answered %v, %v) dropped n1's report", target, a, err)
+		}
+		if err != nil {
+			if status.Code(err) != codes.InvalidArgument {
+				t.Fatalf("Query %q: %v, want InvalidArgument", target, err)
+			}
+			return
+		}
+		want := &pb.CountAnswer{Target: target}
+		if target == "n1" {
+			want = &pb.CountAnswer{Target: "n1", Known: true, Epoch: 4, Count: 2, AdmissionClosed: true}
+		}
+		if !proto.Equal(a, want) {
+			t.Fatalf("Query %q answered %v, want %v", target, a, want)
 		}
 	})
 }

@@ -2,6 +2,7 @@ package transport
 
 import (
 	"context"
+	"net/netip"
 	"sync"
 	"time"
 
@@ -18,12 +19,18 @@ import (
 // and when the bucket is empty the answer waits for the next token. A
 // peer whose messages are good never waits, and the waiting costs no
 // CPU, so a synchronous flood is held to Rate bad messages a second per
-// connection while the node's registrations go on. A peer is its
-// connection's remote address. The zero value is not usable: use
-// [NewTarpit].
+// peer while the node's registrations go on. A peer is its TLS identity
+// when the connection has one (mutual TLS: [PeerIdentity]), else its
+// remote IP address without the port: a flooder that opens a new
+// connection for each message still draws on one bucket. The zero value
+// is not usable: use [NewTarpit].
 type Tarpit struct {
 	limit rate.Limit
 	burst int
+
+	// keyOf is the peer of a call: peerKey (a benchmark sets the
+	// connection's address, the key of old, to compare).
+	keyOf func(context.Context) string
 
 	mu    sync.Mutex
 	peers map[string]*tarpitPeer
@@ -42,7 +49,7 @@ const maxTarpitPeers = 4096
 // messages a second, burst (at least 1) at once.
 func NewTarpit(perSecond float64, burst int) *Tarpit {
 	burst = max(burst, 1)
-	return &Tarpit{limit: rate.Limit(perSecond), burst: burst, peers: make(map[string]*tarpitPeer)}
+	return &Tarpit{limit: rate.Limit(perSecond), burst: burst, keyOf: peerKey, peers: make(map[string]*tarpitPeer)}
 }
 
 func (t *Tarpit) limiter(key string) *rate.Limiter {
@@ -72,11 +79,7 @@ func (t *Tarpit) Interceptor() grpc.UnaryServerInterceptor {
 		if status.Code(err) != codes.InvalidArgument {
 			return resp, err
 		}
-		key := ""
-		if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
-			key = p.Addr.String()
-		}
-		if werr := t.limiter(key).Wait(ctx); werr != nil {
+		if werr := t.limiter(t.keyOf(ctx)).Wait(ctx); werr != nil {
 			// The next token comes after the caller's deadline (Wait
 			// does not wait then): hold the answer until the deadline.
 			<-ctx.Done()
@@ -86,8 +89,25 @@ func (t *Tarpit) Interceptor() grpc.UnaryServerInterceptor {
 	}
 }
 
+// peerKey is the tarpit's key of the caller: "id:" and its TLS identity,
+// else "ip:" and its remote IP, else "addr:" and its remote address
+// (a Unix socket's, say).
+func peerKey(ctx context.Context) string {
+	if id, ok := PeerIdentity(ctx); ok && id.String() != "" {
+		return "id:" + id.String()
+	}
+	p, ok := peer.FromContext(ctx)
+	if !ok || p.Addr == nil {
+		return ""
+	}
+	if ap, err := netip.ParseAddrPort(p.Addr.String()); err == nil {
+		return "ip:" + ap.Addr().Unmap().String()
+	}
+	return "addr:" + p.Addr.String()
+}
+
 // The tarpit drainproofd's servers use: 50 malformed messages a second
-// per connection, 20 at once.
+// per peer, 20 at once.
 const (
 	TarpitRate  = 50
 	TarpitBurst = 20
