@@ -16,12 +16,17 @@
 // With --tls-ca, --tls-cert and --tls-key every connection is mutual
 // TLS 1.3 and transport.Access decides who may call what
 // (--operator-identity may drain any node).
+// With --trace FILE the process writes its trace (docs/trace.md, schema
+// 2, one process of a multi-process run; docs/cluster.md): every gRPC
+// message carries the Lamport stamp of its sender's last line, and a
+// restarted node names its predecessor's trace with --trace-after.
 // Built with -tags bugs, the variable DRAINPROOF_BUG switches on a bug
 // of the zoo (package bugs).
 package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -39,6 +44,7 @@ import (
 	"github.com/drainproof/drainproof/impl/bugs"
 	"github.com/drainproof/drainproof/impl/daemon"
 	"github.com/drainproof/drainproof/impl/node"
+	"github.com/drainproof/drainproof/impl/trace"
 	"github.com/drainproof/drainproof/impl/transport"
 )
 
@@ -49,6 +55,7 @@ func main() {
 type options struct {
 	role, id, listen, advertise, coordinator, logcoord, dataDir, transport, httpAddr, readyFile, logLevel string
 	tlsCA, tlsCert, tlsKey, operatorID, coordinatorID                                                     string
+	traceFile, traceProcess, traceAfter, traceNode, traceModel                                            string
 	version                                                                                               int
 	diskFaults                                                                                            float64
 	diskSeed                                                                                              uint64
@@ -84,6 +91,11 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.tlsKey, "tls-key", "", "PEM file of the certificate's private key")
 	fs.StringVar(&o.operatorID, "operator-identity", "", "with TLS: the certificate identity (subject CN or URI SAN) that may start any node's drain")
 	fs.StringVar(&o.coordinatorID, "coordinator-identity", "coordinator", "with TLS: the coordinator's certificate identity (its commands and queries)")
+	fs.StringVar(&o.traceFile, "trace", "", "write this process's trace (docs/trace.md, schema 2) to this file")
+	fs.StringVar(&o.traceProcess, "trace-process", "", "with --trace: the process's name in the run (default coord, logcoord, or the node's --id)")
+	fs.StringVar(&o.traceAfter, "trace-after", "", "with --trace: the trace file of the process this one succeeds (a restarted node)")
+	fs.StringVar(&o.traceNode, "trace-node", "", "with --trace (coordinator, logcoord): the node whose drain is traced")
+	fs.StringVar(&o.traceModel, "trace-model", "", "with --trace: the trace header's model constants, a JSON object")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -117,6 +129,9 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	if o.tlsCA == "" && o.operatorID != "" {
 		return nil, errors.New("--operator-identity needs TLS (--tls-ca, --tls-cert, --tls-key)")
 	}
+	if err := o.checkTrace(); err != nil {
+		return nil, err
+	}
 	for _, d := range []struct {
 		name string
 		v    time.Duration
@@ -126,6 +141,109 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 		}
 	}
 	return o, nil
+}
+
+// checkTrace checks the --trace flags.
+func (o *options) checkTrace() error {
+	if o.traceFile == "" {
+		if countSet(o.traceProcess, o.traceAfter, o.traceNode, o.traceModel) != 0 {
+			return errors.New("--trace-process, --trace-after, --trace-node and --trace-model need --trace")
+		}
+		return nil
+	}
+	if o.traceModel == "" {
+		return errors.New("--trace needs --trace-model")
+	}
+	switch {
+	case o.role == "node" && o.traceNode != "":
+		return errors.New("--trace-node is for --role coordinator or logcoord (a node traces itself)")
+	case o.role != "node" && o.traceNode == "":
+		return fmt.Errorf("--role %s with --trace needs --trace-node", o.role)
+	case o.role != "node" && o.traceAfter != "":
+		return fmt.Errorf("--trace-after is for --role node (--role %s has no predecessor)", o.role)
+	}
+	if o.traceProcess == "" {
+		o.traceProcess = map[string]string{"coordinator": "coord", "logcoord": "logcoord", "node": o.id}[o.role]
+	}
+	if strings.ContainsAny(o.traceProcess, " \"\\\n") {
+		return fmt.Errorf("--trace-process %q: no spaces, quotes or backslashes", o.traceProcess)
+	}
+	return nil
+}
+
+// openTrace creates the process's trace file and writes its header: the
+// model of --trace-model, and, after a predecessor (--trace-after), its
+// name and a clock past its last line. A predecessor killed by SIGKILL
+// left every line that sent a message (the writer writes those
+// through), so its last line on disk is the last one another process
+// can depend on.
+func openTrace(o *options) (*trace.Writer, error) {
+	if o.traceFile == "" {
+		return nil, nil
+	}
+	var model map[string]any
+	if err := json.Unmarshal([]byte(o.traceModel), &model); err != nil || model == nil {
+		return nil, fmt.Errorf("--trace-model: want a JSON object of the model's constants (%v)", err)
+	}
+	h := trace.Header{Model: model, Process: o.traceProcess, Source: "drainproofd --role " + o.role}
+	if o.traceAfter != "" {
+		proc, clock, err := lastStamp(o.traceAfter)
+		if err != nil {
+			return nil, fmt.Errorf("--trace-after: %w", err)
+		}
+		if proc == o.traceProcess {
+			return nil, fmt.Errorf("--trace-after %s is process %q's own trace: a successor needs its own --trace-process", o.traceAfter, proc)
+		}
+		h.After, h.Clock = proc, clock
+	}
+	f, err := os.OpenFile(o.traceFile, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("--trace: %w", err)
+	}
+	w, err := trace.NewWriter(f, h)
+	if err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("--trace %s: %w", o.traceFile, err)
+	}
+	return w, nil
+}
+
+// lastStamp returns the process of a trace file's header and the clock
+// of its last complete line (the header's clock, 0, if it has none). A
+// line cut short by a kill is not complete and not counted.
+func lastStamp(path string) (string, uint64, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", 0, err
+	}
+	var proc string
+	var clock uint64
+	for i, l := range strings.SplitAfter(string(b), "\n") {
+		if !strings.HasSuffix(l, "\n") {
+			break // a torn last line
+		}
+		if i == 0 {
+			var h struct {
+				Process string `json:"process"`
+			}
+			if err := json.Unmarshal([]byte(l), &h); err != nil || h.Process == "" {
+				return "", 0, fmt.Errorf("%s:1: not the header of a process's trace", path)
+			}
+			proc = h.Process
+			continue
+		}
+		var st struct {
+			C uint64 `json:"c"`
+		}
+		if err := json.Unmarshal([]byte(l), &st); err != nil || st.C == 0 {
+			return "", 0, fmt.Errorf("%s:%d: not a stamped trace line", path, i+1)
+		}
+		clock = max(clock, st.C)
+	}
+	if proc == "" {
+		return "", 0, fmt.Errorf("%s: no header", path)
+	}
+	return proc, clock, nil
 }
 
 func countSet(vs ...string) int {
@@ -179,6 +297,18 @@ func run(args []string, stderr io.Writer) int {
 		// A cluster run tells a bug it missed from one whose code never
 		// ran (checker bugs --cluster) by this line.
 		bugs.OnReach(func(name string) { log.Warn("bug site reached", "bug", name) })
+	}
+	tw, err := openTrace(o)
+	if err != nil {
+		fmt.Fprintf(stderr, "drainproofd: %s\n", oneLine(err.Error()))
+		return 2
+	}
+	if tw != nil {
+		defer func() {
+			if err := tw.Close(); err != nil {
+				log.Error("writing the trace", "file", o.traceFile, "err", err.Error())
+			}
+		}()
 	}
 	srvOpts, dialOpts, err := security(o)
 	if err != nil {
@@ -239,10 +369,12 @@ func run(args []string, stderr io.Writer) int {
 	var startErr error
 	switch o.role {
 	case "logcoord":
-		closer, startErr = daemon.StartLogCoord(daemon.LogCoordConfig{Listener: lis, TTL: o.ttl, Logger: log, ServerOptions: srvOpts})
+		closer, startErr = daemon.StartLogCoord(daemon.LogCoordConfig{Listener: lis, TTL: o.ttl, Logger: log, ServerOptions: srvOpts,
+			Tracer: tw, TraceNode: node.ID(o.traceNode)})
 	case "coordinator":
 		closer, startErr = daemon.StartCoordinator(daemon.CoordinatorConfig{Listener: lis, Transport: node.Transport(o.transport),
-			LogCoord: o.logcoord, MemberTTL: o.memberTTL, Logger: log, Metrics: metrics, ServerOptions: srvOpts, DialOptions: dialOpts})
+			LogCoord: o.logcoord, MemberTTL: o.memberTTL, Logger: log, Metrics: metrics, ServerOptions: srvOpts, DialOptions: dialOpts,
+			Tracer: tw, TraceNode: node.ID(o.traceNode)})
 	}
 	if o.role != "node" {
 		if startErr != nil {
@@ -261,7 +393,7 @@ func run(args []string, stderr io.Writer) int {
 	n, err := daemon.StartNode(daemon.NodeConfig{ID: node.ID(o.id), Listener: lis, Advertise: o.advertise,
 		Coordinator: o.coordinator, LogCoord: o.logcoord, DataDir: o.dataDir, Version: node.Version(o.version),
 		Transport: node.Transport(o.transport), HeartbeatEvery: o.heartbeat, SchemaDelay: o.schemaDelay, MaintainerMove: o.maintainerMove, DiskFaults: o.diskFaults, DiskSeed: o.diskSeed, Logger: log, Metrics: metrics,
-		ServerOptions: srvOpts, DialOptions: dialOpts})
+		ServerOptions: srvOpts, DialOptions: dialOpts, Tracer: tw})
 	if err != nil {
 		fmt.Fprintf(stderr, "drainproofd: %s\n", oneLine(strings.TrimPrefix(err.Error(), "daemon: ")))
 		return 2
