@@ -46,6 +46,7 @@ import (
 	"github.com/drainproof/drainproof/impl/node"
 	"github.com/drainproof/drainproof/impl/trace"
 	"github.com/drainproof/drainproof/impl/transport"
+	"github.com/drainproof/drainproof/tla/names"
 )
 
 func main() {
@@ -55,7 +56,7 @@ func main() {
 type options struct {
 	role, id, listen, advertise, coordinator, logcoord, dataDir, transport, httpAddr, readyFile, logLevel string
 	tlsCA, tlsCert, tlsKey, operatorID, coordinatorID                                                     string
-	traceFile, traceProcess, traceAfter, traceNode, traceModel                                            string
+	traceFile, traceProcess, traceAfter, traceNode, traceModel, traceRestart, traceMapping                string
 	version                                                                                               int
 	diskFaults                                                                                            float64
 	diskSeed                                                                                              uint64
@@ -96,6 +97,8 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.traceAfter, "trace-after", "", "with --trace: the trace file of the process this one succeeds (a restarted node)")
 	fs.StringVar(&o.traceNode, "trace-node", "", "with --trace (coordinator, logcoord): the node whose drain is traced")
 	fs.StringVar(&o.traceModel, "trace-model", "", "with --trace: the trace header's model constants, a JSON object")
+	fs.StringVar(&o.traceRestart, "trace-restart", "", "with --trace-after: why the node was restarted, crash or upgrade (its first line: NodeCrashRestart or UpgradeRestart)")
+	fs.StringVar(&o.traceMapping, "trace-mapping", "", "with --trace: the refinement mapping the header names (sessions, or none)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -146,8 +149,8 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 // checkTrace checks the --trace flags.
 func (o *options) checkTrace() error {
 	if o.traceFile == "" {
-		if countSet(o.traceProcess, o.traceAfter, o.traceNode, o.traceModel) != 0 {
-			return errors.New("--trace-process, --trace-after, --trace-node and --trace-model need --trace")
+		if countSet(o.traceProcess, o.traceAfter, o.traceNode, o.traceModel, o.traceRestart, o.traceMapping) != 0 {
+			return errors.New("--trace-process, --trace-after, --trace-node, --trace-model, --trace-restart and --trace-mapping need --trace")
 		}
 		return nil
 	}
@@ -161,6 +164,15 @@ func (o *options) checkTrace() error {
 		return fmt.Errorf("--role %s with --trace needs --trace-node", o.role)
 	case o.role != "node" && o.traceAfter != "":
 		return fmt.Errorf("--trace-after is for --role node (--role %s has no predecessor)", o.role)
+	}
+	if (o.traceAfter == "") != (o.traceRestart == "") {
+		return errors.New("--trace-after and --trace-restart go together")
+	}
+	if o.traceRestart != "" && o.traceRestart != "crash" && o.traceRestart != "upgrade" {
+		return fmt.Errorf("--trace-restart %q: want crash or upgrade", o.traceRestart)
+	}
+	if o.traceMapping != "" && o.traceMapping != trace.MappingSessions {
+		return fmt.Errorf("--trace-mapping %q: want %s or none", o.traceMapping, trace.MappingSessions)
 	}
 	if o.traceProcess == "" {
 		o.traceProcess = map[string]string{"coordinator": "coord", "logcoord": "logcoord", "node": o.id}[o.role]
@@ -185,7 +197,8 @@ func openTrace(o *options) (*trace.Writer, error) {
 	if err := json.Unmarshal([]byte(o.traceModel), &model); err != nil || model == nil {
 		return nil, fmt.Errorf("--trace-model: want a JSON object of the model's constants (%v)", err)
 	}
-	h := trace.Header{Model: model, Process: o.traceProcess, Source: "drainproofd --role " + o.role}
+	h := trace.Header{Model: model, Process: o.traceProcess, Source: "drainproofd --role " + o.role, Mapping: o.traceMapping}
+	var carried []trace.Stamp
 	if o.traceAfter != "" {
 		proc, clock, err := lastStamp(o.traceAfter)
 		if err != nil {
@@ -195,6 +208,9 @@ func openTrace(o *options) (*trace.Writer, error) {
 			return nil, fmt.Errorf("--trace-after %s is process %q's own trace: a successor needs its own --trace-process", o.traceAfter, proc)
 		}
 		h.After, h.Clock = proc, clock
+		if carried, err = readCarry(o.traceAfter + carrySuffix); err != nil {
+			return nil, fmt.Errorf("--trace-after: %w", err)
+		}
 	}
 	f, err := os.OpenFile(o.traceFile, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
@@ -205,7 +221,57 @@ func openTrace(o *options) (*trace.Writer, error) {
 		_ = f.Close()
 		return nil, fmt.Errorf("--trace %s: %w", o.traceFile, err)
 	}
+	if o.traceRestart != "" {
+		// The new process's first line: the model's restart of T (its
+		// new process, of the new version). An upgrade depends on the
+		// coordinator's decision, which the predecessor received and
+		// carried (writeCarry) if no line of its own took it.
+		a := names.NodeCrashRestart
+		if o.traceRestart == "upgrade" {
+			a = names.UpgradeRestart
+		}
+		w.Trace(&trace.Line{Action: a, V: "new", From: carried})
+	}
 	return w, nil
+}
+
+// carrySuffix names the file, beside a node's trace, that holds the
+// stamps the process received and no line of its own took when it exited
+// (trace.Writer.Pending): its successor's restart line depends on them
+// (the coordinator's drain decision that authorised the restart).
+const carrySuffix = ".carry"
+
+// writeCarry writes w's pending stamps beside its trace file.
+func writeCarry(path string, w *trace.Writer) error {
+	var b strings.Builder
+	for _, s := range w.Pending() {
+		b.WriteString(transport.FormatStamp(s) + "\n")
+	}
+	return os.WriteFile(path+carrySuffix, []byte(b.String()), 0o644)
+}
+
+// readCarry reads a predecessor's carried stamps (none if it left no
+// file: a killed process carries nothing).
+func readCarry(path string) ([]trace.Stamp, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []trace.Stamp
+	for i, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if l == "" {
+			continue
+		}
+		s, err := transport.ParseStamp(l)
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", path, i+1, err)
+		}
+		out = append(out, s)
+	}
+	return out, nil
 }
 
 // lastStamp returns the process of a trace file's header and the clock
@@ -298,18 +364,6 @@ func run(args []string, stderr io.Writer) int {
 		// ran (checker bugs --cluster) by this line.
 		bugs.OnReach(func(name string) { log.Warn("bug site reached", "bug", name) })
 	}
-	tw, err := openTrace(o)
-	if err != nil {
-		fmt.Fprintf(stderr, "drainproofd: %s\n", oneLine(err.Error()))
-		return 2
-	}
-	if tw != nil {
-		defer func() {
-			if err := tw.Close(); err != nil {
-				log.Error("writing the trace", "file", o.traceFile, "err", err.Error())
-			}
-		}()
-	}
 	srvOpts, dialOpts, err := security(o)
 	if err != nil {
 		fmt.Fprintf(stderr, "drainproofd: %s\n", oneLine(err.Error()))
@@ -331,6 +385,20 @@ func run(args []string, stderr io.Writer) int {
 			return 2
 		}
 		defer httpLis.Close()
+	}
+	// The trace is created once the listeners are: a start that finds its
+	// port taken (the cluster harness tries again) leaves no trace file.
+	tw, err := openTrace(o)
+	if err != nil {
+		fmt.Fprintf(stderr, "drainproofd: %s\n", oneLine(err.Error()))
+		return 2
+	}
+	if tw != nil {
+		defer func() {
+			if err := tw.Close(); err != nil {
+				log.Error("writing the trace", "file", o.traceFile, "err", err.Error())
+			}
+		}()
 	}
 	metrics := daemon.NewMetrics()
 	sig := make(chan os.Signal, 1)
@@ -421,6 +489,12 @@ func run(args []string, stderr io.Writer) int {
 	if err := n.Close(); err != nil {
 		log.Error("closing the event store", "err", err.Error())
 		code = 1
+	}
+	if tw != nil {
+		if err := writeCarry(o.traceFile, tw); err != nil {
+			log.Error("writing the trace's carried stamps", "err", err.Error())
+			code = 1
+		}
 	}
 	return code
 }

@@ -69,6 +69,9 @@ func TestBadFlagsOneLineExit2(t *testing.T) {
 		"trace after missing":   {"--role", "node", "--id", "n1", "--coordinator", addr, "--data-dir", dir, "--transport", "heartbeat", "--trace", filepath.Join(dir, "t5"), "--trace-model", "{}", "--trace-after", filepath.Join(dir, "none")},
 		"trace bad process":     {"--role", "logcoord", "--trace", filepath.Join(dir, "t6"), "--trace-node", "n1", "--trace-model", "{}", "--trace-process", "a b"},
 		"trace after on coord":  {"--role", "logcoord", "--trace", filepath.Join(dir, "t7"), "--trace-node", "n1", "--trace-model", "{}", "--trace-after", filepath.Join(dir, "t1")},
+		"trace restart alone":   {"--role", "logcoord", "--trace", filepath.Join(dir, "t8"), "--trace-node", "n1", "--trace-model", "{}", "--trace-restart", "crash"},
+		"trace bad restart":     {"--role", "node", "--id", "n1", "--coordinator", addr, "--data-dir", dir, "--transport", "heartbeat", "--trace", filepath.Join(dir, "t9"), "--trace-model", "{}", "--trace-after", filepath.Join(dir, "t1"), "--trace-restart", "reboot"},
+		"trace bad mapping":     {"--role", "logcoord", "--trace", filepath.Join(dir, "t10"), "--trace-node", "n1", "--trace-model", "{}", "--trace-mapping", "magic"},
 		"unreachable":           {"--role", "node", "--id", "n1", "--coordinator", addr, "--data-dir", dir, "--transport", "heartbeat"},
 	} {
 		var stderr bytes.Buffer

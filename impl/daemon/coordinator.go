@@ -205,7 +205,7 @@ func (c *Coordinator) Join(_ context.Context, in *pb.JoinRequest) (*pb.JoinRespo
 	// The join is the new process's first message: its epoch (C4). Its
 	// version is learnt from the bootstrap the periodic task sends (N4,
 	// §9): until then the drain controller does not know it.
-	c.co.ObserveHeartbeat(node.Heartbeat{From: id, Epoch: m.epoch, Liveness: node.Alive}, now)
+	c.co.ObserveJoin(id, m.epoch, now)
 	c.log.Info("node joined", "node", string(id), "epoch", m.epoch, "version", int(m.version), "addr", m.addr)
 	return &pb.JoinResponse{}, nil
 }

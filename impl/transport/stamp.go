@@ -63,7 +63,8 @@ func stampOf(md metadata.MD) (trace.Stamp, bool, error) {
 
 // StampClientInterceptor returns a unary client interceptor for a
 // traced process (w a process trace.Writer): each call carries the
-// stamp of w's last line (none before the first), and the stamp of the
+// stamp of w's last line (none before the first), written through first
+// (trace.Writer.Stamp: a kill cannot lose a line another process saw), and the stamp of the
 // response's header, if any, is handed to w.Receive before the call
 // returns, so the line that takes the response depends on the server's
 // reply line. A malformed stamp in a response fails the call
@@ -71,7 +72,7 @@ func stampOf(md metadata.MD) (trace.Stamp, bool, error) {
 // validated in a wrong order.
 func StampClientInterceptor(w *trace.Writer) grpc.UnaryClientInterceptor {
 	return func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
-		if s := w.Last(); s.Proc != "" {
+		if s := w.Stamp(); s.Proc != "" {
 			ctx = metadata.AppendToOutgoingContext(ctx, StampKey, FormatStamp(s))
 		}
 		var hdr metadata.MD
@@ -91,7 +92,7 @@ func StampClientInterceptor(w *trace.Writer) grpc.UnaryClientInterceptor {
 // process (w a process trace.Writer): a request's stamp is handed to
 // w.Receive before the handler runs (the handler's receive line depends
 // on the sender's line), and the response's header carries the stamp of
-// w's last line after the handler. A malformed stamp is refused with
+// w's last line after the handler, written through first. A malformed stamp is refused with
 // InvalidArgument before the handler runs.
 func StampServerInterceptor(w *trace.Writer) grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
@@ -104,7 +105,7 @@ func StampServerInterceptor(w *trace.Writer) grpc.UnaryServerInterceptor {
 			w.Receive(s)
 		}
 		resp, herr := handler(ctx, req)
-		if l := w.Last(); l.Proc != "" {
+		if l := w.Stamp(); l.Proc != "" {
 			_ = grpc.SetHeader(ctx, metadata.Pairs(StampKey, FormatStamp(l))) // fails only once the header is sent
 		}
 		return resp, herr
