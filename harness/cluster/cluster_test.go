@@ -253,8 +253,9 @@ func TestTracedRun(t *testing.T) {
 				t.Fatal("no trace verdict")
 			}
 			if v.Outcome != tc.want {
-				t.Fatalf("trace %s (validator %s at %s:%d: %s; uncovered %q; error %q), want %s",
-					v.Outcome, v.Validator.Verdict, v.Validator.ProcessFile, v.Validator.ProcessLine, v.Validator.Reason, v.Uncovered, v.Error, tc.want)
+				t.Fatalf("trace %s (validator %s at %s:%d: %s; uncovered %q; error %q), want %s\nline %s\ncandidates %+v",
+					v.Outcome, v.Validator.Verdict, v.Validator.ProcessFile, v.Validator.ProcessLine, v.Validator.Reason, v.Uncovered, v.Error, tc.want,
+					v.Validator.Text, v.Validator.Candidates)
 			}
 			switch tc.want {
 			case TraceOK:
