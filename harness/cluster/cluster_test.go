@@ -238,7 +238,19 @@ func TestTracedRun(t *testing.T) {
 		{"logcoord", bins.plain, "logcoord", "", TraceIncomplete},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
+			// Kept when the test fails (its path in the failure), for
+			// checker trace --html.
+			dir, err := os.MkdirTemp("", "drainproof-traced-run-")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() {
+				if !t.Failed() {
+					_ = os.RemoveAll(dir)
+				} else {
+					t.Logf("traces kept in %s", dir)
+				}
+			})
 			cfg := Config{Binary: tc.bin, Nodes: 3, Seed: 1, Duration: 6 * time.Second, Upgrade: true,
 				Transport: tc.transport, Trace: dir}
 			if tc.bug != "" {
