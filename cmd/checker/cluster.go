@@ -61,7 +61,7 @@ func parseClusterFlags(args []string, stderr io.Writer) (f clusterFlags, ok bool
 	faults := fs.String("faults", "", "faults to inject, comma-separated: "+strings.Join(cluster.FaultNames(), ","))
 	fs.BoolVar(&f.upgrade, "upgrade", false, "a rolling upgrade: one legacy node, every node drained, stopped and restarted as the new version")
 	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object")
-	fs.StringVar(&f.traceDir, "trace", "", "copy every process's log (JSON lines) to DIR")
+	fs.StringVar(&f.traceDir, "trace", "", "copy every process's log (JSON lines) to DIR, and collect and validate the per-process traces of the coordinator, the LogCoordinator and one node (DIR is then a run directory of checker trace)")
 	fs.StringVar(&f.transport, "transport", "logcoord", "how the broker count travels: logcoord or heartbeat")
 	fs.StringVar(&f.binary, "binary", "", "the drainproofd binary (built once into a temporary directory if empty)")
 	fs.StringVar(&f.bug, "bug", "", "build drainproofd with -tags bugs and switch on this bug of the zoo in every process")
@@ -165,6 +165,7 @@ func runCluster(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		if f.traceDir != "" && len(seeds) > 1 {
 			cfg.Keep = filepath.Join(f.traceDir, fmt.Sprintf("seed-%d", seed))
 		}
+		cfg.Trace = cfg.Keep
 		if f.bug != "" {
 			cfg.Env = []string{"DRAINPROOF_BUG=" + f.bug}
 		}
@@ -248,6 +249,21 @@ func printCluster(w io.Writer, r *cluster.Result, f clusterFlags) {
 	fmt.Fprintf(w, "  faults      %d injected %v, %d restarts\n", len(r.Faults), kinds, r.Restarts)
 	if r.TLSProbe != "" {
 		fmt.Fprintf(w, "  tls         mutual TLS; %s\n", r.TLSProbe)
+	}
+	if t := r.Trace; t != nil {
+		v := t.Validator
+		where := ""
+		if v.ProcessFile != "" {
+			where = fmt.Sprintf(" at %s:%d", filepath.Base(v.ProcessFile), v.ProcessLine)
+		}
+		fmt.Fprintf(w, "  trace       %s (node %s, %d lines; validator: %s%s%s) in %s\n", t.Outcome, t.Node, v.Lines, v.Verdict, where,
+			map[bool]string{true: ": " + v.Reason, false: ""}[v.Reason != ""], t.Dir)
+		if t.Error != "" {
+			fmt.Fprintf(w, "  trace       not read: %s\n", t.Error)
+		}
+		for _, u := range t.Uncovered {
+			fmt.Fprintf(w, "  trace       not covered: %s\n", u)
+		}
 	}
 	for _, v := range r.Violations {
 		fmt.Fprintf(w, "  VIOLATION   %s\n", v)

@@ -16,12 +16,17 @@
 // With --tls-ca, --tls-cert and --tls-key every connection is mutual
 // TLS 1.3 and transport.Access decides who may call what
 // (--operator-identity may drain any node).
+// With --trace FILE the process writes its trace (docs/trace.md, schema
+// 2, one process of a multi-process run; docs/cluster.md): every gRPC
+// message carries the Lamport stamp of its sender's last line, and a
+// restarted node names its predecessor's trace with --trace-after.
 // Built with -tags bugs, the variable DRAINPROOF_BUG switches on a bug
 // of the zoo (package bugs).
 package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -39,7 +44,9 @@ import (
 	"github.com/drainproof/drainproof/impl/bugs"
 	"github.com/drainproof/drainproof/impl/daemon"
 	"github.com/drainproof/drainproof/impl/node"
+	"github.com/drainproof/drainproof/impl/trace"
 	"github.com/drainproof/drainproof/impl/transport"
+	"github.com/drainproof/drainproof/tla/names"
 )
 
 func main() {
@@ -49,6 +56,7 @@ func main() {
 type options struct {
 	role, id, listen, advertise, coordinator, logcoord, dataDir, transport, httpAddr, readyFile, logLevel string
 	tlsCA, tlsCert, tlsKey, operatorID, coordinatorID                                                     string
+	traceFile, traceProcess, traceAfter, traceNode, traceModel, traceRestart, traceMapping                string
 	version                                                                                               int
 	diskFaults                                                                                            float64
 	diskSeed                                                                                              uint64
@@ -84,6 +92,13 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.tlsKey, "tls-key", "", "PEM file of the certificate's private key")
 	fs.StringVar(&o.operatorID, "operator-identity", "", "with TLS: the certificate identity (subject CN or URI SAN) that may start any node's drain")
 	fs.StringVar(&o.coordinatorID, "coordinator-identity", "coordinator", "with TLS: the coordinator's certificate identity (its commands and queries)")
+	fs.StringVar(&o.traceFile, "trace", "", "write this process's trace (docs/trace.md, schema 2) to this file")
+	fs.StringVar(&o.traceProcess, "trace-process", "", "with --trace: the process's name in the run (default coord, logcoord, or the node's --id)")
+	fs.StringVar(&o.traceAfter, "trace-after", "", "with --trace: the trace file of the process this one succeeds (a restarted node)")
+	fs.StringVar(&o.traceNode, "trace-node", "", "with --trace (coordinator, logcoord): the node whose drain is traced")
+	fs.StringVar(&o.traceModel, "trace-model", "", "with --trace: the trace header's model constants, a JSON object")
+	fs.StringVar(&o.traceRestart, "trace-restart", "", "with --trace-after: why the node was restarted, crash or upgrade (its first line: NodeCrashRestart or UpgradeRestart)")
+	fs.StringVar(&o.traceMapping, "trace-mapping", "", "with --trace: the refinement mapping the header names (sessions, or none)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -117,6 +132,9 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	if o.tlsCA == "" && o.operatorID != "" {
 		return nil, errors.New("--operator-identity needs TLS (--tls-ca, --tls-cert, --tls-key)")
 	}
+	if err := o.checkTrace(); err != nil {
+		return nil, err
+	}
 	for _, d := range []struct {
 		name string
 		v    time.Duration
@@ -126,6 +144,172 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 		}
 	}
 	return o, nil
+}
+
+// checkTrace checks the --trace flags.
+func (o *options) checkTrace() error {
+	if o.traceFile == "" {
+		if countSet(o.traceProcess, o.traceAfter, o.traceNode, o.traceModel, o.traceRestart, o.traceMapping) != 0 {
+			return errors.New("--trace-process, --trace-after, --trace-node, --trace-model, --trace-restart and --trace-mapping need --trace")
+		}
+		return nil
+	}
+	if o.traceModel == "" {
+		return errors.New("--trace needs --trace-model")
+	}
+	switch {
+	case o.role == "node" && o.traceNode != "":
+		return errors.New("--trace-node is for --role coordinator or logcoord (a node traces itself)")
+	case o.role != "node" && o.traceNode == "":
+		return fmt.Errorf("--role %s with --trace needs --trace-node", o.role)
+	case o.role != "node" && o.traceAfter != "":
+		return fmt.Errorf("--trace-after is for --role node (--role %s has no predecessor)", o.role)
+	}
+	if (o.traceAfter == "") != (o.traceRestart == "") {
+		return errors.New("--trace-after and --trace-restart go together")
+	}
+	if o.traceRestart != "" && o.traceRestart != "crash" && o.traceRestart != "upgrade" {
+		return fmt.Errorf("--trace-restart %q: want crash or upgrade", o.traceRestart)
+	}
+	if o.traceMapping != "" && o.traceMapping != trace.MappingSessions {
+		return fmt.Errorf("--trace-mapping %q: want %s or none", o.traceMapping, trace.MappingSessions)
+	}
+	if o.traceProcess == "" {
+		o.traceProcess = map[string]string{"coordinator": "coord", "logcoord": "logcoord", "node": o.id}[o.role]
+	}
+	if strings.ContainsAny(o.traceProcess, " \"\\\n") {
+		return fmt.Errorf("--trace-process %q: no spaces, quotes or backslashes", o.traceProcess)
+	}
+	return nil
+}
+
+// openTrace creates the process's trace file and writes its header: the
+// model of --trace-model, and, after a predecessor (--trace-after), its
+// name and a clock past its last line. A predecessor killed by SIGKILL
+// left every line that sent a message (the writer writes those
+// through), so its last line on disk is the last one another process
+// can depend on.
+func openTrace(o *options) (*trace.Writer, error) {
+	if o.traceFile == "" {
+		return nil, nil
+	}
+	var model map[string]any
+	if err := json.Unmarshal([]byte(o.traceModel), &model); err != nil || model == nil {
+		return nil, fmt.Errorf("--trace-model: want a JSON object of the model's constants (%v)", err)
+	}
+	h := trace.Header{Model: model, Process: o.traceProcess, Source: "drainproofd --role " + o.role, Mapping: o.traceMapping}
+	var carried []trace.Stamp
+	if o.traceAfter != "" {
+		proc, clock, err := lastStamp(o.traceAfter)
+		if err != nil {
+			return nil, fmt.Errorf("--trace-after: %w", err)
+		}
+		if proc == o.traceProcess {
+			return nil, fmt.Errorf("--trace-after %s is process %q's own trace: a successor needs its own --trace-process", o.traceAfter, proc)
+		}
+		h.After, h.Clock = proc, clock
+		if carried, err = readCarry(o.traceAfter + carrySuffix); err != nil {
+			return nil, fmt.Errorf("--trace-after: %w", err)
+		}
+	}
+	f, err := os.OpenFile(o.traceFile, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("--trace: %w", err)
+	}
+	w, err := trace.NewWriter(f, h)
+	if err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("--trace %s: %w", o.traceFile, err)
+	}
+	if o.traceRestart != "" {
+		// The new process's first line: the model's restart of T (its
+		// new process, of the new version). An upgrade depends on the
+		// coordinator's decision, which the predecessor received and
+		// carried (writeCarry) if no line of its own took it.
+		a := names.NodeCrashRestart
+		if o.traceRestart == "upgrade" {
+			a = names.UpgradeRestart
+		}
+		w.Trace(&trace.Line{Action: a, V: "new", From: carried})
+	}
+	return w, nil
+}
+
+// carrySuffix names the file, beside a node's trace, that holds the
+// stamps the process received and no line of its own took when it exited
+// (trace.Writer.Pending): its successor's restart line depends on them
+// (the coordinator's drain decision that authorised the restart).
+const carrySuffix = ".carry"
+
+// writeCarry writes w's pending stamps beside its trace file.
+func writeCarry(path string, w *trace.Writer) error {
+	var b strings.Builder
+	for _, s := range w.Pending() {
+		b.WriteString(transport.FormatStamp(s) + "\n")
+	}
+	return os.WriteFile(path+carrySuffix, []byte(b.String()), 0o644)
+}
+
+// readCarry reads a predecessor's carried stamps (none if it left no
+// file: a killed process carries nothing).
+func readCarry(path string) ([]trace.Stamp, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []trace.Stamp
+	for i, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if l == "" {
+			continue
+		}
+		s, err := transport.ParseStamp(l)
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", path, i+1, err)
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// lastStamp returns the process of a trace file's header and the clock
+// of its last complete line (the header's clock, 0, if it has none). A
+// line cut short by a kill is not complete and not counted.
+func lastStamp(path string) (string, uint64, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", 0, err
+	}
+	var proc string
+	var clock uint64
+	for i, l := range strings.SplitAfter(string(b), "\n") {
+		if !strings.HasSuffix(l, "\n") {
+			break // a torn last line
+		}
+		if i == 0 {
+			var h struct {
+				Process string `json:"process"`
+			}
+			if err := json.Unmarshal([]byte(l), &h); err != nil || h.Process == "" {
+				return "", 0, fmt.Errorf("%s:1: not the header of a process's trace", path)
+			}
+			proc = h.Process
+			continue
+		}
+		var st struct {
+			C uint64 `json:"c"`
+		}
+		if err := json.Unmarshal([]byte(l), &st); err != nil || st.C == 0 {
+			return "", 0, fmt.Errorf("%s:%d: not a stamped trace line", path, i+1)
+		}
+		clock = max(clock, st.C)
+	}
+	if proc == "" {
+		return "", 0, fmt.Errorf("%s: no header", path)
+	}
+	return proc, clock, nil
 }
 
 func countSet(vs ...string) int {
@@ -202,6 +386,20 @@ func run(args []string, stderr io.Writer) int {
 		}
 		defer httpLis.Close()
 	}
+	// The trace is created once the listeners are: a start that finds its
+	// port taken (the cluster harness tries again) leaves no trace file.
+	tw, err := openTrace(o)
+	if err != nil {
+		fmt.Fprintf(stderr, "drainproofd: %s\n", oneLine(err.Error()))
+		return 2
+	}
+	if tw != nil {
+		defer func() {
+			if err := tw.Close(); err != nil {
+				log.Error("writing the trace", "file", o.traceFile, "err", err.Error())
+			}
+		}()
+	}
 	metrics := daemon.NewMetrics()
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
@@ -239,10 +437,12 @@ func run(args []string, stderr io.Writer) int {
 	var startErr error
 	switch o.role {
 	case "logcoord":
-		closer, startErr = daemon.StartLogCoord(daemon.LogCoordConfig{Listener: lis, TTL: o.ttl, Logger: log, ServerOptions: srvOpts})
+		closer, startErr = daemon.StartLogCoord(daemon.LogCoordConfig{Listener: lis, TTL: o.ttl, Logger: log, ServerOptions: srvOpts,
+			Tracer: tw, TraceNode: node.ID(o.traceNode)})
 	case "coordinator":
 		closer, startErr = daemon.StartCoordinator(daemon.CoordinatorConfig{Listener: lis, Transport: node.Transport(o.transport),
-			LogCoord: o.logcoord, MemberTTL: o.memberTTL, Logger: log, Metrics: metrics, ServerOptions: srvOpts, DialOptions: dialOpts})
+			LogCoord: o.logcoord, MemberTTL: o.memberTTL, Logger: log, Metrics: metrics, ServerOptions: srvOpts, DialOptions: dialOpts,
+			Tracer: tw, TraceNode: node.ID(o.traceNode)})
 	}
 	if o.role != "node" {
 		if startErr != nil {
@@ -261,7 +461,7 @@ func run(args []string, stderr io.Writer) int {
 	n, err := daemon.StartNode(daemon.NodeConfig{ID: node.ID(o.id), Listener: lis, Advertise: o.advertise,
 		Coordinator: o.coordinator, LogCoord: o.logcoord, DataDir: o.dataDir, Version: node.Version(o.version),
 		Transport: node.Transport(o.transport), HeartbeatEvery: o.heartbeat, SchemaDelay: o.schemaDelay, MaintainerMove: o.maintainerMove, DiskFaults: o.diskFaults, DiskSeed: o.diskSeed, Logger: log, Metrics: metrics,
-		ServerOptions: srvOpts, DialOptions: dialOpts})
+		ServerOptions: srvOpts, DialOptions: dialOpts, Tracer: tw})
 	if err != nil {
 		fmt.Fprintf(stderr, "drainproofd: %s\n", oneLine(strings.TrimPrefix(err.Error(), "daemon: ")))
 		return 2
@@ -289,6 +489,12 @@ func run(args []string, stderr io.Writer) int {
 	if err := n.Close(); err != nil {
 		log.Error("closing the event store", "err", err.Error())
 		code = 1
+	}
+	if tw != nil {
+		if err := writeCarry(o.traceFile, tw); err != nil {
+			log.Error("writing the trace's carried stamps", "err", err.Error())
+			code = 1
+		}
 	}
 	return code
 }

@@ -219,3 +219,87 @@ func TestRunRefusesBadConfig(t *testing.T) {
 		t.Errorf("a failed Run left its directory: %v", after)
 	}
 }
+
+// TestTracedRun: with Config.Trace, a correct run's traces of T (the
+// coordinator, the LogCoordinator and T's processes, over gRPC) are
+// accepted, in the heartbeat transport through T's drain and upgrade
+// restart; under IgnoreBrokerCount the coordinator's CoordCompleteDrain
+// is rejected at its line; in the logcoord transport the verdict is
+// incomplete, with the reason (the query is not a message of the model).
+func TestTracedRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs processes for seconds")
+	}
+	for _, tc := range []struct {
+		name, bin, transport, bug, want string
+	}{
+		{"correct", bins.plain, "heartbeat", "", TraceOK},
+		{"IgnoreBrokerCount", bins.bugs, "heartbeat", "IgnoreBrokerCount", TraceViolated},
+		{"logcoord", bins.plain, "logcoord", "", TraceIncomplete},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// Kept when the test fails (its path in the failure), for
+			// checker trace --html.
+			dir, err := os.MkdirTemp("", "drainproof-traced-run-")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() {
+				if !t.Failed() {
+					_ = os.RemoveAll(dir)
+				} else {
+					t.Logf("traces kept in %s", dir)
+				}
+			})
+			cfg := Config{Binary: tc.bin, Nodes: 3, Seed: 1, Duration: 6 * time.Second, Upgrade: true,
+				Transport: tc.transport, Trace: dir}
+			if tc.bug != "" {
+				cfg.Env = []string{"DRAINPROOF_BUG=" + tc.bug}
+			}
+			res, err := Run(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v := res.Trace
+			if v == nil {
+				t.Fatal("no trace verdict")
+			}
+			if v.Outcome != tc.want {
+				t.Fatalf("trace %s (validator %s at %s:%d: %s; uncovered %q; error %q), want %s\nline %s\ncandidates %+v",
+					v.Outcome, v.Validator.Verdict, v.Validator.ProcessFile, v.Validator.ProcessLine, v.Validator.Reason, v.Uncovered, v.Error, tc.want,
+					v.Validator.Text, v.Validator.Candidates)
+			}
+			switch tc.want {
+			case TraceOK:
+				if v.Validator.Lines < 100 || len(res.Violations) > 0 {
+					t.Fatalf("%d lines accepted, violations %q", v.Validator.Lines, res.Violations)
+				}
+				for _, f := range []string{"coord", "logcoord", "T.1", "T.2"} {
+					if _, err := os.Stat(filepath.Join(dir, f+".ndjson")); err != nil {
+						t.Errorf("trace of %s: %v", f, err)
+					}
+				}
+			case TraceViolated:
+				found := false
+				for _, s := range res.Violations {
+					found = found || strings.Contains(s, "trace of n2's drain is rejected at coord.ndjson:")
+				}
+				if !found {
+					t.Fatalf("violations %q: the trace's rejection is not among them", res.Violations)
+				}
+			case TraceIncomplete:
+				if len(v.Uncovered) == 0 {
+					t.Fatal("incomplete without a reason")
+				}
+			}
+		})
+	}
+}
+
+func TestTraceNodeIndex(t *testing.T) {
+	for _, tc := range []struct{ nodes, legacy, want int }{{3, -1, 1}, {3, 0, 1}, {3, 1, 2}, {3, 2, 1}, {4, 1, 2}} {
+		if got := traceNodeIndex(tc.nodes, tc.legacy); got != tc.want {
+			t.Errorf("traceNodeIndex(%d, %d) = %d, want %d", tc.nodes, tc.legacy, got, tc.want)
+		}
+	}
+}

@@ -78,6 +78,11 @@ type Config struct {
 	// the run (a CA in the working directory), the operator identity
 	// OperatorIdentity, and probes the access rules (tls.go).
 	TLS bool
+	// Trace, if set, is a directory where the per-process traces of the
+	// coordinator, the LogCoordinator and one node's processes are
+	// collected (a run directory of checker trace) and validated after
+	// the run (trace.go; Result.Trace).
+	Trace string
 }
 
 // Drain is one drain of the run: a SIGTERM of a node and its outcome.
@@ -131,19 +136,22 @@ type TimelineEvent struct {
 
 // Result is a run's outcome. Violations is empty for a passing run.
 type Result struct {
-	Seed            uint64       `json:"seed"`
-	Nodes           int          `json:"nodes"`
-	Tables          int          `json:"tables"`
-	Violations      []string     `json:"violations"`
-	EventsCommitted int64        `json:"events_committed"`
-	EventsRead      int          `json:"events_read"`
-	Lost            int          `json:"lost"`
-	Duplicated      int          `json:"duplicated"`
-	OutOfOrder      int          `json:"out_of_order"`
-	Registrations   int          `json:"registrations"`
-	Drains          []Drain      `json:"drains"`
-	Faults          []FaultEvent `json:"faults"`
-	Restarts        int          `json:"restarts"`
+	Seed       uint64   `json:"seed"`
+	Nodes      int      `json:"nodes"`
+	Tables     int      `json:"tables"`
+	Violations []string `json:"violations"`
+	// Trace is the trace validation's verdict (Config.Trace), nil if not
+	// traced.
+	Trace           *TraceVerdict `json:"trace,omitempty"`
+	EventsCommitted int64         `json:"events_committed"`
+	EventsRead      int           `json:"events_read"`
+	Lost            int           `json:"lost"`
+	Duplicated      int           `json:"duplicated"`
+	OutOfOrder      int           `json:"out_of_order"`
+	Registrations   int           `json:"registrations"`
+	Drains          []Drain       `json:"drains"`
+	Faults          []FaultEvent  `json:"faults"`
+	Restarts        int           `json:"restarts"`
 	// LinOps is the size of the registry history recorded at the gRPC
 	// boundary; LinOutcome porcupine's verdict on it (ok, illegal,
 	// unknown).
@@ -183,7 +191,8 @@ type run struct {
 	toCoord   []*proxy // per node: its way to the coordinator
 	toLC      []*proxy // per node: its way to the LogCoordinator
 	w         *workload
-	tls       *tlsSetup // nil without Config.TLS
+	tls       *tlsSetup   // nil without Config.TLS
+	tr        *traceState // nil without Config.Trace
 
 	mu         sync.Mutex
 	faults     []FaultEvent
@@ -288,6 +297,12 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 		r.legacyGone = r.start
 	}
 	res, err = r.exercise(ctx)
+	if res != nil && r.tr != nil {
+		// Every process ends first (a kill: each has written through
+		// every line another process saw), then the traces are read.
+		r.teardown()
+		r.checkTrace(res)
+	}
 	if res != nil {
 		res.Dir = dir
 		for _, p := range append(append([]*proc{}, r.nodes...), r.coord, r.lc) {
@@ -352,6 +367,20 @@ func (r *run) boot() error {
 			}
 		}
 	}
+	legacy := -1
+	if r.cfg.Upgrade {
+		legacy = r.rng.IntN(r.cfg.Nodes)
+	}
+	if r.cfg.Trace != "" {
+		t := traceNodeIndex(r.cfg.Nodes, legacy)
+		if t < 0 {
+			return errors.New("cluster: --trace: no node to trace")
+		}
+		r.tr = &traceState{dir: filepath.Join(r.dir, "traces"), node: t, restart: "crash"}
+		if err := os.MkdirAll(r.tr.dir, 0o755); err != nil {
+			return err
+		}
+	}
 	if r.lc, err = r.newProc("logcoord", "logcoord"); err != nil {
 		return err
 	}
@@ -366,10 +395,6 @@ func (r *run) boot() error {
 		return err
 	}
 	r.event(r.coord.name, EventStart, "", 0)
-	legacy := -1
-	if r.cfg.Upgrade {
-		legacy = r.rng.IntN(r.cfg.Nodes)
-	}
 	for i := range r.cfg.Nodes {
 		p, err := r.newProc(fmt.Sprintf("n%d", i+1), "node")
 		if err != nil {
@@ -420,14 +445,24 @@ func (r *run) startProc(p *proc) error {
 	case "node":
 		i := r.nodeIndex(p)
 		args = append(args, "--id", p.name, "--data-dir", p.dataDir, "--version", fmt.Sprint(p.version),
-			"--advertise", r.in[i].addr(), "--coordinator", r.toCoord[i].addr(), "--logcoord", r.toLC[i].addr(),
+			"--advertise", r.in[i].addr(), "--coordinator", r.toCoord[i].addr(),
 			"--disk-faults", r.diskRate(), "--disk-seed", fmt.Sprint(r.cfg.Seed+uint64(i)),
 			"--heartbeat", "100ms", "--schema-delay", "1500ms", "--maintainer-move", "1s", "--shutdown-timeout", (r.cfg.DrainBound + r.cfg.Duration).String())
+		// A node reports to the LogCoordinator in either transport; the
+		// traced node T does so only in the logcoord transport, whose model
+		// has the reports (the heartbeat transport's model has none).
+		if r.tr == nil || r.cfg.Transport == "logcoord" || p.name != r.traceNodeName() {
+			args = append(args, "--logcoord", r.toLC[i].addr())
+		}
 	}
 	if r.tls != nil {
 		args = append(args, r.tls.flags[p.name]...)
 	}
-	return p.start(r.cfg.Binary, r.cfg.Env, args)
+	targs, err := r.traceArgs(p)
+	if err != nil {
+		return err
+	}
+	return p.start(r.cfg.Binary, r.cfg.Env, append(args, targs...))
 }
 
 // diskRate is the nodes' --disk-faults.
@@ -604,6 +639,7 @@ func (r *run) drainAndRestart(ctx context.Context, p *proc, faultsEnd time.Time)
 		p.signal(syscall.SIGCONT) // a paused process gets the SIGTERM after it resumes
 		start := time.Now()
 		r.logf("upgrade: SIGTERM %s (version %d)", p.name, p.version)
+		r.sigterm(p)
 		p.signal(syscall.SIGTERM)
 		r.event(p.name, EventSigterm, fmt.Sprintf("version %d", p.version), 0)
 		deadline := start.Add(r.cfg.DrainBound)
@@ -633,6 +669,9 @@ func (r *run) drainAndRestart(ctx context.Context, p *proc, faultsEnd time.Time)
 		}
 		wasLegacy := p.version == 0
 		p.version = 2
+		if ok && exitCode(exitErr) == 0 {
+			r.setRestart(p, "upgrade") // its drain completed: the model's UpgradeRestart
+		}
 		r.restart(p, "upgraded")
 		if wasLegacy {
 			r.mu.Lock()
@@ -647,6 +686,7 @@ func (r *run) drainAndRestart(ctx context.Context, p *proc, faultsEnd time.Time)
 // a start that finds the port taken is tried again for a while.
 func (r *run) restart(p *proc, why string) {
 	p.kill()
+	defer r.setRestart(p, "crash") // the next restart's kind, unless an upgrade says otherwise
 	var err error
 	for range 20 {
 		if err = r.startProc(p); err == nil || !strings.Contains(err.Error(), "address already in use") {

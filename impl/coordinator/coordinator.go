@@ -256,6 +256,29 @@ func (c *Coordinator) ObserveHeartbeat(hb node.Heartbeat, now int64) {
 	c.trace(names.CoordRecvHeartbeat, hb.From, hb.TraceMsg())
 }
 
+// ObserveJoin applies a node's join (its bootstrap's first message, N4)
+// as a heartbeat of its epoch, ALIVE, without a count. The join is the
+// membership's announcement, not a message of the model: the model's
+// coordinator knows T's process from Init, or from CoordRejoin (AddNode).
+// So it writes no trace line when the observation changes nothing the
+// trace observes (epoch, liveness, count: a stutter step); if it does
+// change one, it is traced as the CoordRecvHeartbeat it then is, for the
+// validator to judge.
+func (c *Coordinator) ObserveJoin(from node.ID, epoch uint64, now int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := c.nodes[from]
+	if n == nil {
+		return
+	}
+	before := *n
+	c.observe(n, epoch, node.Alive, false, 0, now)
+	if n.epoch != before.epoch || n.liveness != before.liveness || n.counted != before.counted || n.count != before.count {
+		hb := node.Heartbeat{From: from, Epoch: epoch, Liveness: node.Alive}
+		c.trace(names.CoordRecvHeartbeat, from, hb.TraceMsg())
+	}
+}
+
 // ObserveResponse applies a SetNodeLivenessResponse (TLA+
 // CoordRecvResponse): liveness only, never a count (F2).
 func (c *Coordinator) ObserveResponse(r node.Response, now int64) {
@@ -299,8 +322,14 @@ func (c *Coordinator) ReportProgress(target node.ID, p Progress) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if s := c.session; s != nil && s.target == target {
+		before := s.progress.max()
 		s.progress = p
-		c.trace(names.MaintainerReportProgress, target, nil)
+		// A report that leaves the work as it was (a maintainer that
+		// reports with every heartbeat) changes no variable the trace
+		// observes: a stutter step, not a line.
+		if s.progress.max() != before {
+			c.trace(names.MaintainerReportProgress, target, nil)
+		}
 	}
 }
 

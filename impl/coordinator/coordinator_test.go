@@ -614,3 +614,29 @@ func TestCommandResentFromItsLastSend(t *testing.T) {
 		t.Fatalf("command once DRAINING is observed = %+v %v, want STOPPING at once", cmd, ok)
 	}
 }
+
+// TestStutterStepsWriteNoLine: a join of the epoch already known (ALIVE,
+// no count) and a maintainer report that leaves the work unchanged change
+// no variable the trace observes, and write no line; a join of a newer
+// epoch, or a report that changes the work, does.
+func TestStutterStepsWriteNoLine(t *testing.T) {
+	var lines trace.Lines
+	c, _ := coordinator.New(coordinator.Config{Tracer: &lines, TraceNode: T})
+	c.AddNode(T, 42, 0)
+	c.ObserveJoin(T, 42, 0) // the join after AddNode: a stutter
+	c.ObserveVersion(T, 42, node.VersionBrokerDrain)
+	c.DrainNode(T, 0)
+	c.ReportProgress(T, coordinator.Progress{Maintainers: 2})
+	c.ReportProgress(T, coordinator.Progress{Maintainers: 2}) // unchanged: a stutter
+	c.ReportProgress(T, coordinator.Progress{})
+	c.ReportProgress(T, coordinator.Progress{}) // unchanged again
+	c.ObserveJoin(T, 43, 1)                     // a newer epoch: it changes the view
+	var got []string
+	for _, l := range lines.All() {
+		got = append(got, l.Action.String())
+	}
+	want := []string{"CoordLearnVersion", "MaintainerReportProgress", "MaintainerReportProgress", "CoordRecvHeartbeat"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("lines %v, want %v", got, want)
+	}
+}

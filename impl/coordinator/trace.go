@@ -13,10 +13,12 @@ import (
 // coordCount, work, drainedEpoch).
 //
 //	ObserveHeartbeat   CoordRecvHeartbeat
+//	ObserveJoin        none (a stutter: the join of the epoch AddNode took), or
+//	                   CoordRecvHeartbeat if it changes the view
 //	ObserveResponse    CoordRecvResponse
 //	ObserveAnswer      CoordRecvAnswer
 //	NextCommand        CoordSendDraining, CoordSendStopping
-//	ReportProgress     MaintainerReportProgress
+//	ReportProgress     MaintainerReportProgress  when the session's work changes
 //	DrainNode          CoordCompleteDrain   when it records the drained epoch
 //	                   CoordLegacyRestart   when it gives the legacy answer
 //	ObserveVersion, and after an observation of a newer epoch

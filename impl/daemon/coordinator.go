@@ -15,7 +15,9 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/drainproof/drainproof/impl/coordinator"
+	"github.com/drainproof/drainproof/impl/logcoord"
 	"github.com/drainproof/drainproof/impl/node"
+	"github.com/drainproof/drainproof/impl/trace"
 	"github.com/drainproof/drainproof/impl/transport"
 	"github.com/drainproof/drainproof/impl/transport/pb"
 )
@@ -42,6 +44,12 @@ type CoordinatorConfig struct {
 	// DialOptions and ServerOptions as in NodeConfig.
 	DialOptions   []grpc.DialOption
 	ServerOptions []grpc.ServerOption
+	// Tracer, if set, is this process's trace (docs/trace.md): the drain
+	// controller writes its lines about TraceNode to it, and every gRPC
+	// message in or out carries its stamp.
+	Tracer *trace.Writer
+	// TraceNode is the node whose drain is traced (with Tracer).
+	TraceNode node.ID
 }
 
 type member struct {
@@ -98,8 +106,12 @@ func StartCoordinator(cfg CoordinatorConfig) (*Coordinator, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	if cfg.Tracer != nil && cfg.TraceNode == "" {
+		return nil, errors.New("daemon: a traced coordinator needs TraceNode")
+	}
+	cfg.ServerOptions, cfg.DialOptions = stampOptions(cfg.Tracer, cfg.ServerOptions, cfg.DialOptions)
 	co, err := coordinator.New(coordinator.Config{Transport: cfg.Transport, ResendInterval: cfg.ResendEvery.Milliseconds(),
-		QueryInterval: cfg.Period.Milliseconds()})
+		QueryInterval: cfg.Period.Milliseconds(), Tracer: tracerOf(cfg.Tracer), TraceNode: cfg.TraceNode})
 	if err != nil {
 		return nil, err
 	}
@@ -198,7 +210,7 @@ func (c *Coordinator) Join(_ context.Context, in *pb.JoinRequest) (*pb.JoinRespo
 	// The join is the new process's first message: its epoch (C4). Its
 	// version is learnt from the bootstrap the periodic task sends (N4,
 	// §9): until then the drain controller does not know it.
-	c.co.ObserveHeartbeat(node.Heartbeat{From: id, Epoch: m.epoch, Liveness: node.Alive}, now)
+	c.co.ObserveJoin(id, m.epoch, now)
 	c.log.Info("node joined", "node", string(id), "epoch", m.epoch, "version", int(m.version), "addr", m.addr)
 	return &pb.JoinResponse{}, nil
 }
@@ -430,6 +442,12 @@ type LogCoordConfig struct {
 	Logger *slog.Logger
 	// ServerOptions as in NodeConfig.
 	ServerOptions []grpc.ServerOption
+	// Tracer, if set, is this process's trace (docs/trace.md): the cache
+	// writes its lines about TraceNode to it, and every gRPC message in or
+	// out carries its stamp.
+	Tracer *trace.Writer
+	// TraceNode is the node whose entry is traced (with Tracer).
+	TraceNode node.ID
 }
 
 // LogCoord is the running LogCoordinator process.
@@ -450,8 +468,13 @@ func StartLogCoord(cfg LogCoordConfig) (*LogCoord, error) {
 		cfg.Logger = slog.Default()
 	}
 	clk := newClock()
+	if cfg.Tracer != nil && cfg.TraceNode == "" {
+		return nil, errors.New("daemon: a traced logcoord needs TraceNode")
+	}
+	cfg.ServerOptions, _ = stampOptions(cfg.Tracer, cfg.ServerOptions, nil)
 	l := &LogCoord{srv: grpc.NewServer(cfg.ServerOptions...), done: make(chan struct{})}
-	pb.RegisterLogCoordinatorServer(l.srv, &transport.LogCoordServer{Cache: newCache(cfg.TTL), Now: clk.now})
+	cache := logcoord.New(logcoord.Config{TTL: cfg.TTL.Milliseconds(), Tracer: tracerOf(cfg.Tracer), TraceNode: cfg.TraceNode})
+	pb.RegisterLogCoordinatorServer(l.srv, &transport.LogCoordServer{Cache: cache, Now: clk.now})
 	go func() {
 		defer close(l.done)
 		_ = l.srv.Serve(cfg.Listener)

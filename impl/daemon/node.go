@@ -23,6 +23,7 @@ import (
 	"github.com/drainproof/drainproof/impl/node"
 	"github.com/drainproof/drainproof/impl/retry"
 	"github.com/drainproof/drainproof/impl/store"
+	"github.com/drainproof/drainproof/impl/trace"
 	"github.com/drainproof/drainproof/impl/transport"
 	"github.com/drainproof/drainproof/impl/transport/pb"
 )
@@ -76,6 +77,11 @@ type NodeConfig struct {
 	DialOptions []grpc.DialOption
 	// ServerOptions are added to the gRPC server.
 	ServerOptions []grpc.ServerOption
+	// Tracer, if set, is this process's trace (a process trace.Writer,
+	// docs/trace.md): the event service and the node write their lines
+	// to it, and every gRPC message in or out carries its stamp
+	// (transport.StampServerInterceptor, StampClientInterceptor).
+	Tracer *trace.Writer
 }
 
 // Node is a running node process.
@@ -165,6 +171,7 @@ func StartNode(cfg NodeConfig) (_ *Node, err error) {
 	n.svc, err = eventservice.New(eventservice.Config{
 		NewStores: func(eventservice.ClusterID) (store.EventStore, store.SchemaStore) { return n.data, n.ss },
 		Stopping:  func() bool { return n.live.Load() == node.Stopping },
+		Tracer:    tracerOf(cfg.Tracer),
 	})
 	if err != nil {
 		return nil, err
@@ -174,13 +181,14 @@ func StartNode(cfg NodeConfig) (_ *Node, err error) {
 	n.stopSvc = func() { stopSvc(); _ = waitSvc() }
 	undo = append(undo, n.stopSvc)
 	n.node, err = node.New(node.Config{ID: cfg.ID, Epoch: n.epoch, Version: cfg.Version, Transport: cfg.Transport,
-		Service: n.svc, Liveness: n.live, HeartbeatInterval: cfg.HeartbeatEvery.Milliseconds()})
+		Service: n.svc, Liveness: n.live, HeartbeatInterval: cfg.HeartbeatEvery.Milliseconds(), Tracer: tracerOf(cfg.Tracer)})
 	if err != nil {
 		return nil, err
 	}
 	// Stop waits for the handlers to return: Close closes the store
 	// next, and a ReadEvents still running holds an iterator of it
 	// (TestCloseWaitsForHandlers).
+	cfg.ServerOptions, cfg.DialOptions = stampOptions(cfg.Tracer, cfg.ServerOptions, cfg.DialOptions)
 	n.srv = grpc.NewServer(append([]grpc.ServerOption{grpc.WaitForHandlers(true)}, cfg.ServerOptions...)...)
 	es := &transport.EventServer{Svc: n.svc, Data: n.data, Node: n.node}
 	if m := cfg.Metrics; m != nil {

@@ -20,12 +20,24 @@ import (
 // admission; then it reads the gate, then the counts, so that a report
 // with admissionClosed true counts every registration ever admitted and
 // not yet fully removed: such a report's zero is final (R2, R8).
-func (s *Service) Sample() (count int64, admissionClosed bool) {
+func (s *Service) Sample() (count int64, admissionClosed bool) { return s.sample(false) }
+
+// Observe is Sample for an observer that is not the node's reporter (the
+// gRPC Status call of an operator or a test harness): the same reads,
+// locks and close, but its report start and broker reads are not traced.
+// The model has one sample, the node's reporter's (its variable sample);
+// an observer's reads change no other model variable, so they are not
+// steps of the model. The close it may cause (the node STOPPING) is
+// traced as any close is.
+func (s *Service) Observe() (count int64, admissionClosed bool) { return s.sample(true) }
+
+// sample is Sample (quiet: Observe, its report's lines not traced).
+func (s *Service) sample(quiet bool) (count int64, admissionClosed bool) {
 	if bugs.SampleBeforeCloseOn() {
 		// The bug: the sum is taken before the close, so a registration
 		// admitted in between is missing from a closed report.
-		s.startReport()
-		count = s.readCounts()
+		s.startReport(quiet)
+		count = s.readCounts(quiet)
 	}
 	// TLA+ ServiceStartReport (NodeStartHeartbeat for a heartbeat's
 	// sample): close admission when STOPPING, then read the flag; one
@@ -37,16 +49,18 @@ func (s *Service) Sample() (count int64, admissionClosed bool) {
 	if bugs.SampleBeforeCloseOn() {
 		return count, s.closed.Load()
 	}
-	admissionClosed = s.startReport()
-	return s.readCounts(), admissionClosed
+	admissionClosed = s.startReport(quiet)
+	return s.readCounts(quiet), admissionClosed
 }
 
 // startReport reads the gate for a report (TLA+ ServiceStartReport).
-func (s *Service) startReport() bool {
+func (s *Service) startReport(quiet bool) bool {
 	ts := s.lockTrace(pointNone, nil)
 	closed := s.closed.Load()
 	if ts != nil {
-		ts.startReport(closed)
+		if !quiet {
+			ts.startReport(closed)
+		}
 		ts.mu.Unlock()
 	}
 	return closed
@@ -55,11 +69,13 @@ func (s *Service) startReport() bool {
 // readCounts returns the sum of the brokers' counts, read one broker at a
 // time (TLA+ ServiceReadBroker(b) for each b; a model broker not created
 // when the list is read counts 0 then).
-func (s *Service) readCounts() int64 {
+func (s *Service) readCounts(quiet bool) int64 {
 	ts := s.lockTrace(pointReportList, nil)
 	brokers := *s.brokers.Load()
 	if ts != nil {
-		ts.absent(brokers, func(c ClusterID) { ts.readBroker(c, 0) })
+		if !quiet {
+			ts.absent(brokers, func(c ClusterID) { ts.readBroker(c, 0) })
+		}
 		ts.mu.Unlock()
 	}
 	var n int64
@@ -67,7 +83,9 @@ func (s *Service) readCounts() int64 {
 		ts := s.lockTrace(pointReadBroker, b)
 		n += b.count()
 		if ts != nil {
-			ts.readBroker(b.cluster, n)
+			if !quiet {
+				ts.readBroker(b.cluster, n)
+			}
 			ts.mu.Unlock()
 		}
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/drainproof/drainproof/impl/store"
 	"github.com/drainproof/drainproof/impl/store/storetest"
+	"github.com/drainproof/drainproof/impl/trace"
 )
 
 // R1, F-R3, F-R4 (upstream TestEventServiceDispatcherCount): the count
@@ -753,4 +754,34 @@ func TestZeroInactivityTimeoutIsTheDefault(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, 1, n, "timeout %v: silent for longer than the default", timeout)
 	}
+}
+
+// TestObserveIsAnUntracedSample: Observe (the gRPC Status call) answers
+// what Sample answers and closes admission as Sample does once the node
+// is STOPPING (the close traced), but writes no report line: the
+// model's one sample is the node's reporter's.
+func TestObserveIsAnUntracedSample(t *testing.T) {
+	var lines trace.Lines
+	h := newHarness(t, func(c *Config) { c.Tracer = &lines })
+	require.NoError(t, h.do(reg("d1", 1)))
+	before := len(lines.All())
+	n, closed := h.svc.Observe()
+	require.Equal(t, int64(1), n)
+	require.False(t, closed)
+	require.Len(t, lines.All(), before, "an observer's sample is not a report")
+	sn, sclosed := h.svc.Sample()
+	require.Equal(t, n, sn)
+	require.Equal(t, closed, sclosed)
+	require.Greater(t, len(lines.All()), before, "the reporter's sample is traced")
+	h.stopping.Store(true)
+	before = len(lines.All())
+	_, closed = h.svc.Observe()
+	require.True(t, closed, "Observe closes admission once STOPPING, as Sample does")
+	var acts []string
+	for _, l := range lines.All()[before:] {
+		acts = append(acts, l.Action.String())
+	}
+	require.Contains(t, acts, "ServiceStartClose")
+	require.NotContains(t, acts, "ServiceStartReport")
+	require.NotContains(t, acts, "ServiceReadBroker")
 }

@@ -263,6 +263,23 @@ func (w *Writer) Last() Stamp {
 	return Stamp{Proc: w.proc, Clock: w.clock}
 }
 
+// Stamp writes every buffered line through and returns the stamp of the
+// last line (the zero Stamp before the first): what a transport puts on
+// a message leaving the process. The line it names, and every line
+// before it, then survive a kill of the process, so no other process can
+// depend on a line a kill loses.
+func (w *Writer) Stamp() Stamp {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.n == 0 {
+		return Stamp{}
+	}
+	if !w.closed {
+		w.flush()
+	}
+	return Stamp{Proc: w.proc, Clock: w.clock}
+}
+
 // Clock returns the process's Lamport clock: the clock of its last line,
 // or the one it started from.
 func (w *Writer) Clock() uint64 {

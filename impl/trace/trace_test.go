@@ -132,6 +132,26 @@ func TestCrashLosesOnlyUnsentLines(t *testing.T) {
 	}
 }
 
+// TestStampWritesThrough: the stamp a transport puts on a message
+// names a line that a kill cannot lose: Stamp writes the buffered lines
+// through first.
+func TestStampWritesThrough(t *testing.T) {
+	var buf countingWriter
+	w, err := trace.NewWriter(&buf, trace.Header{Model: map[string]any{}, Process: "coord"})
+	require.NoError(t, err)
+	require.Equal(t, trace.Stamp{}, w.Stamp(), "no line yet")
+	w.Trace(&trace.Line{Action: names.CoordLearnVersion})                             // the first line: written through
+	w.Trace(&trace.Line{Action: names.CoordRecvHeartbeat, M: &trace.Msg{Kind: "hb"}}) // buffered
+	w.Trace(&trace.Line{Action: names.MaintainerReportProgress})                      // buffered
+	require.Equal(t, 2, w.Unwritten())
+	require.Equal(t, trace.Stamp{Proc: "coord", Clock: 3}, w.Stamp())
+	require.Zero(t, w.Unwritten())
+	lost, err := w.Crash(0)
+	require.NoError(t, err)
+	require.Zero(t, lost)
+	require.Equal(t, 4, lineCount(&buf.Buffer), "header and the three lines")
+}
+
 // TestWriterHeader: a Writer gives back the header it wrote, so that an
 // emitter reads the model's constants (the event service: the Brokers)
 // from its tracer.

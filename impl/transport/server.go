@@ -225,10 +225,11 @@ func (s *EventServer) ReadEvents(ctx context.Context, in *pb.ReadEventsRequest) 
 }
 
 // Status answers the node's liveness, epoch, version and the event
-// service's report (without closing admission: Report closes it only when
-// the node is STOPPING, as every report does).
+// service's sample (Service.Observe: it closes admission only when the
+// node is STOPPING, as every report does; an observer's sample, not the
+// node's report, so its reads are not trace lines).
 func (s *EventServer) Status(context.Context, *pb.StatusRequest) (*pb.StatusResponse, error) {
-	n, closed := s.Svc.Sample()
+	n, closed := s.Svc.Observe()
 	res := s.Data.Resources()
 	return &pb.StatusResponse{Node: string(s.Node.ID()), Epoch: s.Node.Epoch(), Liveness: LivenessToPB(s.Node.Liveness()),
 		Count: n, AdmissionClosed: closed, Version: int32(s.Node.Version()), OpenBatches: res.Batches, OpenIterators: res.Iterators}, nil
