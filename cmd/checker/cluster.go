@@ -228,15 +228,7 @@ func printCluster(w io.Writer, r *cluster.Result, f clusterFlags) {
 		r.EventsCommitted, r.EventsRead, r.Lost, r.Duplicated, r.OutOfOrder)
 	fmt.Fprintf(w, "  dispatchers %d registrations over gRPC\n", r.Registrations)
 	fmt.Fprintf(w, "  registry    %d operations recorded at the gRPC boundary, porcupine: %s\n", r.LinOps, r.LinOutcome)
-	var took []int64
-	legacy := 0
-	for _, d := range r.Drains {
-		if d.Complete {
-			took = append(took, d.TookMS)
-		} else if d.Legacy {
-			legacy++
-		}
-	}
+	took, legacy := drainTimes(r)
 	p50, p99, mx := percentiles(took)
 	fmt.Fprintf(w, "  drains      %d complete, %d legacy; latency ms p50 %d, p99 %d, max %d\n", len(took), legacy, p50, p99, mx)
 	if f.upgrade {
@@ -268,6 +260,19 @@ func printCluster(w io.Writer, r *cluster.Result, f clusterFlags) {
 	for _, v := range r.Violations {
 		fmt.Fprintf(w, "  VIOLATION   %s\n", v)
 	}
+}
+
+// drainTimes returns how long each of the run's complete drains took, in
+// ms, and how many drains ended with the legacy answer.
+func drainTimes(r *cluster.Result) (took []int64, legacy int) {
+	for _, d := range r.Drains {
+		if d.Complete {
+			took = append(took, d.TookMS)
+		} else if d.Legacy {
+			legacy++
+		}
+	}
+	return took, legacy
 }
 
 // percentiles returns the p50, p99 and max of xs (nearest rank).

@@ -129,15 +129,7 @@ func clusterRunOf(r *cluster.Result) clusterRunView {
 		v.Ticks = append(v.Ticks, tlTick{X: x(t), Label: fmt.Sprintf("%ds", int(t.Seconds()))})
 	}
 
-	var took []int64
-	legacy := 0
-	for _, d := range r.Drains {
-		if d.Complete {
-			took = append(took, d.TookMS)
-		} else if d.Legacy {
-			legacy++
-		}
-	}
+	took, legacy := drainTimes(r)
 	p50, p99, mx := percentiles(took)
 	kinds := map[string]int{}
 	for _, f := range r.Faults {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 
@@ -345,22 +346,12 @@ func mergeShards(in []shardInput) (*mergeReport, error) {
 		}
 	}
 	slices.Sort(m.Ran)
-	slices.SortFunc(m.Failed, func(a, b seedFailure) int { return compareU64(a.Seed, b.Seed) })
+	slices.SortFunc(m.Failed, func(a, b seedFailure) int { return cmp.Compare(a.Seed, b.Seed) })
 	if m.Command == "cluster" {
 		p50, p99, mx := percentiles(latencies)
 		m.DrainLatencyMS = &latencySummary{N: len(latencies), P50: p50, P99: p99, Max: mx}
 	}
 	return m, nil
-}
-
-func compareU64(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // simulateFigures are the counts of a simulate report that add up across
