@@ -76,7 +76,7 @@ type seedsReport struct {
 	Ran []uint64 `json:"ran"`
 	// Failed lists those that violated a property.
 	Failed []seedFailure `json:"failed"`
-	// Interrupted is set when Ctrl-C stopped the invocation before all
+	// Interrupted is set when Ctrl-C or SIGTERM stopped the invocation before all
 	// of its seeds ran.
 	Interrupted bool `json:"interrupted,omitempty"`
 }

@@ -117,12 +117,7 @@ func FuzzJoin(f *testing.F) {
 	ctx := context.Background()
 	f.Fuzz(func(t *testing.T, n string, epoch uint64, version int32, addr string) {
 		before := coordState(c)
-		c.mu.Lock()
-		var old uint64
-		if m := c.members[node.ID(n)]; m != nil {
-			old = m.epoch
-		}
-		c.mu.Unlock()
+		old := memberEpoch(c, n)
 		what := fmt.Sprintf("join of %q epoch %d version %d addr %q", n, epoch, version, addr)
 		_, err := c.Join(ctx, &pb.JoinRequest{Node: n, Epoch: epoch, Version: version, Addr: addr})
 		if err != nil {
@@ -156,12 +151,7 @@ func FuzzHeartbeat(f *testing.F) {
 	ctx := context.Background()
 	f.Fuzz(func(t *testing.T, n string, epoch uint64, live int32, hasCount bool, count int64, closed bool, work int64) {
 		before := coordState(c)
-		c.mu.Lock()
-		var old uint64
-		if m := c.members[node.ID(n)]; m != nil {
-			old = m.epoch
-		}
-		c.mu.Unlock()
+		old := memberEpoch(c, n)
 		what := fmt.Sprintf("heartbeat of %q epoch %d liveness %d count %v/%d closed %v work %d", n, epoch, live, hasCount, count, closed, work)
 		_, err := c.Heartbeat(ctx, &pb.NodeHeartbeat{Node: n, Epoch: epoch, Liveness: pb.Liveness(live), HasCount: hasCount,
 			Count: count, AdmissionClosed: closed, MaintainerWork: work})
@@ -197,12 +187,7 @@ func FuzzLeave(f *testing.F) {
 	ctx := context.Background()
 	f.Fuzz(func(t *testing.T, n string, epoch uint64) {
 		before := coordState(c)
-		c.mu.Lock()
-		var old uint64
-		if m := c.members[node.ID(n)]; m != nil {
-			old = m.epoch
-		}
-		c.mu.Unlock()
+		old := memberEpoch(c, n)
 		what := fmt.Sprintf("leave of %q epoch %d", n, epoch)
 		_, err := c.Leave(ctx, &pb.LeaveRequest{Node: n, Epoch: epoch})
 		if err != nil {
@@ -286,4 +271,14 @@ func FuzzMembers(f *testing.F) {
 			t.Fatalf("Members answered %v, want %v", got, want)
 		}
 	})
+}
+
+// memberEpoch returns the epoch of member n (0 when n is not a member).
+func memberEpoch(c *Coordinator, n string) uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if m := c.members[node.ID(n)]; m != nil {
+		return m.epoch
+	}
+	return 0
 }
