@@ -311,7 +311,7 @@ func TestTracedRunRejoinAtTheSameEpoch(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs processes for seconds")
 	}
-	for seed := uint64(1); seed <= 4; seed++ {
+	for seed := uint64(1); seed <= 6; seed++ {
 		dir, err := os.MkdirTemp("", "drainproof-traced-rejoin-")
 		if err != nil {
 			t.Fatal(err)
