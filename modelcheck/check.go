@@ -239,6 +239,12 @@ type Result[S any] struct {
 	// (Options.SpillDir), and Spills how many times it was moved there.
 	SpillBytes int64
 	Spills     int
+	// QueueSpillBytes is how many bytes of states the queue (the levels
+	// waiting to be expanded) wrote to disk over the run, QueueDiskPeak
+	// the most its files held at once, and QueuePeak the most memory its
+	// blocks were seen to hold (sampled with the memory budget, so 0
+	// without one).
+	QueueSpillBytes, QueueDiskPeak, QueuePeak int64
 	// ResumedAt is the depth whose states a recovered run (Options.Recover)
 	// began with; 0 for a run from the initial states.
 	ResumedAt int

@@ -1,0 +1,231 @@
+package modelcheck_test
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"math/bits"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/drainproof/drainproof/harness/drainmodel"
+	"github.com/drainproof/drainproof/modelcheck"
+	"github.com/stretchr/testify/require"
+)
+
+// subsets is a model with wide levels: the subsets of n elements, from
+// the empty one, adding one element a step. Level k holds the C(n, k-1)
+// subsets of k-1 elements, so the middle level is far wider than the
+// rest; 2^n distinct states, n·2^(n-1)+1 generated, depth n+1.
+type subsets struct {
+	n   int
+	bad uint32 // the invariant "Safe" fails at this subset (0: never)
+	// stop, if set, is called at every expansion (a test cancels there).
+	stop func()
+}
+
+func (m *subsets) Init(emit func(uint32)) { emit(0) }
+
+func (m *subsets) Next(s uint32, emit func(string, uint32)) {
+	if m.stop != nil {
+		m.stop()
+	}
+	for i := 0; i < m.n; i++ {
+		if s&(1<<i) == 0 {
+			emit("Add"+strconv.Itoa(i), s|1<<i)
+		}
+	}
+}
+
+func (m *subsets) Encode(dst []byte, s uint32) []byte { return binary.LittleEndian.AppendUint32(dst, s) }
+
+func (m *subsets) Invariants() []string { return []string{"Safe"} }
+
+func (m *subsets) Holds(_ int, s uint32) bool { return m.bad == 0 || s != m.bad }
+
+func (m *subsets) Vars(s uint32) [][2]string { return [][2]string{{"s", strconv.Itoa(int(s))}} }
+
+func checkSubsets(t *testing.T, m *subsets, opts modelcheck.Options) *modelcheck.Result[uint32] {
+	t.Helper()
+	res, err := modelcheck.Check(context.Background(), m, opts)
+	require.NoError(t, err)
+	return res
+}
+
+// A search whose queue passes its share of the memory budget moves the
+// next level's blocks to disk and reads them back in order: the figures
+// are the closed-form ones, the queue held less memory than in a run
+// without a budget, and with one worker the counterexample and the
+// figures at the violation are those of the run in memory. Every file is
+// removed at the end.
+func TestQueueSpillGivesTheFiguresInMemory(t *testing.T) {
+	const n = 18 // 262,144 states; the widest level, 48,620 states, holds 380 KiB of queue
+	const budget = 512 << 10
+	bad := uint32(0b101010101010101010)
+	for _, workers := range []int{1, 2, 3} {
+		dir := t.TempDir()
+		opts := modelcheck.Options{Workers: workers, MemoryBudget: budget, SpillDir: dir}
+		res := checkSubsets(t, &subsets{n: n}, opts)
+		require.Equal(t, modelcheck.OK, res.Outcome, res.Reason)
+		require.EqualValues(t, 1<<n, res.Distinct)
+		require.EqualValues(t, n<<(n-1)+1, res.Generated)
+		require.Equal(t, n+1, res.Depth)
+		require.Positive(t, res.QueueSpillBytes, "the queue moved to disk")
+		require.Positive(t, res.QueueDiskPeak)
+		require.Positive(t, res.Spills, "the set moved to disk")
+
+		// The queue's high-water mark: under the budget here, above it in
+		// memory.
+		inMemory := checkSubsets(t, &subsets{n: n}, modelcheck.Options{Workers: workers, MemoryBudget: 1 << 40})
+		require.Zero(t, inMemory.QueueSpillBytes)
+		require.Positive(t, res.QueuePeak)
+		require.Less(t, res.QueuePeak, int64(budget), "the queue in memory")
+		require.Greater(t, inMemory.QueuePeak, int64(budget), "the queue the model needs in memory")
+		left, err := os.ReadDir(dir)
+		require.NoError(t, err)
+		require.Empty(t, left, "the spill's files are removed")
+
+		m := &subsets{n: n, bad: bad}
+		want := checkSubsets(t, m, modelcheck.Options{Workers: workers})
+		got := checkSubsets(t, m, opts)
+		require.Equal(t, modelcheck.Violated, got.Outcome)
+		require.Positive(t, got.QueueSpillBytes)
+		require.Len(t, got.Trace, bits.OnesCount32(bad)+1)
+		require.Len(t, want.Trace, len(got.Trace))
+		if workers == 1 {
+			require.Equal(t, want.Distinct, got.Distinct)
+			require.Equal(t, want.Generated, got.Generated)
+			require.Equal(t, want.Depth, got.Depth)
+			require.Equal(t, want.Trace, got.Trace)
+		}
+	}
+}
+
+// A checkpoint written while a level lies on disk holds its states (read
+// back without giving them up), and a run resumed from it, which spills
+// its frontier again as it loads, ends with the figures of an
+// uninterrupted run.
+func TestCheckpointOfASpilledQueue(t *testing.T) {
+	const n = 18
+	ck := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var calls atomic.Int64
+	// Cancelled inside level 9 (the subsets of 8 elements), whose
+	// 43,758 states pass the queue's share of the budget.
+	m := &subsets{n: n, stop: func() {
+		if calls.Add(1) == 100_000 {
+			cancel()
+		}
+	}}
+	opts := modelcheck.Options{Workers: 1, MemoryBudget: 512 << 10, SpillDir: t.TempDir(), CheckpointDir: ck, CheckpointEvery: time.Nanosecond}
+	first, err := modelcheck.Check(ctx, m, opts)
+	require.NoError(t, err)
+	require.Equal(t, modelcheck.Incomplete, first.Outcome)
+	require.Positive(t, first.QueueSpillBytes)
+	for _, workers := range []int{1, 2} {
+		again := checkSubsets(t, &subsets{n: n}, modelcheck.Options{Workers: workers, MemoryBudget: 512 << 10, SpillDir: t.TempDir(), Recover: ck})
+		require.Equal(t, 9, again.ResumedAt)
+		require.Equal(t, modelcheck.OK, again.Outcome, again.Reason)
+		require.Positive(t, again.QueueSpillBytes, "the frontier spilled as it loaded")
+		require.EqualValues(t, 1<<n, again.Distinct)
+		require.EqualValues(t, n<<(n-1)+1, again.Generated)
+		require.Equal(t, n+1, again.Depth)
+	}
+}
+
+// Cancelling a run whose queue is on disk removes the queue's files.
+func TestCancelRemovesTheSpilledQueue(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var calls atomic.Int64
+	m := &subsets{n: 18, stop: func() {
+		if calls.Add(1) == 150_000 { // past the widest level
+			cancel()
+		}
+	}}
+	dir := t.TempDir()
+	res, err := modelcheck.Check(ctx, m, modelcheck.Options{Workers: 2, MemoryBudget: 512 << 10, SpillDir: dir})
+	require.NoError(t, err)
+	require.Equal(t, modelcheck.Incomplete, res.Outcome)
+	require.Contains(t, res.Reason, "cancelled")
+	require.Positive(t, res.QueueSpillBytes)
+	left, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Empty(t, left, "the spill's files are removed")
+}
+
+// modelFigures are the figures tla/models.json records for a model.
+type modelFigures struct {
+	Distinct, Generated int64
+	Depth               int
+	TraceLength         int `json:"trace_length"`
+}
+
+func recorded(t *testing.T, cfg string) modelFigures {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "tla", "models.json"))
+	require.NoError(t, err)
+	var all struct {
+		Models []struct {
+			Config string
+			Go     modelFigures
+		}
+	}
+	require.NoError(t, json.Unmarshal(b, &all))
+	for _, m := range all.Models {
+		if m.Config == cfg {
+			return m.Go
+		}
+	}
+	t.Fatalf("%s is not in tla/models.json", cfg)
+	return modelFigures{}
+}
+
+// Protocol models of tla/models.json under a budget that spills their
+// queue (a block holds 4,096 states of 72 bytes, so 256 KiB keeps a
+// worker's two newest blocks and little more) and their set give their
+// recorded figures; the violations give
+// the counterexample of the run in memory (with one worker, at the same
+// figures).
+func TestQueueSpillOnTheProtocolModels(t *testing.T) {
+	cfgs := []string{"MCDrainRegistrationSymmetry.cfg", "MCDrainRegistrationView.cfg",
+		"MCDrainRegistrationBugSampleBeforeClose.cfg", "MCDrainRegistrationVariantH.cfg"}
+	workerSets := []int{1, 2}
+	if raceEnabled {
+		cfgs, workerSets = []string{"MCDrainRegistrationVariantH.cfg"}, []int{2}
+	}
+	for _, cfg := range cfgs {
+		want := recorded(t, cfg)
+		m, base, err := drainmodel.Load(filepath.Join("..", "tla", cfg), false)
+		require.NoError(t, err)
+		for _, workers := range workerSets {
+			opts := base
+			opts.Workers, opts.MemoryBudget, opts.SpillDir = workers, 256<<10, t.TempDir()
+			res, err := modelcheck.Check(context.Background(), m, opts)
+			require.NoError(t, err)
+			require.Positive(t, res.QueueSpillBytes, "%s: the queue moved to disk", cfg)
+			if want.TraceLength == 0 {
+				require.Equal(t, modelcheck.OK, res.Outcome, "%s: %s", cfg, res.Reason)
+				require.Equal(t, want.Distinct, res.Distinct, cfg)
+				require.Equal(t, want.Generated, res.Generated, cfg)
+				require.Equal(t, want.Depth, res.Depth, cfg)
+				continue
+			}
+			require.Equal(t, modelcheck.Violated, res.Outcome, "%s: %s", cfg, res.Reason)
+			require.Len(t, res.Trace, want.TraceLength, cfg)
+			opts.MemoryBudget, opts.SpillDir = 0, ""
+			mem, err := modelcheck.Check(context.Background(), m, opts)
+			require.NoError(t, err)
+			if workers == 1 {
+				require.Equal(t, want.Distinct, res.Distinct, cfg)
+				require.Equal(t, want.Generated, res.Generated, cfg)
+				require.Equal(t, mem.Trace, res.Trace, cfg)
+			}
+		}
+	}
+}
