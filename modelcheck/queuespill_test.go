@@ -41,7 +41,9 @@ func (m *subsets) Next(s uint32, emit func(string, uint32)) {
 	}
 }
 
-func (m *subsets) Encode(dst []byte, s uint32) []byte { return binary.LittleEndian.AppendUint32(dst, s) }
+func (m *subsets) Encode(dst []byte, s uint32) []byte {
+	return binary.LittleEndian.AppendUint32(dst, s)
+}
 
 func (m *subsets) Invariants() []string { return []string{"Safe"} }
 
