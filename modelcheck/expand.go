@@ -80,12 +80,16 @@ func (p *blockPool[S]) put(blk []entry[S]) {
 }
 
 // recycle takes the blocks of b, which is no longer read, in place of
-// those left unused, so the pool holds at most one level.
+// those left unused, so the pool holds at most one level. Blocks of the
+// arena are all kept: dropped, their memory would stay the process's
+// until the run ends, and new ones would be carved.
 func (p *blockPool[S]) recycle(b *blocks[S]) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	clear(p.free)
-	p.free = p.free[:0]
+	if p.arena == nil {
+		clear(p.free)
+		p.free = p.free[:0]
+	}
 	for _, blk := range b.list {
 		if cap(blk) == blockSize {
 			p.free = append(p.free, blk)

@@ -201,6 +201,7 @@ func TestQueueSpillOnTheProtocolModels(t *testing.T) {
 	if raceEnabled {
 		cfgs, workerSets = []string{"MCDrainRegistrationVariantH.cfg"}, []int{2}
 	}
+	spilled := map[int]int64{}
 	for _, cfg := range cfgs {
 		want := recorded(t, cfg)
 		m, base, err := drainmodel.Load(filepath.Join("..", "tla", cfg), false)
@@ -210,7 +211,13 @@ func TestQueueSpillOnTheProtocolModels(t *testing.T) {
 			opts.Workers, opts.MemoryBudget, opts.SpillDir = workers, 256<<10, t.TempDir()
 			res, err := modelcheck.Check(context.Background(), m, opts)
 			require.NoError(t, err)
-			require.Positive(t, res.QueueSpillBytes, "%s: the queue moved to disk", cfg)
+			// With two workers each fills its own blocks, and whether one
+			// of them has a full block to spill depends on their timing
+			// on the narrower models: the spill is required of the sum.
+			spilled[workers] += res.QueueSpillBytes
+			if workers == 1 {
+				require.Positive(t, res.QueueSpillBytes, "%s: the queue moved to disk", cfg)
+			}
 			if want.TraceLength == 0 {
 				require.Equal(t, modelcheck.OK, res.Outcome, "%s: %s", cfg, res.Reason)
 				require.Equal(t, want.Distinct, res.Distinct, cfg)
@@ -229,5 +236,8 @@ func TestQueueSpillOnTheProtocolModels(t *testing.T) {
 				require.Equal(t, mem.Trace, res.Trace, cfg)
 			}
 		}
+	}
+	for _, workers := range workerSets {
+		require.Positive(t, spilled[workers], "%d worker(s): the queue moved to disk", workers)
 	}
 }
