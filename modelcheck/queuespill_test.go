@@ -241,3 +241,39 @@ func TestQueueSpillOnTheProtocolModels(t *testing.T) {
 		require.Positive(t, spilled[workers], "%d worker(s): the queue moved to disk", workers)
 	}
 }
+
+// labelled is subsets with a state that is not a plain value (a string):
+// its queue cannot be written as memory.
+type labelled struct{ subsets }
+
+type labelledSet struct {
+	s    uint32
+	name string
+}
+
+func (m *labelled) Init(emit func(labelledSet)) { emit(labelledSet{}) }
+
+func (m *labelled) Next(s labelledSet, emit func(string, labelledSet)) {
+	m.subsets.Next(s.s, func(a string, t uint32) { emit(a, labelledSet{t, a}) })
+}
+
+func (m *labelled) Encode(dst []byte, s labelledSet) []byte { return m.subsets.Encode(dst, s.s) }
+
+func (m *labelled) Holds(i int, s labelledSet) bool { return m.subsets.Holds(i, s.s) }
+
+func (m *labelled) Vars(s labelledSet) [][2]string { return m.subsets.Vars(s.s) }
+
+// A queue of states that are not plain values stays in memory: past the
+// budget the run ends incomplete, and says why.
+func TestQueueOfPointersDoesNotSpill(t *testing.T) {
+	dir := t.TempDir()
+	res, err := modelcheck.Check(context.Background(), &labelled{subsets{n: 18}}, modelcheck.Options{Workers: 1, MemoryBudget: 2 << 20, SpillDir: dir})
+	require.NoError(t, err)
+	require.Equal(t, modelcheck.Incomplete, res.Outcome)
+	require.Contains(t, res.Reason, "reached by the queue of states to expand")
+	require.Contains(t, res.Reason, "labelledSet is not one")
+	require.Zero(t, res.QueueSpillBytes)
+	left, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Empty(t, left)
+}
