@@ -51,6 +51,32 @@ func (m *subsets) Holds(_ int, s uint32) bool { return m.bad == 0 || s != m.bad 
 
 func (m *subsets) Vars(s uint32) [][2]string { return [][2]string{{"s", strconv.Itoa(int(s))}} }
 
+// subsetsSize is the size of the subsets model the queue tests check,
+// and a memory budget that spills its middle levels: 2^18 states and
+// 512 KiB (the widest level, 48,620 states, holds 380 KiB of queue);
+// under the race detector, which slows the search tenfold, 2^17 states
+// and 256 KiB (24,310 states, 190 KiB). A level on disk is read back
+// four blocks (of 32 KiB here) at a time, and each worker keeps the
+// block it fills: the budget must leave room for those.
+func subsetsSize() (n int, budget int64) {
+	if raceEnabled {
+		return 17, 256 << 10
+	}
+	return 18, 512 << 10
+}
+
+// midLevel returns how many states come before the widest level of the
+// subsets of n elements (level n/2+1, the subsets of n/2 elements), and
+// that level's width.
+func midLevel(n int) (before, width int) {
+	c := 1 // C(n, k)
+	for k := 0; k < n/2; k++ {
+		before += c
+		c = c * (n - k) / (k + 1)
+	}
+	return before, c
+}
+
 func checkSubsets(t *testing.T, m *subsets, opts modelcheck.Options) *modelcheck.Result[uint32] {
 	t.Helper()
 	res, err := modelcheck.Check(context.Background(), m, opts)
@@ -65,10 +91,16 @@ func checkSubsets(t *testing.T, m *subsets, opts modelcheck.Options) *modelcheck
 // figures at the violation are those of the run in memory. Every file is
 // removed at the end.
 func TestQueueSpillGivesTheFiguresInMemory(t *testing.T) {
-	const n = 18 // 262,144 states; the widest level, 48,620 states, holds 380 KiB of queue
-	const budget = 512 << 10
+	// The size the other tests use without the race detector: under it,
+	// the floor (four blocks read back and two per worker) is too near
+	// a budget that the smaller model's queue passes in memory.
+	const n, budget = 18, 512 << 10
 	bad := uint32(0b101010101010101010)
-	for _, workers := range []int{1, 2, 3} {
+	workerSets := []int{1, 2, 3}
+	if raceEnabled {
+		workerSets = []int{2}
+	}
+	for _, workers := range workerSets {
 		dir := t.TempDir()
 		opts := modelcheck.Options{Workers: workers, MemoryBudget: budget, SpillDir: dir}
 		res := checkSubsets(t, &subsets{n: n}, opts)
@@ -90,6 +122,9 @@ func TestQueueSpillGivesTheFiguresInMemory(t *testing.T) {
 		left, err := os.ReadDir(dir)
 		require.NoError(t, err)
 		require.Empty(t, left, "the spill's files are removed")
+		if raceEnabled {
+			continue // the violation's path is the same, and slow under the detector
+		}
 
 		m := &subsets{n: n, bad: bad}
 		want := checkSubsets(t, m, modelcheck.Options{Workers: workers})
@@ -112,26 +147,31 @@ func TestQueueSpillGivesTheFiguresInMemory(t *testing.T) {
 // its frontier again as it loads, ends with the figures of an
 // uninterrupted run.
 func TestCheckpointOfASpilledQueue(t *testing.T) {
-	const n = 18
+	n, budget := subsetsSize()
 	ck := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var calls atomic.Int64
-	// Cancelled inside level 9 (the subsets of 8 elements), whose
-	// 43,758 states pass the queue's share of the budget.
+	// Cancelled half-way through the widest level, whose states pass
+	// the queue's share of the budget.
+	before, width := midLevel(n)
 	m := &subsets{n: n, stop: func() {
-		if calls.Add(1) == 100_000 {
+		if calls.Add(1) == int64(before+width/2) {
 			cancel()
 		}
 	}}
-	opts := modelcheck.Options{Workers: 1, MemoryBudget: 512 << 10, SpillDir: t.TempDir(), CheckpointDir: ck, CheckpointEvery: time.Nanosecond}
+	opts := modelcheck.Options{Workers: 1, MemoryBudget: budget, SpillDir: t.TempDir(), CheckpointDir: ck, CheckpointEvery: time.Nanosecond}
 	first, err := modelcheck.Check(ctx, m, opts)
 	require.NoError(t, err)
 	require.Equal(t, modelcheck.Incomplete, first.Outcome)
 	require.Positive(t, first.QueueSpillBytes)
-	for _, workers := range []int{1, 2} {
-		again := checkSubsets(t, &subsets{n: n}, modelcheck.Options{Workers: workers, MemoryBudget: 512 << 10, SpillDir: t.TempDir(), Recover: ck})
-		require.Equal(t, 9, again.ResumedAt)
+	workerSets := []int{1, 2}
+	if raceEnabled {
+		workerSets = workerSets[1:]
+	}
+	for _, workers := range workerSets {
+		again := checkSubsets(t, &subsets{n: n}, modelcheck.Options{Workers: workers, MemoryBudget: budget, SpillDir: t.TempDir(), Recover: ck})
+		require.Equal(t, n/2+1, again.ResumedAt)
 		require.Equal(t, modelcheck.OK, again.Outcome, again.Reason)
 		require.Positive(t, again.QueueSpillBytes, "the frontier spilled as it loaded")
 		require.EqualValues(t, 1<<n, again.Distinct)
@@ -145,13 +185,15 @@ func TestCancelRemovesTheSpilledQueue(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var calls atomic.Int64
-	m := &subsets{n: 18, stop: func() {
-		if calls.Add(1) == 150_000 { // past the widest level
+	n, budget := subsetsSize()
+	before, width := midLevel(n)
+	m := &subsets{n: n, stop: func() {
+		if calls.Add(1) == int64(before+width) { // past the widest level
 			cancel()
 		}
 	}}
 	dir := t.TempDir()
-	res, err := modelcheck.Check(ctx, m, modelcheck.Options{Workers: 2, MemoryBudget: 512 << 10, SpillDir: dir})
+	res, err := modelcheck.Check(ctx, m, modelcheck.Options{Workers: 2, MemoryBudget: budget, SpillDir: dir})
 	require.NoError(t, err)
 	require.Equal(t, modelcheck.Incomplete, res.Outcome)
 	require.Contains(t, res.Reason, "cancelled")
@@ -267,7 +309,8 @@ func (m *labelled) Vars(s labelledSet) [][2]string { return m.subsets.Vars(s.s) 
 // budget the run ends incomplete, and says why.
 func TestQueueOfPointersDoesNotSpill(t *testing.T) {
 	dir := t.TempDir()
-	res, err := modelcheck.Check(context.Background(), &labelled{subsets{n: 18}}, modelcheck.Options{Workers: 1, MemoryBudget: 2 << 20, SpillDir: dir})
+	n, budget := subsetsSize()
+	res, err := modelcheck.Check(context.Background(), &labelled{subsets{n: n}}, modelcheck.Options{Workers: 1, MemoryBudget: budget, SpillDir: dir})
 	require.NoError(t, err)
 	require.Equal(t, modelcheck.Incomplete, res.Outcome)
 	require.Contains(t, res.Reason, "reached by the queue of states to expand")
