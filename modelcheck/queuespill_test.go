@@ -110,6 +110,7 @@ func TestQueueSpillGivesTheFiguresInMemory(t *testing.T) {
 		require.Equal(t, n+1, res.Depth)
 		require.Positive(t, res.QueueSpillBytes, "the queue moved to disk")
 		require.Positive(t, res.QueueDiskPeak)
+		require.Less(t, res.QueueDiskPeak, res.QueueSpillBytes, "a file is removed once read back")
 		require.Positive(t, res.Spills, "the set moved to disk")
 
 		// The queue's high-water mark: under the budget here, above it in
