@@ -509,8 +509,9 @@ func writeText[S any](w io.Writer, m modelcheck.Model[S], res *modelcheck.Result
 			res.Spills, commas(res.SpillBytes>>20), float64(res.SetBytes)/float64(max(res.Distinct, 1)))
 	}
 	if res.QueueSpillBytes > 0 {
-		fmt.Fprintf(w, "The queue of states to expand wrote %s MiB to disk (at most %s MiB there at once; at most %s MiB in memory).\n",
-			commas(res.QueueSpillBytes>>20), commas(res.QueueDiskPeak>>20), commas(res.QueuePeak>>20))
+		mib := func(b int64) float64 { return float64(b) / (1 << 20) }
+		fmt.Fprintf(w, "The queue of states to expand wrote %.1f MiB to disk (at most %.1f MiB there at once; at most %.1f MiB in memory).\n",
+			mib(res.QueueSpillBytes), mib(res.QueueDiskPeak), mib(res.QueuePeak))
 	}
 	fmt.Fprintf(w, "Fingerprint collision probability (optimistic): %.1E\n", res.Collision)
 }
