@@ -575,6 +575,10 @@ func (c *checker[S]) worker(w int, list [][]entry[S], starts []int, pos *atomic.
 		}
 	}
 	x.flush()
+	// The states of the last batches are queued too: counted here, the
+	// progress report's queue does not drift below the truth at every
+	// call (a level on disk makes one call per segment).
+	c.queue.Add(x.distinct)
 	x.publish()
 	if x.sb != nil {
 		c.sortBatches[w] = x.batch[:0] // the next level's, without growing it again

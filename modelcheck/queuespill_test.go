@@ -321,3 +321,26 @@ func TestQueueOfPointersDoesNotSpill(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, left)
 }
+
+// The progress reports' queue counts the states found and not yet
+// expanded: it never goes below zero, and is zero at the end, with the
+// queue on disk (a level read back in segments calls the workers once a
+// segment) as in memory.
+func TestProgressQueueWithASpilledQueue(t *testing.T) {
+	n, budget := subsetsSize()
+	for _, spill := range []bool{false, true} {
+		var min atomic.Int64
+		opts := modelcheck.Options{Workers: 2, ProgressEvery: time.Millisecond, Lookup: modelcheck.LookupSorted,
+			Progress: func(p modelcheck.Progress) {
+				if p.Queue < min.Load() {
+					min.Store(p.Queue)
+				}
+			}}
+		if spill {
+			opts.MemoryBudget, opts.SpillDir = budget, t.TempDir()
+		}
+		res := checkSubsets(t, &subsets{n: n}, opts)
+		require.Equal(t, modelcheck.OK, res.Outcome)
+		require.Zero(t, min.Load(), "the queue went below zero (spill %v)", spill)
+	}
+}
