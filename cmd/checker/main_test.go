@@ -85,10 +85,12 @@ func TestWideFingerprints(t *testing.T) {
 	require.InDelta(t, 288.0*858/(18446744073709551616.0*18446744073709551616.0), r.Check.Collision, 1e-45)
 }
 
-// A small --memory budget ends the run incomplete (exit 3) with its
+// A small --memory budget without a spill folder ends the run incomplete (exit 3) with its
 // figures; sizes parse in binary units.
 func TestMemoryBudgetFlag(t *testing.T) {
-	code, out, _ := runCLI(t, "check", "--model", "twophase", "--rms", "9", "--memory", "1MiB", "--json", "--progress", "0")
+	// Without a spill folder: with one (the default), the set and the queue
+	// move to disk and such a run completes (TestSpillFlag).
+	code, out, _ := runCLI(t, "check", "--model", "twophase", "--rms", "9", "--memory", "1MiB", "--spill", "off", "--json", "--progress", "0")
 	require.Equal(t, exitIncomplete, code)
 	r := decodeReport(t, out, "check")
 	require.Contains(t, r.Reason, "memory budget of 1.0 MiB reached")
