@@ -13,7 +13,7 @@
 // which must pass; a mutant's time limit is the coefficient times that
 // run.
 //
-//	go run ./internal/mutation/sample [-n N] [-seed S] [-file NAME]... [-lines A-B]
+//	go run ./internal/mutation/sample [-n N] [-seed S] [-file NAME]... [-lines A-B] [-mutant M]...
 //	    [-tags T] [-run RE] [-timeout-coefficient C] [-list] -o OUT.json PKG
 //
 // The environment is passed to go test: DRAINPROOF_MUTATION=1 selects
@@ -75,6 +75,8 @@ func run(args []string) int {
 	var only files
 	fs.Var(&only, "file", "only this file of the package (base name; repeatable)")
 	lines := fs.String("lines", "", "only mutants on lines A-B (A- for A to the end)")
+	var named files
+	fs.Var(&named, "mutant", `only this mutant, as "file:line:col TYPE" (repeatable)`)
 	tags := fs.String("tags", "", "go test -tags")
 	runRE := fs.String("run", "", "go test -run")
 	coef := fs.Int("timeout-coefficient", 10, "a mutant's time limit, in unmutated runs")
@@ -84,7 +86,7 @@ func run(args []string) int {
 		return 2
 	}
 	if fs.NArg() != 1 || (*out == "" && !*list) || *coef < 1 {
-		fmt.Fprintln(os.Stderr, "usage: sample [-n N] [-seed S] [-file NAME]... [-lines A-B] [-tags T] [-run RE] [-timeout-coefficient C] [-list] -o OUT.json PKG")
+		fmt.Fprintln(os.Stderr, "usage: sample [-n N] [-seed S] [-file NAME]... [-lines A-B] [-mutant M]... [-tags T] [-run RE] [-timeout-coefficient C] [-list] -o OUT.json PKG")
 		return 2
 	}
 	pkg := path.Clean(fs.Arg(0))
@@ -106,8 +108,15 @@ func run(args []string) int {
 	}
 	var pop []mutation.Mutant
 	for _, m := range all {
-		if (len(only) == 0 || slices.Contains(only, path.Base(m.File))) && m.Line >= from && m.Line <= to {
+		if (len(only) == 0 || slices.Contains(only, path.Base(m.File))) && m.Line >= from && m.Line <= to &&
+			(len(named) == 0 || slices.Contains(named, m.String())) {
 			pop = append(pop, m)
+		}
+	}
+	for _, nm := range named {
+		if !slices.ContainsFunc(pop, func(m mutation.Mutant) bool { return m.String() == nm }) {
+			fmt.Fprintf(os.Stderr, "sample: no mutant %q is selected\n", nm)
+			return 2
 		}
 	}
 	if len(pop) == 0 {

@@ -20,6 +20,8 @@ func TestBadInputIsRefused(t *testing.T) {
 	}{
 		{[]string{"-list", "-lines", "9-", canary}, 0},
 		{[]string{"-list", "-file", "canary.go", canary}, 0},
+		{[]string{"-list", "-mutant", canary + "/canary.go:9:40 CONDITIONALS_NEGATION", canary}, 0},
+		{[]string{"-list", "-mutant", canary + "/canary.go:9:41 CONDITIONALS_NEGATION", canary}, 2},
 		{[]string{"-list", "-lines", "10-", canary}, 2},
 		{[]string{"-list", "-lines", "9-3", canary}, 2},
 		{[]string{"-list", "-lines", "x", canary}, 2},
