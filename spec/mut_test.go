@@ -107,3 +107,57 @@ func TestRefusedAdmissionDescribed(t *testing.T) {
 	require.Positive(t, refused, "no refused admission met")
 	require.Positive(t, admitted, "no admission met")
 }
+
+// A model with as many dispatchers as a Config may name is searched like
+// any other: its first states and their steps are computed (no test of a
+// dispatcher reads past the last).
+func TestEveryDispatcherAllowed(t *testing.T) {
+	c := spec.DefaultConfig()
+	c.Dispatchers, c.TableTriggers, c.MaxMsgs = nil, nil, 1
+	for d := 1; d <= spec.MaxDispatchers; d++ {
+		c.Dispatchers = append(c.Dispatchers, fmt.Sprintf("d%d", d))
+	}
+	m, err := spec.New(c)
+	require.NoError(t, err)
+	seen := map[spec.State]bool{}
+	queue := []spec.State{m.InitState()}
+	for n := 0; n < len(queue) && n < 3000; n++ {
+		m.Next(queue[n], func(_ string, u spec.State) {
+			if !seen[u] {
+				seen[u] = true
+				queue = append(queue, u)
+			}
+		})
+	}
+	require.Greater(t, len(queue), 3000)
+}
+
+// A received message is described with the message; a node's receipt of a
+// command also with the response it sends, and no other receipt is.
+func TestReceiptsDescribed(t *testing.T) {
+	m, err := spec.New(spec.DefaultConfig())
+	require.NoError(t, err)
+	recv := map[string]bool{"NodeRecvCommand": true, "CoordRecvHeartbeat": true, "CoordRecvResponse": true,
+		"CoordRecvAnswer": true, "LogCoordRecvReport": true}
+	seen := map[spec.State]bool{}
+	queue := []spec.State{m.InitState()}
+	met := map[string]int{}
+	for n := 0; n < len(queue) && n < 20000; n++ {
+		s := queue[n]
+		m.Next(s, func(a string, u spec.State) {
+			if !seen[u] {
+				seen[u] = true
+				queue = append(queue, u)
+			}
+			if !recv[a] {
+				return
+			}
+			label := m.Describe(a, s, u)
+			require.True(t, strings.HasPrefix(label, a+"  "), label)
+			require.Equal(t, a == "NodeRecvCommand", strings.Contains(label, " -> "), label)
+			met[a]++
+		})
+	}
+	require.Positive(t, met["NodeRecvCommand"], "no command received")
+	require.Positive(t, met["CoordRecvHeartbeat"]+met["CoordRecvResponse"], "no other receipt")
+}
