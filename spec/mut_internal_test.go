@@ -1,0 +1,32 @@
+package spec
+
+import "testing"
+
+// Every count from -MaxReg to MaxReg (and None) has a message of its own,
+// and a count past MaxReg is refused: never given another message's ID.
+func TestMessageCountsInRange(t *testing.T) {
+	m := mustModel(t, nil)
+	lo, hi := min(-m.cfg.MaxReg, None), m.cfg.MaxReg
+	ids := map[msgID]int8{}
+	for c := lo; c <= hi; c++ {
+		msg := Msg{KindHb, 1, Alive, int8(c), false}
+		id := m.msgID(msg)
+		if prev, dup := ids[id]; dup {
+			t.Fatalf("counts %d and %d share ID %d", prev, c, id)
+		}
+		ids[id] = int8(c)
+		if got := m.Msg(uint16(id)); got != msg {
+			t.Errorf("count %d: ID %d decodes to %+v", c, id, got)
+		}
+	}
+	for _, c := range []int{hi + 1, lo - 1} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("count %d (MaxReg %d) was given an ID", c, hi)
+				}
+			}()
+			m.msgID(Msg{KindHb, 1, Alive, int8(c), false})
+		}()
+	}
+}
