@@ -30,3 +30,18 @@ func TestMessageCountsInRange(t *testing.T) {
 		}()
 	}
 }
+
+// TypeOK refuses a REGISTER in flight to a broker past the model's last,
+// for every dispatcher, and accepts one to each broker it has.
+func TestTypeOKRefusesRegistersPastTheBrokers(t *testing.T) {
+	m := mustModel(t, func(c *Config) { c.Brokers = []string{"b1", "b2"} })
+	for d := 0; d < m.nd; d++ {
+		for b := 0; b < MaxBrokers; b++ {
+			s := m.InitState()
+			s.Regs = regBit(d, b)
+			if got, want := m.TypeOK(&s), b < m.nb; got != want {
+				t.Errorf("REGISTER(d%d, b%d) in flight with %d brokers: TypeOK %v, want %v", d, b, m.nb, got, want)
+			}
+		}
+	}
+}
