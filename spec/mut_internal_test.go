@@ -45,3 +45,16 @@ func TestTypeOKRefusesRegistersPastTheBrokers(t *testing.T) {
 		}
 	}
 }
+
+// TypeOK wants a count of zero for every broker past the model's last
+// (the first of them included), and a count in 0..MaxReg for its own.
+func TestTypeOKCountsPastTheBrokers(t *testing.T) {
+	m := mustModel(t, func(c *Config) { c.Brokers = []string{"b1", "b2"} })
+	for b := 0; b < MaxBrokers; b++ {
+		s := m.InitState()
+		s.Count[b] = 1
+		if got, want := m.TypeOK(&s), b < m.nb; got != want {
+			t.Errorf("count 1 at broker %d of %d: TypeOK %v, want %v", b, m.nb, got, want)
+		}
+	}
+}
