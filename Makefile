@@ -105,7 +105,7 @@ tlc:
 ## the TLA+ community modules, built from its public sources outside this repo)
 trace-parity:
 	@if [ -z "$(TLA2TOOLS)" ] || [ -z "$(TLA_COMMUNITY_MODULES)" ]; then echo "make trace-parity: set TLA2TOOLS (tla2tools.jar) and TLA_COMMUNITY_MODULES (CommunityModules-deps.jar)"; exit 2; fi
-	$(CHECKER) traceparity --n 30 --steps 80 --free 20 --sim
+	$(CHECKER) traceparity --n 30 --steps 80 --free 20 --sim --full
 
 ## fuzz: a short fuzzing run of the cfg parser (30 s) and of each gRPC handler
 ## (FUZZTIME each, 5 s unless set): the node's, the event service's and the

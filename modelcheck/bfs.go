@@ -75,6 +75,12 @@ type checker[S any] struct {
 	sortBufs    []*sortBuf
 	sortBatches [][]pending[S]
 	pool        blockPool[S] // blocks of expanded levels, for the next ones
+	// q, if set, moves the queue's blocks to disk past queueCap bytes
+	// (queuespill.go); queuePeak is the most memory the queue was seen
+	// to hold.
+	q         *queueSpill
+	queueCap  int64
+	queuePeak atomic.Int64
 	// arena holds the seen-set's log and, for plain states, the queues'
 	// blocks, until the run ends (dropArena).
 	arena     *arena
@@ -173,6 +179,9 @@ func newChecker[S any](m Model[S], opts Options) (*checker[S], error) {
 	c.set.arena = c.arena
 	if !c.set.wide {
 		c.set.spillDir = opts.SpillDir
+		if opts.SpillDir != "" && opts.MemoryBudget > 0 && rawType(reflect.TypeFor[S]()) {
+			c.q, c.queueCap = &queueSpill{parent: opts.SpillDir}, opts.MemoryBudget/4
+		}
 	}
 	if c.plain {
 		c.pool.arena = c.arena
@@ -372,9 +381,12 @@ func (c *checker[S]) search(cur *blocks[S], level int) {
 			c.noInsert.Store(true)
 		}
 		c.curLen, c.levelStart = int64(cur.len()), c.distinct.Load()
-		next := c.expandLevel(cur, level)
+		next, err := c.expandLevel(cur, level)
 		c.set.reclaim()
-		c.pool.recycle(cur)
+		if err != nil {
+			c.halt("", fmt.Errorf("modelcheck: reading the queue back from %s: %w", c.opts.SpillDir, err))
+			break
+		}
 		if c.spillDue(next) {
 			if err := c.set.spillOut(); err != nil {
 				c.halt("", fmt.Errorf("modelcheck: spilling the seen-set to %s: %w", c.opts.SpillDir, err))
@@ -405,14 +417,18 @@ func (c *checker[S]) spillDue(next *blocks[S]) bool {
 	if c.set.spillDir == "" || b <= 0 || c.stop.Load() || next.len() == 0 {
 		return false
 	}
-	queue := (int64(next.len()) + c.pool.n.Load()*blockSize) * int64(unsafe.Sizeof(entry[S]{}))
+	queue := (int64(next.len()-next.spilled) + c.pool.n.Load()*blockSize) * int64(unsafe.Sizeof(entry[S]{}))
 	return c.set.mem.Load()+queue > b/2
 }
 
-// closeSpill removes the seen-set's files once the run is over.
+// closeSpill removes the seen-set's and the queue's files once the run
+// is over.
 func (c *checker[S]) closeSpill() {
 	if c.set.spill != nil {
 		c.set.spill.close()
+	}
+	if c.q != nil {
+		c.q.close()
 	}
 }
 
@@ -429,6 +445,10 @@ func (c *checker[S]) result(start time.Time) *Result[S] {
 	if sp := c.set.spill; sp != nil {
 		res.SpillBytes, res.Spills = sp.disk(), sp.spills
 	}
+	if c.q != nil {
+		res.QueueSpillBytes, res.QueueDiskPeak = c.q.written.Load(), c.q.peak.Load()
+	}
+	res.QueuePeak = c.queuePeak.Load()
 	res.FingerprintBits = c.opts.FingerprintBits
 	res.Collision = CollisionProbabilityBits(res.Distinct, res.Generated, c.opts.FingerprintBits)
 	switch {
@@ -473,7 +493,7 @@ func (c *checker[S]) dropArena() {
 
 // initial inserts and checks the initial states: level 1.
 func (c *checker[S]) initial() *blocks[S] {
-	var cur blocks[S]
+	cur := blocks[S]{pool: &c.pool}
 	var buf []byte
 	// As TLC does, every initial state is generated even after a
 	// violation, but none is stored or checked after it.

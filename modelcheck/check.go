@@ -126,13 +126,18 @@ type Options struct {
 	Progress func(Progress)
 	// ProgressEvery is the interval between Progress calls; 0 means 5s.
 	ProgressEvery time.Duration
-	// SpillDir, if set, lets the seen-set move to disk instead of ending
-	// the run at MemoryBudget: when the set and the queue pass half the
-	// budget at the end of a level, the set's fingerprints go to a sorted
-	// file and its log to files, in a folder made inside SpillDir and
-	// removed when the run ends. The queue stays in memory, and a level's
-	// own growth may pass the budget before its end. 64-bit fingerprints
-	// only: a 128-bit set stops at its budget.
+	// SpillDir, if set, lets the seen-set and the queue move to disk
+	// instead of ending the run at MemoryBudget: when the set and the
+	// queue pass half the budget at the end of a level, the set's
+	// fingerprints go to a sorted file and its log to files; when the
+	// queue's blocks in memory pass a quarter of the budget during a
+	// level, the workers write the next level's full blocks to files,
+	// read back in order when that level is expanded (states of a plain
+	// type only: for others the queue stays in memory and ends the run
+	// at the budget). Each goes to a folder made inside SpillDir and
+	// removed when the run ends; a queue file is removed once read back.
+	// A level's own growth of the set may pass the budget before its end.
+	// 64-bit fingerprints only: a 128-bit set stops at its budget.
 	SpillDir string
 	// Lookup chooses how the workers look their successors up in the
 	// seen-set (see Lookup); the zero value is LookupAuto.
@@ -239,6 +244,12 @@ type Result[S any] struct {
 	// (Options.SpillDir), and Spills how many times it was moved there.
 	SpillBytes int64
 	Spills     int
+	// QueueSpillBytes is how many bytes of states the queue (the levels
+	// waiting to be expanded) wrote to disk over the run, QueueDiskPeak
+	// the most its files held at once, and QueuePeak the most memory its
+	// blocks were seen to hold (sampled with the memory budget, so 0
+	// without one).
+	QueueSpillBytes, QueueDiskPeak, QueuePeak int64
 	// ResumedAt is the depth whose states a recovered run (Options.Recover)
 	// began with; 0 for a run from the initial states.
 	ResumedAt int

@@ -137,7 +137,9 @@ func (c *checker[S]) writeCheckpoint(level int, cur *blocks[S]) error {
 			}
 		}
 	}
-	for _, blk := range cur.list {
+	// The queue's blocks on disk are read into a scratch block, and stay
+	// on disk for the search.
+	err = c.eachBlock(cur, func(blk []entry[S]) error {
 		for _, e := range blk {
 			if err := binary.Write(w, binary.LittleEndian, e.r); err != nil {
 				return err
@@ -150,6 +152,10 @@ func (c *checker[S]) writeCheckpoint(level int, cur *blocks[S]) error {
 				return fmt.Errorf("modelcheck: cannot checkpoint a state of type %T: %w", e.s, err)
 			}
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if err := w.Flush(); err != nil {
 		return err
@@ -268,10 +274,18 @@ func (c *checker[S]) loadLogs(r io.Reader, h *checkpointHeader, translate func(r
 	return nil
 }
 
-// loadFrontier reads the states of the level to expand next.
+// loadFrontier reads the states of the level to expand next, moving its
+// full blocks to disk past the queue's share of the memory budget.
 func (c *checker[S]) loadFrontier(r io.Reader, dec *gob.Decoder, h *checkpointHeader, translate func(ref) (ref, error), bad func(string, ...any) error) (*blocks[S], error) {
-	cur := &blocks[S]{}
+	cur := &blocks[S]{pool: &c.pool}
 	for i := 0; i < h.Frontier; i++ {
+		if c.q != nil && i%blockSize == 0 && c.queueBytes() > c.queueCap {
+			// A frontier past the queue's share of the budget is
+			// spilled as it loads, as the search would have.
+			if err := c.spillBlocks(cur); err != nil {
+				return nil, fmt.Errorf("modelcheck: spilling the queue to %s: %w", c.opts.SpillDir, err)
+			}
+		}
 		var old ref
 		if err := binary.Read(r, binary.LittleEndian, &old); err != nil {
 			return nil, bad("frontier: %v", err)

@@ -55,8 +55,12 @@
 // go to a file per worker. A successor missing from the tables is then
 // looked up in the run, which is mapped and read through the page cache:
 // its place is estimated from the fingerprint's value (fingerprints are
-// spread evenly) and found by a short gallop. The level queues stay in
-// memory. With a run on disk the workers look successors up in sorted
+// spread evenly) and found by a short gallop. The level queues move to
+// disk too (states of a plain type): past a quarter of the budget during
+// a level, each worker writes its full blocks of the next level to a
+// file, and a level with blocks on disk is expanded in segments read back
+// in its order, so the figures and counterexamples are those of a search
+// in memory. With a run on disk the workers look successors up in sorted
 // batches ([LookupSorted]): each batch's lookups read the run's pages in
 // ascending order. In memory the default ([LookupAuto]) probes each
 // successor in turn ([LookupHash]); docs/perf.md has the

@@ -22,6 +22,15 @@ type blocks[S any] struct {
 	// pool, if set, gives the blocks of a level expanded before, whose
 	// memory is mapped and in use already.
 	pool *blockPool[S]
+	// at[k] is where block k lies on disk when the queue spilled it
+	// (queuespill.go); list[k] is then nil. at is nil while nothing is on
+	// disk, and may be shorter than list.
+	at []queueBlock
+	// spilled is how many of the n states are on disk; kept is how many
+	// blocks at the front were spilled already (or looked at); wr is the
+	// file the owner writes its blocks to.
+	spilled, kept int
+	wr            *queueFile
 }
 
 // blockPool keeps the blocks of the level last expanded for the next
@@ -35,6 +44,9 @@ type blockPool[S any] struct {
 	mu   sync.Mutex
 	free [][]entry[S]
 	n    atomic.Int64 // len(free), for the memory budget
+	// live is how many blocks the pool gave out that are not back: the
+	// queue's blocks in memory.
+	live atomic.Int64
 	// arena, if set, is where new blocks come from (plain states only:
 	// the collector does not look into an arena for pointers).
 	arena *arena
@@ -44,6 +56,7 @@ type blockPool[S any] struct {
 func (p *blockPool[S]) get() []entry[S] {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.live.Add(1)
 	if k := len(p.free); k > 0 {
 		b := p.free[k-1]
 		p.free[k-1] = nil
@@ -57,16 +70,30 @@ func (p *blockPool[S]) get() []entry[S] {
 	return make([]entry[S], 0, blockSize)
 }
 
+// put takes back one block, no longer read.
+func (p *blockPool[S]) put(blk []entry[S]) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.free = append(p.free, blk)
+	p.n.Store(int64(len(p.free)))
+	p.live.Add(-1)
+}
+
 // recycle takes the blocks of b, which is no longer read, in place of
-// those left unused, so the pool holds at most one level.
+// those left unused, so the pool holds at most one level. Blocks of the
+// arena are all kept: dropped, their memory would stay the process's
+// until the run ends, and new ones would be carved.
 func (p *blockPool[S]) recycle(b *blocks[S]) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	clear(p.free)
-	p.free = p.free[:0]
+	if p.arena == nil {
+		clear(p.free)
+		p.free = p.free[:0]
+	}
 	for _, blk := range b.list {
 		if cap(blk) == blockSize {
 			p.free = append(p.free, blk)
+			p.live.Add(-1)
 		}
 	}
 	p.n.Store(int64(len(p.free)))
@@ -80,6 +107,9 @@ func (b *blocks[S]) add(e entry[S]) {
 		} else {
 			b.list = append(b.list, make([]entry[S], 0, blockSize))
 		}
+		if b.at != nil {
+			b.at = append(b.at, queueBlock{})
+		}
 	}
 	k := len(b.list) - 1
 	b.list[k] = append(b.list[k], e)
@@ -89,41 +119,93 @@ func (b *blocks[S]) add(e entry[S]) {
 func (b *blocks[S]) len() int { return b.n }
 
 // expandLevel expands every state of cur (depth level) on the workers and
-// returns the new states of the next level.
-func (c *checker[S]) expandLevel(cur *blocks[S], level int) *blocks[S] {
-	// Work items are chunks of blocks: item k is chunk k-starts[b] of block b.
-	starts := make([]int, len(cur.list)+1)
-	for b, blk := range cur.list {
-		starts[b+1] = starts[b] + (len(blk)+chunk-1)/chunk
-	}
-	items := starts[len(cur.list)]
-	workers := min(c.opts.Workers, items)
-	var pos atomic.Int64
+// returns the new states of the next level. A level with blocks on disk
+// is expanded in segments of consecutive blocks, each read back just
+// before it is expanded and given back to the pool after, so the states
+// are expanded in the level's order whatever lies on disk.
+func (c *checker[S]) expandLevel(cur *blocks[S], level int) (*blocks[S], error) {
 	// Each worker's output on lines of its own: every new state updates
 	// its header, and two headers on one line made each update take the
 	// line from the other worker's core.
 	outs := make([]struct {
 		blocks[S]
 		_ [128]byte
-	}, workers)
+	}, c.opts.Workers)
 	for w := range outs {
 		outs[w].pool = &c.pool
 	}
+	segmented := cur.spilled > 0
+	var err error
+	if !segmented {
+		c.expandBlocks(cur.list, level, func(w int) *blocks[S] { return &outs[w].blocks })
+		c.pool.recycle(cur)
+	} else {
+		seg := c.segmentBlocks()
+		for lo := 0; lo < len(cur.list) && !c.stop.Load() && err == nil; lo += seg {
+			hi := min(lo+seg, len(cur.list))
+			for k := lo; k < hi && err == nil; k++ {
+				if cur.onDisk(k) {
+					_, err = c.loadBlock(cur, k, true, nil)
+				}
+			}
+			if err != nil {
+				break
+			}
+			c.noteQueue(c.queueBytes())
+			c.expandBlocks(cur.list[lo:hi], level, func(w int) *blocks[S] { return &outs[w].blocks })
+			for k := lo; k < hi; k++ {
+				c.pool.put(cur.list[k])
+				cur.list[k] = nil
+			}
+		}
+		// Blocks left unread (the run stopped): their files go with the
+		// folder at the end; those in memory go back to the pool.
+		for k, blk := range cur.list {
+			if blk != nil && !cur.onDisk(k) {
+				c.pool.put(blk)
+			}
+		}
+		cur.list, cur.at, cur.n, cur.spilled = nil, nil, 0, 0
+	}
+	next := &blocks[S]{pool: &c.pool}
+	for _, o := range outs {
+		if o.at != nil && next.at == nil {
+			next.at = make([]queueBlock, len(next.list), len(next.list)+len(o.list))
+		}
+		if next.at != nil {
+			at := o.at[:min(len(o.at), len(o.list))]
+			next.at = append(next.at, at...)
+			for range len(o.list) - len(at) {
+				next.at = append(next.at, queueBlock{})
+			}
+		}
+		next.list = append(next.list, o.list...)
+		next.n += o.n
+		next.spilled += o.spilled
+	}
+	return next, err
+}
+
+// expandBlocks expands the states of list on the workers, worker w adding
+// the new states to out(w).
+func (c *checker[S]) expandBlocks(list [][]entry[S], level int, out func(w int) *blocks[S]) {
+	// Work items are chunks of blocks: item k is chunk k-starts[b] of block b.
+	starts := make([]int, len(list)+1)
+	for b, blk := range list {
+		starts[b+1] = starts[b] + (len(blk)+chunk-1)/chunk
+	}
+	items := starts[len(list)]
+	workers := min(c.opts.Workers, items)
+	var pos atomic.Int64
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
-			c.worker(w, cur, starts, &pos, level, &outs[w].blocks)
+			c.worker(w, list, starts, &pos, level, out(w))
 		}(w)
 	}
 	wg.Wait()
-	next := &blocks[S]{}
-	for _, o := range outs {
-		next.list = append(next.list, o.list...)
-		next.n += o.n
-	}
-	return next
 }
 
 // pending is a successor waiting for its batch to be inserted.
@@ -398,7 +480,7 @@ func (x *expansion[S]) publish() {
 	x.generated, x.distinct = 0, 0
 }
 
-func (c *checker[S]) worker(w int, cur *blocks[S], starts []int, pos *atomic.Int64, level int, out *blocks[S]) {
+func (c *checker[S]) worker(w int, list [][]entry[S], starts []int, pos *atomic.Int64, level int, out *blocks[S]) {
 	if c.recent[w] == nil {
 		c.recent[w] = newRecentCache(c.set.wide)
 	}
@@ -420,7 +502,7 @@ func (c *checker[S]) worker(w int, cur *blocks[S], starts []int, pos *atomic.Int
 			break
 		}
 		b := sort.SearchInts(starts, k+1) - 1
-		blk := cur.list[b]
+		blk := list[b]
 		lo := (k - starts[b]) * chunk
 		hi := min(lo+chunk, len(blk))
 		for _, e := range blk[lo:hi] {
@@ -463,21 +545,40 @@ func (c *checker[S]) worker(w int, cur *blocks[S], starts []int, pos *atomic.Int
 		if b := c.opts.MemoryBudget; b > 0 {
 			set := c.set.mem.Load()
 			queue := (c.curLen + total - c.levelStart + c.pool.n.Load()*blockSize) * int64(unsafe.Sizeof(entry[S]{}))
+			if q := c.queueBytes(); c.q != nil {
+				queue = q
+				c.noteQueue(q)
+			} else {
+				c.noteQueue(q)
+			}
 			if x.sb != nil {
 				// The workers' sorted batches: successors waiting for
 				// their lookup, a part of the queue.
 				queue += int64(c.opts.Workers*limit) * int64(unsafe.Sizeof(pending[S]{}))
 			}
-			if c.set.spillDir != "" && queue > b {
+			if c.q != nil {
+				// Past its share of the budget, the queue moves this
+				// worker's full blocks of the next level to disk; the set
+				// moves at the level's end (spillDue).
+				if queue > c.queueCap {
+					if err := c.spillBlocks(out); err != nil {
+						c.halt("", fmt.Errorf("modelcheck: spilling the queue to %s: %w", c.opts.SpillDir, err))
+					}
+				}
+			} else if c.set.spillDir != "" && queue > b {
 				// The set moves to disk at the level's end (spillDue);
 				// only the queue, which stays, can end the run.
-				c.halt(fmt.Sprintf("memory budget of %s reached by the queue of states to expand (%s; the seen-set moves to disk, the queue does not)", sizeText(b), sizeText(queue)), nil)
+				c.halt(fmt.Sprintf("memory budget of %s reached by the queue of states to expand (%s; the seen-set moves to disk, but the queue moves only states of a plain type, and %T is not one)", sizeText(b), sizeText(queue), x.from.s), nil)
 			} else if c.set.spillDir == "" && set+queue > b {
 				c.halt(fmt.Sprintf("memory budget of %s reached (seen-set %s, queue %s)", sizeText(b), sizeText(set), sizeText(queue)), nil)
 			}
 		}
 	}
 	x.flush()
+	// The states of the last batches are queued too: counted here, the
+	// progress report's queue does not drift below the truth at every
+	// call (a level on disk makes one call per segment).
+	c.queue.Add(x.distinct)
 	x.publish()
 	if x.sb != nil {
 		c.sortBatches[w] = x.batch[:0] // the next level's, without growing it again

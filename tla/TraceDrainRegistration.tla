@@ -39,6 +39,10 @@
 (* its lines carry their process and clock (p, c, from, after), which this *)
 (* module ignores; it checks the model's steps in the merged order, and    *)
 (* `checker trace` alone checks that the order respects happens-before.   *)
+(*                                                                         *)
+(* A full run's trace (header "mapping": "sessions") is read through the   *)
+(* refinement mapping of docs/trace.md, as `checker trace` reads it        *)
+(* (Sessions, Stutter, MayStutter and TraceCoordRejoin below).             *)
 (***************************************************************************)
 EXTENDS DrainRegistration, Sequences, TLC, Json, IOUtils
 
@@ -64,6 +68,8 @@ RegActions == {"CollectorSendRegister", "ServiceRecvRegister"}
 RecvActions == {"NodeRecvCommand", "CoordRecvHeartbeat", "CoordRecvResponse",
                 "CoordRecvAnswer", "LogCoordRecvReport"}
 RestartActions == {"NodeCrashRestart", "UpgradeRestart"}
+\* The refinement mapping's own step (a full run's, below).
+RefineActions == {"CoordRejoin"}
 
 -----------------------------------------------------------------------------
 (* The lookahead: the environment's steps, decided from the future. These  *)
@@ -88,13 +94,15 @@ SentBy(lg, i) ==
       [] lg[i].action \notin RecvActions /\ Has(p, "m") -> p.m
       [] OTHER                                      -> NoMsg
 
-\* The first line of lg from j on that receives or sends m receives it.
-RECURSIVE ReceivedNext(_, _, _)
-ReceivedNext(lg, m, j) ==
-    IF j > Len(lg) THEN FALSE
-    ELSE IF Received(lg, j) = m THEN TRUE
-    ELSE IF SentBy(lg, j) = m THEN FALSE
-    ELSE ReceivedNext(lg, m, j + 1)
+\* The first line from j on that receives or sends m receives it; rs and
+\* ss are a trace's Received and SentBy, line by line (computed once: the
+\* search from every line would otherwise rebuild them at every step).
+RECURSIVE ReceivedNext(_, _, _, _)
+ReceivedNext(rs, ss, m, j) ==
+    IF j > Len(rs) THEN FALSE
+    ELSE IF rs[j] = m THEN TRUE
+    ELSE IF ss[j] = m THEN FALSE
+    ELSE ReceivedNext(rs, ss, m, j + 1)
 
 -----------------------------------------------------------------------------
 
@@ -110,10 +118,12 @@ TraceData ==
                  ELSE <<IF "TRACE" \in DOMAIN IOEnv THEN IOEnv.TRACE ELSE "trace.ndjson">>
         raws == Eager([t \in 1..Len(files) |-> ndJsonDeserialize(files[t])])
         logs == Eager([t \in 1..Len(files) |-> Tail(raws[t])])
-        keep == Eager([t \in 1..Len(files) |-> LET lg == logs[t] IN Eager([i \in 1..Len(lg) |->
-                    Received(lg, i) # NoMsg /\ ReceivedNext(lg, Received(lg, i), i + 1)])])
-        lose == Eager([t \in 1..Len(files) |-> LET lg == logs[t] IN Eager([i \in 1..Len(lg) |->
-                    SentBy(lg, i) # NoMsg /\ ~ReceivedNext(lg, SentBy(lg, i), i + 1)])])
+        rcv == Eager([t \in 1..Len(files) |-> LET lg == logs[t] IN Eager([i \in 1..Len(lg) |-> Received(lg, i)])])
+        snt == Eager([t \in 1..Len(files) |-> LET lg == logs[t] IN Eager([i \in 1..Len(lg) |-> SentBy(lg, i)])])
+        keep == Eager([t \in 1..Len(files) |-> LET rs == rcv[t] IN Eager([i \in 1..Len(rs) |->
+                    rs[i] # NoMsg /\ ReceivedNext(rs, snt[t], rs[i], i + 1)])])
+        lose == Eager([t \in 1..Len(files) |-> LET ss == snt[t] IN Eager([i \in 1..Len(ss) |->
+                    ss[i] # NoMsg /\ ~ReceivedNext(rcv[t], ss, ss[i], i + 1)])])
     IN  [files |-> files, headers |-> Eager([t \in 1..Len(files) |-> raws[t][1]]),
          logs |-> logs, keep |-> keep, lose |-> lose]
 
@@ -150,9 +160,24 @@ VARIABLES
 
 traceVars == <<vars, tid, l, pending>>
 
+\* The refinement mapping of a full run (header "mapping": "sessions";
+\* docs/trace.md, "Every run: the refinement mapping"), read as
+\* harness/tracecheck/refine.go reads it: the coordinator's observed work w
+\* is the model's 0 if w = 0, else 1 (None, no session yet, included); a
+\* maintainers' report that leaves work at 1 is a stutter; an unknown
+\* answer may be a stutter (a stale LogCoordinator's, which no line sent);
+\* CoordRejoin starts a new session at the epoch the line observes.
+Sessions == LET h == TraceData.headers[tid] IN Has(h, "mapping") /\ h.mapping = "sessions"
+ASSUME \A t \in 1..NumTraces :
+           LET h == TraceData.headers[t] IN Has(h, "mapping") => h.mapping \in {"", "sessions"}
+MapWork(w) == IF w = 0 THEN 0 ELSE 1
+
 logline == Logs[tid][l]
 Params == LineParams(logline)
-Obs == IF Has(logline, "vars") THEN logline.vars ELSE NoFields
+RawObs == IF Has(logline, "vars") THEN logline.vars ELSE NoFields
+Obs == IF Sessions /\ Has(RawObs, "work")
+       THEN [v \in DOMAIN RawObs |-> IF v = "work" THEN MapWork(RawObs.work) ELSE RawObs[v]]
+       ELSE RawObs
 
 \* The dispatchers, brokers and versions the line's parameters allow, and
 \* its keep.
@@ -239,17 +264,50 @@ ReplyAsSaid ==
         /\ Params.reply \in net'
         /\ net' \ net \subseteq {Params.reply}
 
+\* The mapping's stutters: a line that is (Stutter) or may be
+\* (MayStutter) a step that changes no variable of the model.
+Stutter == /\ Sessions
+           /\ logline.action = "MaintainerReportProgress"
+           /\ Has(Obs, "work") /\ Obs.work = 1
+MayStutter == /\ Sessions
+              /\ logline.action = "CoordRecvAnswer"
+              /\ Has(Params, "m") /\ Params.m.epoch = None
+
+\* CoordRejoin: after its restart T rejoins at epoch e, and the coordinator's
+\* session starts again from Init's values, at e. Only when the process a
+\* drain or a legacy answer named is gone, and at an epoch the model's
+\* coordinator could track.
+TraceCoordRejoin(e) ==
+    /\ coordEpoch <= e /\ e <= epoch
+    /\ drainedEpoch < epoch      \* None (-1) included
+    /\ legacyEpoch < epoch
+    /\ coordEpoch' = e
+    /\ coordVersion' = "unknown"
+    /\ coordLiveness' = "ALIVE"
+    /\ coordCount' = None
+    /\ work' = 1
+    /\ drainedEpoch' = None
+    /\ legacyEpoch' = None
+    /\ UNCHANGED <<nodeVars, envVars, cache, net>>
+
 \* The line's step.
 TraceStep ==
     LET a == logline.action IN
-    /\ \/ a \in DispActions /\ \E d \in Ds : DispAction(a, d)
+    /\ \/ Stutter /\ UNCHANGED vars
+       \/ MayStutter /\ UNCHANGED vars
+       \/ a \in DispActions /\ \E d \in Ds : DispAction(a, d)
        \/ a \in BrokerActions /\ \E b \in Bs : BrokerAction(a, b)
        \/ a \in RegActions /\ RegAction(a, Params.d, Params.b)
        \/ /\ a \in RecvActions
           /\ Params.m \in net
           /\ \E keep \in Keeps : RecvAction(a, Params.m, keep)
           /\ ReplyAsSaid
-       \/ /\ a \notin DispActions \cup BrokerActions \cup RegActions \cup RecvActions
+       \/ /\ a \in RefineActions
+          /\ Sessions
+          /\ Has(Obs, "coordEpoch")
+          /\ TraceCoordRejoin(Obs.coordEpoch)
+       \/ /\ ~Stutter
+          /\ a \notin DispActions \cup BrokerActions \cup RegActions \cup RecvActions \cup RefineActions
           /\ NullaryAction(a)
           /\ SentAsSaid
           /\ VersionAsSaid

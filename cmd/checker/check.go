@@ -357,7 +357,7 @@ func runModel[S any](ctx context.Context, m modelcheck.Model[S], opts modelcheck
 	if out.json {
 		r := report{Command: "check", Reason: res.Reason, Steps: len(res.Trace), Seconds: res.Elapsed.Seconds(), Trace: jsonTrace(m, res.Trace),
 			Check: &checkReport{Model: out.name, Mode: "exhaustive", Properties: props, Workers: res.Workers, Generated: res.Generated,
-				Distinct: res.Distinct, Depth: res.Depth, StatesPerSecond: res.StatesPerSecond(), SetBytes: res.SetBytes, SpillBytes: res.SpillBytes,
+				Distinct: res.Distinct, Depth: res.Depth, StatesPerSecond: res.StatesPerSecond(), SetBytes: res.SetBytes, SpillBytes: res.SpillBytes, QueueSpillBytes: res.QueueSpillBytes, QueueDiskPeak: res.QueueDiskPeak,
 				PeakRSS: peakRSS(), Collision: res.Collision}}
 		r.Outcome, r.Kind = checkOutcome(res.Outcome, res.Kind)
 		if r.Outcome == outcomeViolated {
@@ -507,6 +507,11 @@ func writeText[S any](w io.Writer, m modelcheck.Model[S], res *modelcheck.Result
 	if res.Spills > 0 {
 		fmt.Fprintf(w, "The seen-set moved to disk %d time(s): %s MiB there at the end, %.1f bytes/state in memory.\n",
 			res.Spills, commas(res.SpillBytes>>20), float64(res.SetBytes)/float64(max(res.Distinct, 1)))
+	}
+	if res.QueueSpillBytes > 0 {
+		mib := func(b int64) float64 { return float64(b) / (1 << 20) }
+		fmt.Fprintf(w, "The queue of states to expand wrote %.1f MiB to disk (at most %.1f MiB there at once; at most %.1f MiB in memory).\n",
+			mib(res.QueueSpillBytes), mib(res.QueueDiskPeak), mib(res.QueuePeak))
 	}
 	fmt.Fprintf(w, "Fingerprint collision probability (optimistic): %.1E\n", res.Collision)
 }

@@ -103,8 +103,8 @@ func TestMemoryBudgetFlag(t *testing.T) {
 	require.Positive(t, def)
 }
 
-// Past half of --memory the seen-set moves to the --spill folder, and the
-// run completes with the figures of a run in memory; its files are gone
+// Past half of --memory the seen-set moves to the --spill folder (and the
+// queue past a quarter), and the run completes with the figures of a run in memory; its files are gone
 // at the end. With --spill off the same budget ends the run incomplete.
 func TestSpillFlag(t *testing.T) {
 	dir := t.TempDir()
@@ -114,6 +114,7 @@ func TestSpillFlag(t *testing.T) {
 	require.EqualValues(t, 296_448, r.Check.Distinct)
 	require.EqualValues(t, 2_744_706, r.Check.Generated)
 	require.Positive(t, r.Check.SpillBytes)
+	require.Positive(t, r.Check.QueueSpillBytes, "the queue moved to disk too")
 	left, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	require.Empty(t, left)

@@ -198,6 +198,10 @@ type checkReport struct {
 	StatesPerSecond float64 `json:"states_per_second,omitempty"`
 	SetBytes        int64   `json:"set_bytes,omitempty"`
 	SpillBytes      int64   `json:"spill_bytes,omitempty"` // the seen-set's bytes on disk (--spill)
+	// QueueSpillBytes is what the queue of states to expand wrote to disk
+	// over the run (--spill), and QueueDiskPeak the most it held there.
+	QueueSpillBytes int64   `json:"queue_spill_bytes,omitempty"`
+	QueueDiskPeak   int64   `json:"queue_disk_peak,omitempty"`
 	PeakRSS         int64   `json:"peak_rss_bytes,omitempty"`
 	Collision       float64 `json:"collision_probability,omitempty"`
 	// Random walks (--simulate).

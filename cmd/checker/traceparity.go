@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -59,6 +60,7 @@ type parityFlags struct {
 	perKind, steps, freeN  int
 	withSim, asJSON        bool
 	onlySim                bool
+	withFull, onlyFull     bool
 }
 
 // runTraceParity is `checker traceparity`: a corpus of traces (model walks
@@ -85,8 +87,13 @@ func runTraceParity(ctx context.Context, args []string, stdout, stderr io.Writer
 	if f.dir, err = filepath.Abs(f.dir); err != nil {
 		return fail("%v", err)
 	}
-	batches, err := parityCorpus(ctx, f.dir, f.perKind, f.steps, f.freeN, f.withSim || f.onlySim)
-	if f.onlySim {
+	batches, err := parityCorpus(ctx, f.dir, f.perKind, f.steps, f.freeN, f.withSim || f.onlySim, f.withFull || f.onlyFull)
+	switch {
+	case f.onlyFull && f.onlySim:
+		batches = slices.DeleteFunc(batches, func(b parityBatch) bool { return !strings.HasPrefix(b.name, "sim-") })
+	case f.onlyFull:
+		batches = slices.DeleteFunc(batches, func(b parityBatch) bool { return !strings.HasPrefix(b.name, "sim-full-") })
+	case f.onlySim:
 		batches = slices.DeleteFunc(batches, func(b parityBatch) bool { return !strings.HasPrefix(b.name, "sim-") })
 	}
 	if err != nil {
@@ -131,6 +138,8 @@ func parseParityFlags(args []string, stdout, stderr io.Writer) (f parityFlags, c
 	fs.IntVar(&f.freeN, "free", 20, "traces (of 25 lines) also checked with TLC's free environment (TRACE_FREE_ENV)")
 	fs.BoolVar(&f.withSim, "sim", false, "also the traces of model-scope simulations of the implementation (each run's per-process traces merged)")
 	fs.BoolVar(&f.onlySim, "only-sim", false, "only the merged traces of model-scope simulations (n per transport)")
+	fs.BoolVar(&f.withFull, "full", false, "also the merged traces of full simulations (no model scope: validated through the refinement mapping of docs/trace.md; n per transport of 4*steps steps)")
+	fs.BoolVar(&f.onlyFull, "only-full", false, "only the merged traces of full simulations (with --only-sim, those of model-scope simulations too)")
 	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object (see docs/checker.md, \"JSON output\")")
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return f, code, false
@@ -209,7 +218,7 @@ func (o *parityOutput) check(ctx context.Context, f *parityFlags, b parityBatch,
 }
 
 // parityCorpus writes the corpus into dir, one batch per header.
-func parityCorpus(ctx context.Context, dir string, n, steps, freeN int, withSim bool) ([]parityBatch, error) {
+func parityCorpus(ctx context.Context, dir string, n, steps, freeN int, withSim, withFull bool) ([]parityBatch, error) {
 	var batches []parityBatch
 	for _, tr := range []string{spec.TransportHeartbeat, spec.TransportLogCoord} {
 		good := tracecheck.TraceConfig(spec.DefaultConfig())
@@ -224,8 +233,11 @@ func parityCorpus(ctx context.Context, dir string, n, steps, freeN int, withSim 
 			return nil, err
 		}
 		batches = append(batches, b)
-		if withSim {
-			sb, err := simBatch(ctx, dir, tr, n, steps)
+		for _, full := range []bool{false, true} {
+			if (!full && !withSim) || (full && !withFull) {
+				continue
+			}
+			sb, err := simBatch(ctx, dir, tr, n, steps, full)
 			if err != nil {
 				return nil, err
 			}
@@ -323,15 +335,21 @@ func walkBatch(dir, tr string, good spec.Config, gm *spec.Model, rng *rand.Rand,
 	return b, nil
 }
 
-// simBatch is the batch of transport tr's model-scope simulations of the
-// implementation: each run traced per process and merged (docs/trace.md,
-// multi-process runs), the merged trace being what both checkers read.
-func simBatch(ctx context.Context, dir, tr string, n, steps int) (parityBatch, error) {
-	sb := parityBatch{name: "sim-" + tr}
+// simBatch is the batch of transport tr's simulations of the
+// implementation, model-scope ones or (full) full ones, whose traces name
+// the refinement mapping (docs/trace.md, "Every run"): each run traced per
+// process and merged (docs/trace.md, multi-process runs), the merged trace
+// being what both checkers read.
+func simBatch(ctx context.Context, dir, tr string, n, steps int, full bool) (parityBatch, error) {
+	name := "sim-" + tr
+	if full {
+		name = "sim-full-" + tr
+	}
+	sb := parityBatch{name: name}
 	for s := 1; s <= n; s++ {
-		cfg := sim.Config{Seed: uint64(s), Steps: steps * 4, Transport: node.Transport(tr), ModelScope: true}
-		path := filepath.Join(dir, "sim-"+tr, fmt.Sprintf("seed-%d.ndjson", s))
-		runs := filepath.Join(dir, "sim-"+tr+"-runs")
+		cfg := sim.Config{Seed: uint64(s), Steps: steps * 4, Transport: node.Transport(tr), ModelScope: !full}
+		path := filepath.Join(dir, name, fmt.Sprintf("seed-%d.ndjson", s))
+		runs := filepath.Join(dir, name+"-runs")
 		if _, err := runSimTraced(ctx, cfg, runs); err != nil {
 			return sb, err
 		}
@@ -346,8 +364,76 @@ func simBatch(ctx context.Context, dir, tr string, n, steps int) (parityBatch, e
 			return sb, err
 		}
 		sb.files = append(sb.files, path)
+		if full {
+			// A full run's merged trace once more, with one mutation, for
+			// the mapping's rejections (its header kept: the mapping stays
+			// named; the stamps dropped: one order, the merged one).
+			mp := filepath.Join(dir, name, fmt.Sprintf("mutant-%d.ndjson", s))
+			if err := writeMutatedRun(path, mp, rand.New(rand.NewPCG(uint64(s), 7))); err != nil {
+				return sb, err
+			}
+			sb.files = append(sb.files, mp)
+		}
 	}
 	return sb, nil
+}
+
+// writeMutatedRun writes the merged trace at path, mutated once (mutate),
+// to out: the header as it is, the lines without their stamps.
+func writeMutatedRun(path, out string, rng *rand.Rand) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	head, rest, _ := bytes.Cut(data, []byte("\n"))
+	var lines []tracecheck.Line
+	dec := json.NewDecoder(bytes.NewReader(rest))
+	dec.UseNumber()
+	for dec.More() {
+		var l tracecheck.Line
+		if err := dec.Decode(&l); err != nil {
+			return fmt.Errorf("%s: %v", path, err)
+		}
+		l.Params, _ = intNumbers(l.Params).(map[string]any)
+		l.Vars, _ = intNumbers(l.Vars).(map[string]any)
+		lines = append(lines, l)
+	}
+	var buf bytes.Buffer
+	buf.Write(head)
+	buf.WriteByte('\n')
+	enc := json.NewEncoder(&buf)
+	for _, l := range mutate(rng, lines) {
+		if err := enc.Encode(l); err != nil {
+			return err
+		}
+	}
+	return os.WriteFile(out, buf.Bytes(), 0o644)
+}
+
+// intNumbers turns the JSON numbers of v (decoded with UseNumber) into
+// ints, as mutate expects of a generated line's values.
+func intNumbers(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		if i, err := x.Int64(); err == nil {
+			return int(i)
+		}
+		return x
+	case map[string]any:
+		if x == nil {
+			return x
+		}
+		for k, e := range x {
+			x[k] = intNumbers(e)
+		}
+		return x
+	case []any:
+		for i, e := range x {
+			x[i] = intNumbers(e)
+		}
+		return x
+	}
+	return v
 }
 
 // freeBatch is the batch of transport tr's short walks of gm (of good;

@@ -67,6 +67,10 @@ type Config struct {
 	DrainBound time.Duration
 	// TTL is the LogCoordinator's TTL (500ms if 0); pauses last longer.
 	TTL time.Duration
+	// MemberTTL is the coordinator's --member-ttl, the silence after
+	// which it removes a node (drainproofd's default, 3s, if 0). A short
+	// one makes nodes rejoin at the same epoch now and then.
+	MemberTTL time.Duration
 	// Env is added to every process's environment (DRAINPROOF_BUG=…).
 	Env []string
 	// Keep, if set, is a directory where the processes' logs are copied
@@ -267,6 +271,9 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 	if cfg.TTL <= 0 {
 		cfg.TTL = 500 * time.Millisecond
 	}
+	if cfg.MemberTTL < 0 {
+		return nil, fmt.Errorf("cluster: negative member TTL %v", cfg.MemberTTL)
+	}
 	if cfg.Transport == "" {
 		cfg.Transport = "logcoord"
 	}
@@ -442,6 +449,9 @@ func (r *run) startProc(p *proc) error {
 		args = append(args, "--ttl", r.cfg.TTL.String())
 	case "coordinator":
 		args = append(args, "--logcoord", r.lc.addr())
+		if r.cfg.MemberTTL > 0 {
+			args = append(args, "--member-ttl", r.cfg.MemberTTL.String())
+		}
 	case "node":
 		i := r.nodeIndex(p)
 		args = append(args, "--id", p.name, "--data-dir", p.dataDir, "--version", fmt.Sprint(p.version),

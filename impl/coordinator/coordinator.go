@@ -146,7 +146,7 @@ type Coordinator struct {
 	nodes     map[node.ID]*nodeState
 	session   *session
 	completed node.ID // drainCompleted tombstone: a removed target that completed
-	learned   uint64  // the epoch CoordLearnVersion was last traced for (Config.Tracer)
+	learned   uint64  // the epoch CoordLearnVersion was last traced for (Config.Tracer; 0 none, and after CoordRejoin)
 	joined    bool    // the traced node was added once (Config.Tracer): a later AddNode is CoordRejoin
 }
 

@@ -640,3 +640,37 @@ func TestStutterStepsWriteNoLine(t *testing.T) {
 		t.Fatalf("lines %v, want %v", got, want)
 	}
 }
+
+// TestTraceOfARejoinAtTheSameEpoch: a member removed for silence and
+// taken back at the same epoch (the daemon's MemberTTL, then the node's
+// join again) is the mapping's CoordRejoin, which forgets the version
+// (the model's coordVersion goes back to unknown). The coordinator
+// forgets it too and waits for the bootstrap again; that bootstrap is a
+// CoordLearnVersion and must be traced, though the epoch is one the
+// version was learnt for before, or the next CoordSendDraining is a step
+// the model's coordinator (version unknown) cannot take.
+func TestTraceOfARejoinAtTheSameEpoch(t *testing.T) {
+	var lines trace.Lines
+	c, _ := coordinator.New(coordinator.Config{Tracer: &lines, TraceNode: T})
+	c.AddNode(T, 42, 0)
+	c.ObserveVersion(T, 42, node.VersionBrokerDrain)
+	c.DrainNode(T, 0)
+	c.NextCommand(0)
+	c.RemoveNode(T) // silent for the member TTL
+	c.AddNode(T, 42, 5)
+	c.ObserveJoin(T, 42, 5) // a stutter: no line
+	if _, ok := c.NextCommand(5); ok {
+		t.Fatal("a command before the rejoined process's version is known")
+	}
+	c.ObserveVersion(T, 42, node.VersionBrokerDrain)
+	c.DrainNode(T, 5)
+	c.NextCommand(5)
+	var got []string
+	for _, l := range lines.All() {
+		got = append(got, l.Action.String())
+	}
+	want := []string{"CoordLearnVersion", "CoordSendDraining", "CoordRejoin", "CoordLearnVersion", "CoordSendDraining"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("lines %v, want %v", got, want)
+	}
+}

@@ -103,7 +103,9 @@ func (c *Coordinator) traceLegacy(n *nodeState) {
 
 // traceRejoin traces CoordRejoin when n, the traced node, rejoins the
 // membership (c.mu held): the first AddNode of the traced node is the
-// model's Init and is not traced.
+// model's Init and is not traced. A rejoin may be at the epoch the node
+// had (removed for silence, the same process back), so it also forgets
+// the epoch CoordLearnVersion was traced for.
 func (c *Coordinator) traceRejoin(id node.ID) {
 	if c.cfg.Tracer == nil || id != c.cfg.TraceNode {
 		return
@@ -112,5 +114,10 @@ func (c *Coordinator) traceRejoin(id node.ID) {
 		c.joined = true
 		return
 	}
+	// CoordRejoin forgets the version (the model's coordVersion goes back
+	// to unknown), as AddNode's new state does: the version learnt next is
+	// a CoordLearnVersion again, even at an epoch it was learnt for before
+	// (a member removed for silence rejoins with the same process).
+	c.learned = 0
 	c.trace(names.CoordRejoin, id, nil)
 }
