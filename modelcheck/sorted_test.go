@@ -35,6 +35,7 @@ func TestLookupsFindTheSameCounterexample(t *testing.T) {
 // disk, level after level, and ends with the figures and the
 // counterexample of a search in memory; its folder is removed at the end.
 func TestSpillGivesTheFiguresInMemory(t *testing.T) {
+	modelcheck.SkipInMutationCut(t)
 	g := &grid{size: 700} // 490,000 states, about 15 MiB of seen-set
 	bad := &grid{size: 700, bad: func(x, y int) bool { return x+y == 1000 && x == 600 }}
 	lookups := []modelcheck.Lookup{modelcheck.LookupAuto, modelcheck.LookupSorted, modelcheck.LookupHash}
@@ -74,6 +75,7 @@ func TestSpillGivesTheFiguresInMemory(t *testing.T) {
 // A checkpoint of a spilled set holds its log read back from disk; the
 // run resumed from it spills again and ends with the same figures.
 func TestCheckpointOfASpilledSet(t *testing.T) {
+	modelcheck.SkipInMutationCut(t)
 	g := &grid{size: 500, bad: func(x, y int) bool { return x+y == 990 && x == 495 }}
 	ck := t.TempDir()
 	opts := modelcheck.Options{Workers: 1, MemoryBudget: 2 << 20, SpillDir: t.TempDir(), CheckpointDir: ck, CheckpointEvery: time.Nanosecond}

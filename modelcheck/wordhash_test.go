@@ -28,6 +28,7 @@ func TestWordHashAvalanche(t *testing.T) {
 
 // TestWordHashStructured: both words of a plain state's fingerprint.
 func TestWordHashStructured(t *testing.T) {
+	SkipInMutationCut(t)
 	h := newWordHash(68)
 	structured(t, func(b []byte) []uint64 {
 		lo, hi := plainFP(h, b)

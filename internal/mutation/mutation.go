@@ -67,7 +67,11 @@ type Result struct {
 	Lived     []Mutant
 	TimedOut  []Mutant
 	Uncovered []Mutant
+	NotViable []Mutant
 	Seconds   float64
+	// Population is, for a sample (internal/mutation/sample), the number
+	// of mutants it was drawn from; 0 for a run of every mutant.
+	Population int
 }
 
 // gremlinsJSON is the part of gremlins' -o output that is read.
@@ -81,7 +85,9 @@ type gremlinsJSON struct {
 			Column int    `json:"column"`
 		} `json:"mutations"`
 	} `json:"files"`
-	Elapsed float64 `json:"elapsed_time"`
+	Elapsed    float64 `json:"elapsed_time"`
+	Population int     `json:"population"`
+	Sampled    int     `json:"sampled"`
 }
 
 // ReadResult reads gremlins' JSON for the package pkg (its folder from the
@@ -92,6 +98,9 @@ func ReadResult(pkg string, r io.Reader) (Result, error) {
 		return Result{}, fmt.Errorf("%s: %w", pkg, err)
 	}
 	res := Result{Package: pkg, Seconds: g.Elapsed}
+	if g.Population > g.Sampled {
+		res.Population = g.Population
+	}
 	for _, f := range g.Files {
 		for _, m := range f.Mutations {
 			mu := Mutant{path.Join(pkg, f.FileName), m.Line, m.Column, m.Type}
@@ -104,7 +113,9 @@ func ReadResult(pkg string, r io.Reader) (Result, error) {
 				res.TimedOut = append(res.TimedOut, mu)
 			case "NOT COVERED":
 				res.Uncovered = append(res.Uncovered, mu)
-			case "NOT VIABLE", "SKIPPED", "RUNNABLE":
+			case "NOT VIABLE":
+				res.NotViable = append(res.NotViable, mu)
+			case "SKIPPED", "RUNNABLE":
 			default:
 				return Result{}, fmt.Errorf("%s: unknown mutant status %q", pkg, m.Status)
 			}
@@ -130,6 +141,19 @@ func (j Judged) Efficacy() float64 {
 		return 100
 	}
 	return 100 * float64(killed) / float64(killed+len(j.Survivors))
+}
+
+// Interval is the 95% Wilson interval of the efficacy of the population
+// a sample was drawn from, in percent (the sample's killed over killed
+// plus survivors); ok is false for a run of every mutant, whose efficacy
+// is exact.
+func (j Judged) Interval() (lo, hi float64, ok bool) {
+	if j.Population == 0 {
+		return 0, 0, false
+	}
+	killed := len(j.Killed) + len(j.TimedOut)
+	lo, hi = Wilson(killed, killed+len(j.Survivors))
+	return lo, hi, true
 }
 
 // Judge sets aside the lived mutants that eq lists.

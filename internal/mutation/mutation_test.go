@@ -1,6 +1,7 @@
 package mutation
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -94,6 +95,35 @@ func TestParseEquivalentsRefusesBadLines(t *testing.T) {
 	} {
 		if _, err := ParseEquivalents(strings.NewReader(bad)); err == nil {
 			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+// TestSampleInterval: a result drawn from a larger population carries it
+// and gets the Wilson interval of its efficacy; a run of every mutant
+// (population equal to the sample, or none) has an exact efficacy.
+func TestSampleInterval(t *testing.T) {
+	muts := `[{"type":"CONDITIONALS_BOUNDARY","status":"KILLED","line":1,"column":1},
+		{"type":"CONDITIONALS_BOUNDARY","status":"KILLED","line":2,"column":1},
+		{"type":"CONDITIONALS_BOUNDARY","status":"NOT VIABLE","line":3,"column":1},
+		{"type":"CONDITIONALS_BOUNDARY","status":"LIVED","line":4,"column":1}]`
+	for _, c := range []struct {
+		pop, sampled int
+		sample       bool
+	}{{100, 4, true}, {4, 4, false}, {0, 0, false}} {
+		res, err := ReadResult("spec", strings.NewReader(fmt.Sprintf(`{"files":[{"file_name":"x.go","mutations":%s}],"population":%d,"sampled":%d}`, muts, c.pop, c.sampled)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.NotViable) != 1 {
+			t.Errorf("not viable: %v", res.NotViable)
+		}
+		lo, hi, ok := Judge(res, nil).Interval()
+		if ok != c.sample {
+			t.Errorf("population %d, sampled %d: interval %v, want %v", c.pop, c.sampled, ok, c.sample)
+		}
+		if wlo, whi := Wilson(2, 3); ok && (lo != wlo || hi != whi) {
+			t.Errorf("interval [%.1f, %.1f], want Wilson(2, 3) = [%.1f, %.1f]", lo, hi, wlo, whi)
 		}
 	}
 }

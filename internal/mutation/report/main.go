@@ -75,6 +75,10 @@ func run(args []string) int {
 		}
 		fmt.Printf("%-28s %7d %6d %6d %11d %8.1f%% %8.0f%% %7.0f%s\n", pkg, len(j.Killed)+len(j.TimedOut), len(j.Survivors),
 			len(j.Equivalent), len(j.Uncovered), j.Efficacy(), target(pkg), j.Seconds, verdict)
+		if lo, hi, ok := j.Interval(); ok {
+			fmt.Printf("%-28s a sample of %d of %d mutants: 95%% interval %.1f%% to %.1f%%\n", "", len(j.Killed)+len(j.TimedOut)+len(j.Lived)+len(j.NotViable),
+				j.Population, lo, hi)
+		}
 		for _, m := range j.Survivors {
 			survivors = append(survivors, m.String())
 		}

@@ -1,0 +1,257 @@
+// Command sample tests a package's mutants through go test -overlay, all
+// of them or a seeded sample, and writes the verdicts as gremlins' JSON
+// (with the population the sample was drawn from), which
+// internal/mutation/report reads: for packages whose suites are too long
+// for gremlins to run every mutant (spec, modelcheck), and for a part of a
+// file gremlins cannot select (it selects by file only).
+//
+// The mutants are those gremlins v0.6.0 makes with its default mutators
+// (mutation.Enumerate), covered or not: gremlins never runs a mutant in a
+// switch case (no coverage block holds it), sample does. A run starts
+// with the canary package (one mutant its test lets live, one it kills:
+// anything else and the run stops) and the package's unmutated tests,
+// which must pass; a mutant's time limit is the coefficient times that
+// run.
+//
+//	go run ./internal/mutation/sample [-n N] [-seed S] [-file NAME]... [-lines A-B] [-mutant M]...
+//	    [-tags T] [-run RE] [-timeout-coefficient C] [-confirm D] [-list] -o OUT.json PKG
+//
+// The environment is passed to go test: DRAINPROOF_MUTATION=1 selects
+// modelcheck's cut suite (docs/perf.md, "Mutation testing"), and with
+// -confirm a mutant the cut lets live is tested again by the whole suite,
+// so that every verdict is the whole suite's: the cut only saves the time
+// of the mutants it kills.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/drainproof/drainproof/internal/mutation"
+)
+
+func main() { os.Exit(run(os.Args[1:])) }
+
+type files []string
+
+func (f *files) String() string     { return strings.Join(*f, ",") }
+func (f *files) Set(s string) error { *f = append(*f, s); return nil }
+
+// result is gremlins' JSON (the fields mutation.ReadResult reads) plus
+// the draw.
+type result struct {
+	GoModule   string     `json:"go_module"`
+	Files      []fileJSON `json:"files"`
+	Elapsed    float64    `json:"elapsed_time"`
+	Population int        `json:"population"`
+	Sampled    int        `json:"sampled"`
+	Seed       uint64     `json:"seed"`
+}
+
+type fileJSON struct {
+	FileName  string         `json:"file_name"`
+	Mutations []mutationJSON `json:"mutations"`
+}
+
+type mutationJSON struct {
+	Type    string  `json:"type"`
+	Status  string  `json:"status"`
+	Line    int     `json:"line"`
+	Column  int     `json:"column"`
+	Seconds float64 `json:"seconds"`
+}
+
+func run(args []string) int {
+	fs := flag.NewFlagSet("sample", flag.ContinueOnError)
+	n := fs.Int("n", 0, "mutants to draw (0: all)")
+	seed := fs.Uint64("seed", 1, "the draw's seed")
+	var only files
+	fs.Var(&only, "file", "only this file of the package (base name; repeatable)")
+	lines := fs.String("lines", "", "only mutants on lines A-B (A- for A to the end)")
+	var named files
+	fs.Var(&named, "mutant", `only this mutant, as "file:line:col TYPE" (repeatable)`)
+	tags := fs.String("tags", "", "go test -tags")
+	runRE := fs.String("run", "", "go test -run")
+	coef := fs.Int("timeout-coefficient", 10, "a mutant's time limit, in unmutated runs")
+	list := fs.Bool("list", false, "print the draw and stop")
+	confirm := fs.Duration("confirm", 0, "if set, a mutant that lives with DRAINPROOF_MUTATION set (a cut suite) is tested again with it unset, the whole suite, within this limit; its verdict is the whole suite's")
+	out := fs.String("o", "", "the JSON to write (required unless -list)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() != 1 || (*out == "" && !*list) || *coef < 1 {
+		fmt.Fprintln(os.Stderr, "usage: sample [-n N] [-seed S] [-file NAME]... [-lines A-B] [-mutant M]... [-tags T] [-run RE] [-timeout-coefficient C] [-confirm D] [-list] -o OUT.json PKG")
+		return 2
+	}
+	pkg := path.Clean(fs.Arg(0))
+	from, to, err := parseLines(*lines)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "sample:", err)
+		return 2
+	}
+	all, err := mutation.Enumerate(".", pkg)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "sample:", err)
+		return 2
+	}
+	for _, f := range only {
+		if !slices.ContainsFunc(all, func(m mutation.Mutant) bool { return path.Base(m.File) == f }) {
+			fmt.Fprintf(os.Stderr, "sample: %s has no mutant in a file %s\n", pkg, f)
+			return 2
+		}
+	}
+	var pop []mutation.Mutant
+	for _, m := range all {
+		if (len(only) == 0 || slices.Contains(only, path.Base(m.File))) && m.Line >= from && m.Line <= to &&
+			(len(named) == 0 || slices.Contains(named, m.String())) {
+			pop = append(pop, m)
+		}
+	}
+	for _, nm := range named {
+		if !slices.ContainsFunc(pop, func(m mutation.Mutant) bool { return m.String() == nm }) {
+			fmt.Fprintf(os.Stderr, "sample: no mutant %q is selected\n", nm)
+			return 2
+		}
+	}
+	if len(pop) == 0 {
+		fmt.Fprintf(os.Stderr, "sample: no mutant of %s is selected\n", pkg)
+		return 2
+	}
+	draw := mutation.Draw(pop, *n, *seed)
+	fmt.Printf("%s: %d mutants selected, %d drawn (seed %d)\n", pkg, len(pop), len(draw), *seed)
+	if *list {
+		for _, m := range draw {
+			fmt.Println(m)
+		}
+		return 0
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	dir, err := os.MkdirTemp("", "drainproof-sample-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "sample:", err)
+		return 2
+	}
+	defer os.RemoveAll(dir)
+	var extra []string
+	if *tags != "" {
+		extra = append(extra, "-tags", *tags)
+	}
+	if *runRE != "" {
+		extra = append(extra, "-run", *runRE)
+	}
+	if code := canary(ctx, dir); code != 0 {
+		return code
+	}
+	r := mutation.Runner{Go: os.Getenv("GO"), Root: ".", Pkg: pkg, Args: extra, Dir: dir, Timeout: 2 * time.Hour}
+	base, bout, err := r.Baseline(ctx)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "sample: %v\n%s", err, bout)
+		return 2
+	}
+	r.Timeout = max(time.Duration(*coef)*base, time.Minute)
+	fmt.Printf("%s: unmutated tests pass in %.1f s; a mutant's limit is %.0f s\n", pkg, base.Seconds(), r.Timeout.Seconds())
+	res := result{GoModule: "github.com/drainproof/drainproof", Population: len(pop), Seed: *seed}
+	start := time.Now()
+	for _, m := range draw {
+		t0 := time.Now()
+		st, mout, err := r.Test(ctx, m)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "sample: %s: %v\n%s", m, err, mout)
+			return 2
+		}
+		if st == mutation.Lived && *confirm > 0 && os.Getenv("DRAINPROOF_MUTATION") != "" {
+			fmt.Printf("%10s %s under the cut suite (%.1f s); the whole suite:\n", st, m, time.Since(t0).Seconds())
+			full := r
+			full.Env, full.Timeout = append(slices.Clone(r.Env), "DRAINPROOF_MUTATION="), *confirm
+			if st, mout, err = full.Test(ctx, m); err != nil {
+				fmt.Fprintf(os.Stderr, "sample: %s: %v\n%s", m, err, mout)
+				return 2
+			}
+		}
+		sec := time.Since(t0).Seconds()
+		fmt.Printf("%10s %s (%.1f s)\n", st, m, sec)
+		rel := strings.TrimPrefix(m.File, pkg+"/")
+		i := slices.IndexFunc(res.Files, func(f fileJSON) bool { return f.FileName == rel })
+		if i < 0 {
+			res.Files = append(res.Files, fileJSON{FileName: rel})
+			i = len(res.Files) - 1
+		}
+		res.Files[i].Mutations = append(res.Files[i].Mutations, mutationJSON{m.Type, st, m.Line, m.Column, sec})
+		res.Sampled++
+		res.Elapsed = time.Since(start).Seconds()
+		// Written after every mutant: a run stopped at a deadline keeps
+		// its verdicts (and says how many of the draw it reached).
+		if err := write(*out, res); err != nil {
+			fmt.Fprintln(os.Stderr, "sample:", err)
+			return 2
+		}
+	}
+	fmt.Printf("%s: %d mutants in %.0f s; results in %s\n", pkg, res.Sampled, res.Elapsed, *out)
+	return 0
+}
+
+// canary tests the two mutants of internal/mutation/testdata/canary: its
+// test kills the negation and lets the boundary mutant live. Any other
+// verdict means the test command cannot judge a mutant.
+func canary(ctx context.Context, dir string) int {
+	const pkg = "internal/mutation/testdata/canary"
+	r := mutation.Runner{Go: os.Getenv("GO"), Root: ".", Pkg: pkg, Dir: dir, Timeout: 5 * time.Minute}
+	ms, err := mutation.Enumerate(".", pkg)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "sample: canary:", err)
+		return 2
+	}
+	want := map[string]string{"CONDITIONALS_BOUNDARY": mutation.Lived, "CONDITIONALS_NEGATION": mutation.Killed}
+	for _, m := range ms {
+		st, out, err := r.Test(ctx, m)
+		if err != nil || st != want[m.Type] {
+			fmt.Fprintf(os.Stderr, "sample: canary %s is %s (%v), want %s: the test command cannot judge a mutant\n%s", m, st, err, want[m.Type], out)
+			return 2
+		}
+	}
+	if len(ms) != len(want) {
+		fmt.Fprintf(os.Stderr, "sample: the canary has %d mutants, want %d\n", len(ms), len(want))
+		return 2
+	}
+	return 0
+}
+
+func write(name string, res result) error {
+	b, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := name + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, name)
+}
+
+// parseLines reads "A-B" or "A-" (to the end); "" is every line.
+func parseLines(s string) (from, to int, err error) {
+	if s == "" {
+		return 1, int(^uint(0) >> 1), nil
+	}
+	a, b, ok := strings.Cut(s, "-")
+	from, err1 := strconv.Atoi(a)
+	to, err2 := int(^uint(0)>>1), error(nil)
+	if b != "" {
+		to, err2 = strconv.Atoi(b)
+	}
+	if !ok || err1 != nil || err2 != nil || from < 1 || to < from {
+		return 0, 0, fmt.Errorf("-lines %q: want A-B or A- with 1 <= A <= B", s)
+	}
+	return from, to, nil
+}
