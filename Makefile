@@ -57,7 +57,7 @@ check-steps:
 ## changes what the compiler inlines, not what the code does). Without a chromium
 ## binary the browser tests skip (outside CI): the last line then says so
 test:
-	@SECONDS=0; echo "$(GO) test -race -pgo=off -count=1 -timeout 8m ./..."; status=0; $(GO) test -race -pgo=off -count=1 -timeout 8m ./... || status=$$?; \
+	@SECONDS=0; echo "$(GO) test -race -pgo=off -count=1 -timeout 12m ./..."; status=0; $(GO) test -race -pgo=off -count=1 -timeout 12m ./... || status=$$?; \
 	if [ $$status -eq 0 ]; then echo "make test: passed in $$SECONDS s"; else echo "make test: FAILED after $$SECONDS s"; fi; \
 	if [ -z "$$CI" ] && ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1 && \
 		! command -v google-chrome >/dev/null 2>&1 && ! command -v headless-shell >/dev/null 2>&1; then \
