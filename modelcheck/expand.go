@@ -544,12 +544,11 @@ func (c *checker[S]) worker(w int, list [][]entry[S], starts []int, pos *atomic.
 		}
 		if b := c.opts.MemoryBudget; b > 0 {
 			set := c.set.mem.Load()
-			queue := (c.curLen + total - c.levelStart + c.pool.n.Load()*blockSize) * int64(unsafe.Sizeof(entry[S]{}))
-			if q := c.queueBytes(); c.q != nil {
-				queue = q
-				c.noteQueue(q)
-			} else {
-				c.noteQueue(q)
+			queue := c.queueBytes()
+			c.noteQueue(queue)
+			if c.q == nil {
+				// A queue that cannot spill: its states, counted.
+				queue = (c.curLen + total - c.levelStart + c.pool.n.Load()*blockSize) * int64(unsafe.Sizeof(entry[S]{}))
 			}
 			if x.sb != nil {
 				// The workers' sorted batches: successors waiting for

@@ -420,9 +420,6 @@ func intNumbers(v any) any {
 		}
 		return x
 	case map[string]any:
-		if x == nil {
-			return x
-		}
 		for k, e := range x {
 			x[k] = intNumbers(e)
 		}
