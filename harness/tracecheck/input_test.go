@@ -42,6 +42,8 @@ func TestMalformedTraces(t *testing.T) {
 		{"bad pc", header + "\n" + `{"action":"BrokerAdmit","vars":{"pc":{"d1":"busy"}}}` + "\n", 2, "pc"},
 		{"bad liveness", header + "\n" + `{"action":"NodeSendHeartbeat","vars":{"liveness":"DEAD"}}` + "\n", 2, "liveness"},
 		{"count not an integer", header + "\n" + `{"action":"BrokerAdmit","vars":{"count":{"b1":1.5}}}` + "\n", 2, "fraction"},
+		{"line cut off where an integer starts", header + "\n" + `{"action":"BrokerAdmit","vars":{"count":{"b1":` + "\n", 2, "want an integer"},
+		{"bad field of a record", header + "\n" + `{"action":"NodeStartHeartbeat","vars":{"sample":{"phase":"nap"}}}` + "\n", 2, `unknown sample.phase "nap"`},
 		{"param of another action", header + "\n" + `{"action":"NodeSendHeartbeat","params":{"d":"d1"}}` + "\n", 2, "takes no parameter"},
 		{"receive without message", header + "\n" + `{"action":"CoordRecvHeartbeat"}` + "\n", 2, "params.m"},
 		{"partial message", header + "\n" + `{"action":"CoordRecvHeartbeat","params":{"m":{"kind":"hb"}}}` + "\n", 2, "must give kind"},
@@ -74,7 +76,8 @@ func register(d string, count int) string {
 
 // TestBounds: a trace past the model's bounds is incomplete, not
 // rejected: here a count past MaxReg in a message, an integer past the
-// model's int8 values and an epoch past MaxEpoch. The collectors' budget
+// model's int8 values (-128..127: its ends are values the model judges)
+// and an epoch past MaxEpoch. The collectors' budget
 // MaxReg does not bound a trace's registrations.
 func TestBounds(t *testing.T) {
 	h := strings.Replace(header, `"MaxReg":15`, `"MaxReg":1`, 1)
@@ -99,6 +102,16 @@ func TestBounds(t *testing.T) {
 	require.Equal(t, tracecheck.Incomplete, res.Verdict, "%+v", res)
 	require.Equal(t, 7, res.Line)
 	require.Contains(t, res.Reason, "-128..127", "the reason names the bound")
+	// The int8 range is -128..127 inclusive: its ends are values the
+	// model is asked about (no state has them: rejected), one past them
+	// is incomplete.
+	for v, want := range map[int]tracecheck.Verdict{-128: tracecheck.Rejected, 127: tracecheck.Rejected,
+		-129: tracecheck.Incomplete, 128: tracecheck.Incomplete} {
+		res, err = tracecheck.Check(strings.NewReader(header+"\n"+register("d2", 1)+register("d1", v)), "b", nil, tracecheck.Options{})
+		require.NoError(t, err)
+		require.Equal(t, want, res.Verdict, "count %d: %+v", v, res)
+		require.Equal(t, 7, res.Line, "count %d", v)
+	}
 	tr = header + "\n" + register("d2", 2) + register("d1", 1000)
 	res, err = tracecheck.Check(strings.NewReader(tr), "b", nil, tracecheck.Options{})
 	require.NoError(t, err)
