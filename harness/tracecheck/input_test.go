@@ -43,6 +43,8 @@ func TestMalformedTraces(t *testing.T) {
 		{"bad liveness", header + "\n" + `{"action":"NodeSendHeartbeat","vars":{"liveness":"DEAD"}}` + "\n", 2, "liveness"},
 		{"count not an integer", header + "\n" + `{"action":"BrokerAdmit","vars":{"count":{"b1":1.5}}}` + "\n", 2, "fraction"},
 		{"line cut off where an integer starts", header + "\n" + `{"action":"BrokerAdmit","vars":{"count":{"b1":` + "\n", 2, "want an integer"},
+		{"unknown broker", header + "\n" + `{"action":"BrokerAdmit","vars":{"brk":{"d1":"b9"}}}` + "\n", 2, `unknown broker "b9"`},
+		{"unknown action longer than every action", header + "\n" + `{"action":"` + strings.Repeat("X", 80) + `"}` + "\n", 2, "unknown action"},
 		{"bad field of a record", header + "\n" + `{"action":"NodeStartHeartbeat","vars":{"sample":{"phase":"nap"}}}` + "\n", 2, `unknown sample.phase "nap"`},
 		{"param of another action", header + "\n" + `{"action":"NodeSendHeartbeat","params":{"d":"d1"}}` + "\n", 2, "takes no parameter"},
 		{"receive without message", header + "\n" + `{"action":"CoordRecvHeartbeat"}` + "\n", 2, "params.m"},
@@ -206,13 +208,25 @@ func TestSchemaVersions(t *testing.T) {
 	require.Equal(t, tracecheck.SchemaVersion, trace.SchemaVersion)
 }
 
-// TestBlankLinesSkipped: a blank line (spaces, a CR) between two action
-// lines is skipped, and still counted in the line numbers.
+// TestBlankLinesSkipped: a blank line (empty, spaces, a CR) between two
+// action lines is skipped, and still counted in the line numbers.
 func TestBlankLinesSkipped(t *testing.T) {
-	body := `{"action":"NodeStartHeartbeat"}` + "\n  \n\r\n" + `{"action":"CoordLearnVersion","vars":{"coordEpoch":14}}` + "\n"
+	body := `{"action":"NodeStartHeartbeat"}` + "\n\n  \n\r\n" + `{"action":"CoordLearnVersion","vars":{"coordEpoch":14}}` + "\n"
 	res, err := tracecheck.Check(strings.NewReader(header+"\n"+body), "b", nil, tracecheck.Options{})
 	require.NoError(t, err)
 	require.Equal(t, tracecheck.Rejected, res.Verdict, "%+v", res)
 	require.Equal(t, 1, res.Lines, "the blank lines are no actions")
-	require.Equal(t, 5, res.Line, "the blank lines are counted")
+	require.Equal(t, 6, res.Line, "the blank lines are counted")
+}
+
+// TestWhiteSpaceInALine: JSON white space between a line's tokens changes
+// nothing: the line is the same action with the same values.
+func TestWhiteSpaceInALine(t *testing.T) {
+	for _, l := range []string{`{"action":"CoordLearnVersion","vars":{"coordEpoch":1}}`,
+		"{ \"action\" :\t\"CoordLearnVersion\" , \"vars\" : { \"coordEpoch\" : 1 } }"} {
+		res, err := tracecheck.Check(strings.NewReader(header+"\n"+l+"\n"), "w", nil, tracecheck.Options{})
+		require.NoError(t, err, l)
+		require.Equal(t, tracecheck.OK, res.Verdict, "%s: %+v", l, res)
+		require.Equal(t, 1, res.Lines)
+	}
 }
