@@ -58,3 +58,16 @@ func TestTypeOKCountsPastTheBrokers(t *testing.T) {
 		}
 	}
 }
+
+// TypeOK refuses a dispatcher's broker past the model's last (the first
+// of them included), and accepts each broker the model has.
+func TestTypeOKRefusesADispatchersBrokerPastTheLast(t *testing.T) {
+	m := mustModel(t, func(c *Config) { c.Brokers = []string{"b1", "b2"} })
+	for b := 0; b < MaxBrokers; b++ {
+		s := m.InitState()
+		s.Brk[0] = int8(b)
+		if got, want := m.TypeOK(&s), b < m.nb; got != want {
+			t.Errorf("d0's broker %d with %d brokers: TypeOK %v, want %v", b, m.nb, got, want)
+		}
+	}
+}

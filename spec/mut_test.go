@@ -109,8 +109,9 @@ func TestRefusedAdmissionDescribed(t *testing.T) {
 }
 
 // A model with as many dispatchers as a Config may name is searched like
-// any other: its first states and their steps are computed (no test of a
-// dispatcher reads past the last).
+// any other: its first states and their steps are computed, and each is
+// type-correct with accurate counts (no test of a dispatcher, in a step
+// or an invariant, reads past the last).
 func TestEveryDispatcherAllowed(t *testing.T) {
 	c := spec.DefaultConfig()
 	c.Dispatchers, c.TableTriggers, c.MaxMsgs = nil, nil, 1
@@ -130,6 +131,32 @@ func TestEveryDispatcherAllowed(t *testing.T) {
 		})
 	}
 	require.Greater(t, len(queue), 3000)
+	for _, s := range queue {
+		require.True(t, m.TypeOK(&s), "%+v", s)
+		require.True(t, m.CountAccuracy(&s), "%+v", s)
+	}
+}
+
+// NoCrashRestartStep, the action constraint of the reduced model, admits
+// a step that keeps the epoch, and one that starts a new epoch only from
+// a drained one.
+func TestNoCrashRestartStep(t *testing.T) {
+	step := spec.MCActionConstraints["NoCrashRestartStep"]
+	for _, tc := range []struct {
+		epoch, drained, next int8
+		want                 bool
+	}{
+		{1, spec.None, 1, true},
+		{1, 1, 1, true},
+		{1, 1, 2, true},
+		{1, spec.None, 2, false},
+		{2, 1, 3, false},
+	} {
+		from := spec.State{Epoch: tc.epoch, DrainedEpoch: tc.drained}
+		to := from
+		to.Epoch = tc.next
+		require.Equal(t, tc.want, step(from, to), "epoch %d, drained epoch %d, to epoch %d", tc.epoch, tc.drained, tc.next)
+	}
 }
 
 // A received message is described with the message; a node's receipt of a

@@ -42,6 +42,10 @@ func TestMalformedTraces(t *testing.T) {
 		{"bad pc", header + "\n" + `{"action":"BrokerAdmit","vars":{"pc":{"d1":"busy"}}}` + "\n", 2, "pc"},
 		{"bad liveness", header + "\n" + `{"action":"NodeSendHeartbeat","vars":{"liveness":"DEAD"}}` + "\n", 2, "liveness"},
 		{"count not an integer", header + "\n" + `{"action":"BrokerAdmit","vars":{"count":{"b1":1.5}}}` + "\n", 2, "fraction"},
+		{"line cut off where an integer starts", header + "\n" + `{"action":"BrokerAdmit","vars":{"count":{"b1":` + "\n", 2, "want an integer"},
+		{"unknown broker", header + "\n" + `{"action":"BrokerAdmit","vars":{"brk":{"d1":"b9"}}}` + "\n", 2, `unknown broker "b9"`},
+		{"unknown action longer than every action", header + "\n" + `{"action":"` + strings.Repeat("X", 80) + `"}` + "\n", 2, "unknown action"},
+		{"bad field of a record", header + "\n" + `{"action":"NodeStartHeartbeat","vars":{"sample":{"phase":"nap"}}}` + "\n", 2, `unknown sample.phase "nap"`},
 		{"param of another action", header + "\n" + `{"action":"NodeSendHeartbeat","params":{"d":"d1"}}` + "\n", 2, "takes no parameter"},
 		{"receive without message", header + "\n" + `{"action":"CoordRecvHeartbeat"}` + "\n", 2, "params.m"},
 		{"partial message", header + "\n" + `{"action":"CoordRecvHeartbeat","params":{"m":{"kind":"hb"}}}` + "\n", 2, "must give kind"},
@@ -74,7 +78,8 @@ func register(d string, count int) string {
 
 // TestBounds: a trace past the model's bounds is incomplete, not
 // rejected: here a count past MaxReg in a message, an integer past the
-// model's int8 values and an epoch past MaxEpoch. The collectors' budget
+// model's int8 values (-128..127: its ends are values the model judges)
+// and an epoch past MaxEpoch. The collectors' budget
 // MaxReg does not bound a trace's registrations.
 func TestBounds(t *testing.T) {
 	h := strings.Replace(header, `"MaxReg":15`, `"MaxReg":1`, 1)
@@ -99,6 +104,16 @@ func TestBounds(t *testing.T) {
 	require.Equal(t, tracecheck.Incomplete, res.Verdict, "%+v", res)
 	require.Equal(t, 7, res.Line)
 	require.Contains(t, res.Reason, "-128..127", "the reason names the bound")
+	// The int8 range is -128..127 inclusive: its ends are values the
+	// model is asked about (no state has them: rejected), one past them
+	// is incomplete.
+	for v, want := range map[int]tracecheck.Verdict{-128: tracecheck.Rejected, 127: tracecheck.Rejected,
+		-129: tracecheck.Incomplete, 128: tracecheck.Incomplete} {
+		res, err = tracecheck.Check(strings.NewReader(header+"\n"+register("d2", 1)+register("d1", v)), "b", nil, tracecheck.Options{})
+		require.NoError(t, err)
+		require.Equal(t, want, res.Verdict, "count %d: %+v", v, res)
+		require.Equal(t, 7, res.Line, "count %d", v)
+	}
 	tr = header + "\n" + register("d2", 2) + register("d1", 1000)
 	res, err = tracecheck.Check(strings.NewReader(tr), "b", nil, tracecheck.Options{})
 	require.NoError(t, err)
@@ -193,13 +208,25 @@ func TestSchemaVersions(t *testing.T) {
 	require.Equal(t, tracecheck.SchemaVersion, trace.SchemaVersion)
 }
 
-// TestBlankLinesSkipped: a blank line (spaces, a CR) between two action
-// lines is skipped, and still counted in the line numbers.
+// TestBlankLinesSkipped: a blank line (empty, spaces, a CR) between two
+// action lines is skipped, and still counted in the line numbers.
 func TestBlankLinesSkipped(t *testing.T) {
-	body := `{"action":"NodeStartHeartbeat"}` + "\n  \n\r\n" + `{"action":"CoordLearnVersion","vars":{"coordEpoch":14}}` + "\n"
+	body := `{"action":"NodeStartHeartbeat"}` + "\n\n  \n\r\n" + `{"action":"CoordLearnVersion","vars":{"coordEpoch":14}}` + "\n"
 	res, err := tracecheck.Check(strings.NewReader(header+"\n"+body), "b", nil, tracecheck.Options{})
 	require.NoError(t, err)
 	require.Equal(t, tracecheck.Rejected, res.Verdict, "%+v", res)
 	require.Equal(t, 1, res.Lines, "the blank lines are no actions")
-	require.Equal(t, 5, res.Line, "the blank lines are counted")
+	require.Equal(t, 6, res.Line, "the blank lines are counted")
+}
+
+// TestWhiteSpaceInALine: JSON white space between a line's tokens changes
+// nothing: the line is the same action with the same values.
+func TestWhiteSpaceInALine(t *testing.T) {
+	for _, l := range []string{`{"action":"CoordLearnVersion","vars":{"coordEpoch":1}}`,
+		"{ \"action\" :\t\"CoordLearnVersion\" , \"vars\" : { \"coordEpoch\" : 1 } }"} {
+		res, err := tracecheck.Check(strings.NewReader(header+"\n"+l+"\n"), "w", nil, tracecheck.Options{})
+		require.NoError(t, err, l)
+		require.Equal(t, tracecheck.OK, res.Verdict, "%s: %+v", l, res)
+		require.Equal(t, 1, res.Lines)
+	}
 }

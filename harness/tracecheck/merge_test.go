@@ -2,10 +2,13 @@ package tracecheck_test
 
 import (
 	"bytes"
+	"cmp"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -306,4 +309,75 @@ func TestMergedTraceOutOfOrderRejected(t *testing.T) {
 	require.Equal(t, tracecheck.Rejected, res.Verdict, "%+v", res)
 	require.Equal(t, 3, res.Line)
 	require.Equal(t, "coord", res.Process)
+}
+
+// TestRunFilesAreTheProcessTraces: RunFiles lists a directory's traces
+// whose header names a process, and says there is no run when none does
+// (single traces are checked one by one).
+func TestRunFilesAreTheProcessTraces(t *testing.T) {
+	dir := t.TempDir()
+	var single bytes.Buffer
+	require.NoError(t, tracecheck.Write(&single, tracecheck.HeaderFor(tracecheck.TraceConfig(spec.DefaultConfig()), "test"), nil))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "single.ndjson"), single.Bytes(), 0o644))
+	files, ok, err := tracecheck.RunFiles(dir)
+	require.NoError(t, err)
+	require.False(t, ok, "a single trace is no run")
+	require.Empty(t, files)
+
+	proc := asRun(t, single.Bytes())[0]
+	data, err := os.ReadFile(proc)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "X.ndjson"), data, 0o644))
+	files, ok, err = tracecheck.RunFiles(dir)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, []string{filepath.Join(dir, "X.ndjson")}, files)
+}
+
+// TestWriteRunNamesTheCoordinatorsLine: in a run WriteRun writes, a
+// LogCoordinator line other than a report's receipt, and an upgrade
+// restart, depend on the coordinator's last line before them, as the
+// implementation's do (docs/trace.md).
+func TestWriteRunNamesTheCoordinatorsLine(t *testing.T) {
+	type ref struct {
+		P string `json:"p"`
+		C uint64 `json:"c"`
+	}
+	type stamped struct {
+		ref
+		From   []ref  `json:"from"`
+		Action string `json:"action"`
+	}
+	checked := 0
+	for _, name := range []string{"logcoord", "heartbeat"} {
+		m, err := spec.New(configs()[name])
+		require.NoError(t, err)
+		for seed := uint64(1); seed <= 5; seed++ {
+			files, err := tracecheck.WriteRun(t.TempDir(), m, seed, 400, "test")
+			require.NoError(t, err)
+			var all []stamped
+			for _, f := range files {
+				data, err := os.ReadFile(f)
+				require.NoError(t, err)
+				for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n")[1:] {
+					var s stamped
+					require.NoError(t, json.Unmarshal([]byte(l), &s))
+					all = append(all, s)
+				}
+			}
+			slices.SortFunc(all, func(a, b stamped) int { return cmp.Compare(a.C, b.C) })
+			var coord uint64
+			for _, s := range all {
+				if s.P == "coord" {
+					coord = s.C
+					continue
+				}
+				if coord > 0 && (s.P == "logcoord" && s.Action != "LogCoordRecvReport" || s.Action == "UpgradeRestart") {
+					require.Contains(t, s.From, ref{"coord", coord}, "%s seed %d: %s at clock %d", name, seed, s.Action, s.C)
+					checked++
+				}
+			}
+		}
+	}
+	require.Positive(t, checked)
 }

@@ -299,3 +299,23 @@ func TestWeakObservationsAccepted(t *testing.T) {
 	t.Logf("largest candidate set %d", most)
 	require.Greater(t, most, 1, "some trace needs more than one candidate")
 }
+
+// TestGenerateWritesTheStepsAsked: a walk is the number of lines asked
+// for (the default model's walks never end before 300 actions).
+func TestGenerateWritesTheStepsAsked(t *testing.T) {
+	for seed := uint64(1); seed <= 5; seed++ {
+		lines, _ := traceOf(t, configs()["heartbeat"], seed, 300)
+		require.Len(t, lines, 300, "seed %d", seed)
+	}
+}
+
+// TestObserveSkipsUnobservableNames: Observe gives the observable
+// variables named, and skips the unobservable (net, registrations) and
+// unknown ones.
+func TestObserveSkipsUnobservableNames(t *testing.T) {
+	m, err := spec.New(spec.DefaultConfig())
+	require.NoError(t, err)
+	s := m.InitState()
+	got := tracecheck.Observe(m, &s, []string{"net", "registrations", "nosuch", "epoch"})
+	require.Equal(t, map[string]any{"epoch": int(s.Epoch)}, got)
+}
