@@ -533,9 +533,16 @@ func newLineCompiler(c *Checker) *lineCompiler {
 	return &lineCompiler{c: c, cache: map[string]line{}}
 }
 
-// compile compiles text, whose body starts at body, into ln.
+// compile compiles text, whose body starts at body, into ln. The first
+// line of a successor (its stamp names after) is compiled afresh and not
+// remembered: the refinement mapping reads it differently from a line of
+// the same body elsewhere (refine.go).
 func (lc *lineCompiler) compile(text []byte, body int, ln *line) error {
 	lc.seen++
+	if bytes.Contains(text[:body], afterKey) {
+		lc.c.arena = lc.c.arena[:lc.keep]
+		return lc.c.parseLine(text, ln)
+	}
 	if l, ok := lc.cache[string(text[body:])]; ok {
 		*ln = l
 		lc.hits++
@@ -555,6 +562,9 @@ func (lc *lineCompiler) compile(text []byte, body int, ln *line) error {
 	}
 	return nil
 }
+
+// afterKey is the stamp's key of a successor's first line.
+var afterKey = []byte(`"after":`)
 
 // fwdLookahead is lookahead in two forward passes: observe, line by line,
 // marks each send whose message's next event is a receive (received) and
