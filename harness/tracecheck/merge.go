@@ -583,10 +583,13 @@ func Merge(paths []string) (*Merged, error) {
 
 // CheckRun merges the per-process traces of one run and checks the
 // merged order against model, or the model the headers name when model
-// is nil. It streams: it reads the traces twice, line by line (the first
-// pass decides the environment's losses and duplicates from each
-// message's future, the second checks), holding two bits per line, so
-// its memory is linear in the run's length with a small constant. The
+// is nil. It makes two passes (the first decides the environment's losses
+// and duplicates from each message's future, the second checks). A long
+// run is streamed: the traces are read twice, line by line, holding two
+// bits per line, so its memory is linear in the run's length with a
+// small constant. A short run (every trace at most 1 MiB, 64 MiB in all)
+// is read once into memory, and its second pass replays the first's
+// merged order and compiled lines, the same lines in the same order. The
 // result names the merged trace's line and, for a line not explained,
 // its process and where it is in that process's trace.
 func CheckRun(paths []string, name string, model *spec.Model, opts Options) (Result, error) {
