@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -36,8 +37,9 @@ func simRun(t *testing.T, dir string, seed uint64, tr node.Transport) []string {
 
 // TestRunInMemoryAgreesWithStreaming: a run whose traces are small is
 // held in memory (its second pass replays the first's merged order and
-// compiled lines); a larger one is read line by line in both passes.
-// The two give the same result on simulator runs, accepted, and with
+// compiled lines); a larger one is read line by line in both passes,
+// and so is a run with some traces in memory and some not. All three give
+// the same result on simulator runs, accepted, and with
 // one line dropped from one process's trace (rejected, incomplete or
 // still accepted): verdict, line, its process and place, reason,
 // candidates.
@@ -81,8 +83,21 @@ func TestRunInMemoryAgreesWithStreaming(t *testing.T) {
 				str, err := tracecheck.CheckRun(run, "run", nil, tracecheck.Options{})
 				restore()
 				require.NoError(t, err)
-				mem.Seconds, str.Seconds = 0, 0
+				// Some traces in memory, some not: streamed too.
+				var sizes []int
+				for _, f := range run {
+					st, err := os.Stat(f)
+					require.NoError(t, err)
+					sizes = append(sizes, int(st.Size()))
+				}
+				slices.Sort(sizes)
+				restore = tracecheck.SetSmallTrace(sizes[len(sizes)/2])
+				mixed, err := tracecheck.CheckRun(run, "run", nil, tracecheck.Options{})
+				restore()
+				require.NoError(t, err)
+				mem.Seconds, str.Seconds, mixed.Seconds = 0, 0, 0
 				require.Equal(t, str, mem, "%s", filepath.Dir(run[0]))
+				require.Equal(t, str, mixed, "%s, some traces in memory", filepath.Dir(run[0]))
 				verdicts[mem.Verdict]++
 			}
 		}
