@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/drainproof/drainproof/harness/tracecheck"
 )
 
 // bins holds the drainproofd binaries the tests run: plain and -tags bugs.
@@ -373,4 +375,58 @@ func TestTraceNodeIndex(t *testing.T) {
 			t.Errorf("traceNodeIndex(%d, %d) = %d, want %d", tc.nodes, tc.legacy, got, tc.want)
 		}
 	}
+}
+
+// TestTracedRunLogCoordRestart: in the heartbeat transport, a run whose
+// LogCoordinator was killed and restarted (and whose coordinator was
+// not) is covered: the successor's trace (logcoord.2) is collected and
+// the run accepted. Seeds with kill faults are tried until one has such
+// a restart; no run tried may be rejected, and one whose coordinator
+// was restarted is incomplete for that reason alone.
+func TestTracedRunLogCoordRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs processes for seconds")
+	}
+	for seed := uint64(1); seed <= 8; seed++ {
+		dir, err := os.MkdirTemp("", "drainproof-traced-lcrestart-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := Run(context.Background(), Config{Binary: bins.plain, Nodes: 3, Seed: seed, Duration: 6 * time.Second, Upgrade: true,
+			Transport: "heartbeat", Trace: dir, Faults: []string{FaultKill}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := res.Trace
+		if v == nil {
+			t.Fatal("no trace verdict")
+		}
+		killed := map[string]bool{}
+		for _, f := range res.Faults {
+			if f.Kind == FaultKill {
+				killed[f.Target] = true
+			}
+		}
+		_, lcErr := os.Stat(filepath.Join(dir, "logcoord.2.ndjson"))
+		switch {
+		case killed[CoordinatorIdentity]:
+			if v.Outcome != TraceIncomplete || len(v.Uncovered) != 1 || !strings.HasPrefix(v.Uncovered[0], "coord was restarted") ||
+				v.Validator.Verdict == tracecheck.Rejected {
+				t.Fatalf("seed %d, the coordinator restarted: trace %s, uncovered %q, validator %s (%s); want incomplete for the coordinator alone (traces kept in %s)",
+					seed, v.Outcome, v.Uncovered, v.Validator.Verdict, v.Validator.Reason, dir)
+			}
+		case v.Outcome != TraceOK:
+			t.Fatalf("seed %d: trace %s (validator %s at %s:%d: %s; uncovered %q; error %q), want ok (traces kept in %s)",
+				seed, v.Outcome, v.Validator.Verdict, v.Validator.ProcessFile, v.Validator.ProcessLine, v.Validator.Reason, v.Uncovered, v.Error, dir)
+		case killed["logcoord"]:
+			if lcErr != nil {
+				t.Fatalf("seed %d: the LogCoordinator was restarted, its successor's trace: %v", seed, lcErr)
+			}
+			t.Logf("seed %d: the LogCoordinator restarted, %d lines accepted", seed, v.Validator.Lines)
+			_ = os.RemoveAll(dir)
+			return
+		}
+		_ = os.RemoveAll(dir)
+	}
+	t.Fatal("no run of seeds 1-8 restarted the LogCoordinator alone")
 }

@@ -63,8 +63,8 @@ type traceState struct {
 	restart string
 	// legacyDrain: T was sent SIGTERM while a legacy process was alive.
 	legacyDrain bool
-	// untraced: processes restarted without a trace (the coordinator,
-	// the LogCoordinator: the model has one of each).
+	// untraced: processes restarted without a trace (the coordinator:
+	// the model has no crash of it).
 	untraced []string
 }
 
@@ -146,42 +146,69 @@ func (r *run) traceArgs(p *proc) ([]string, error) {
 	tname := r.traceNodeName()
 	file := func(proc string) string { return filepath.Join(r.tr.dir, proc+".ndjson") }
 	switch {
-	case p == r.coord || p == r.lc:
-		proc := "coord"
-		if p == r.lc {
-			proc = "logcoord"
-		}
-		if slices.Contains(r.tr.procs, proc) {
-			// Its successor is not traced: the model has one coordinator
-			// and one LogCoordinator; the run's trace is then incomplete.
-			r.tr.untraced = append(r.tr.untraced, proc)
+	case p == r.coord:
+		if slices.Contains(r.tr.procs, "coord") {
+			// Its successor is not traced: the model has no crash of the
+			// coordinator; the run's trace is then incomplete.
+			r.tr.untraced = append(r.tr.untraced, "coord")
 			return nil, nil
 		}
-		r.tr.procs = append(r.tr.procs, proc)
-		return []string{"--trace", file(proc), "--trace-process", proc, "--trace-node", tname, "--trace-model", model,
+		r.tr.procs = append(r.tr.procs, "coord")
+		return []string{"--trace", file("coord"), "--trace-process", "coord", "--trace-node", tname, "--trace-model", model,
 			"--trace-mapping", "sessions"}, nil
+	case p == r.lc:
+		// A restarted LogCoordinator is traced as the next process,
+		// logcoord.2, logcoord.3, …: its first line is its empty cache,
+		// the model's LogCoordExpire or no step (docs/trace.md).
+		proc, prev := r.tr.nextProc("logcoord", file)
+		args := []string{"--trace", file(proc), "--trace-process", proc, "--trace-node", tname, "--trace-model", model,
+			"--trace-mapping", "sessions"}
+		if prev != "" {
+			args = append(args, "--trace-after", file(prev), "--trace-restart", "crash")
+		}
+		return args, nil
 	case p.role == "node" && p.name == tname:
-		n := 0
-		for _, q := range r.tr.procs {
-			if strings.HasPrefix(q, "T.") {
-				n++
-			}
-		}
-		// A start that failed before it made its trace (its port taken:
-		// restart tries again) gives its name to the next try.
-		if _, err := os.Stat(file(fmt.Sprintf("T.%d", n))); n > 0 && os.IsNotExist(err) {
-			n--
-			r.tr.procs = slices.DeleteFunc(r.tr.procs, func(q string) bool { return q == fmt.Sprintf("T.%d", n+1) })
-		}
-		proc := fmt.Sprintf("T.%d", n+1)
+		proc, prev := r.tr.nextProc("T", file)
 		args := []string{"--trace", file(proc), "--trace-process", proc, "--trace-model", model, "--trace-mapping", "sessions"}
-		if n > 0 {
-			args = append(args, "--trace-after", file(fmt.Sprintf("T.%d", n)), "--trace-restart", r.tr.restart)
+		if prev != "" {
+			args = append(args, "--trace-after", file(prev), "--trace-restart", r.tr.restart)
 		}
-		r.tr.procs = append(r.tr.procs, proc)
 		return args, nil
 	}
 	return nil, nil
+}
+
+// procName is the name of the n-th process (from 1) of a traced role:
+// T.1, T.2, … for T; logcoord, logcoord.2, … for the LogCoordinator.
+func procName(role string, n int) string {
+	if role == "logcoord" && n == 1 {
+		return role
+	}
+	return fmt.Sprintf("%s.%d", role, n)
+}
+
+// nextProc names the next process of a traced role (T or logcoord) and
+// records it; prev is its predecessor ("" for the first). A start that
+// failed before it made its trace (its port taken: restart tries again)
+// gives its name to the next try. t.mu is held.
+func (t *traceState) nextProc(role string, file func(string) string) (proc, prev string) {
+	n := 0
+	for _, q := range t.procs {
+		if q == role || strings.HasPrefix(q, role+".") {
+			n++
+		}
+	}
+	if _, err := os.Stat(file(procName(role, n))); n > 0 && os.IsNotExist(err) {
+		n--
+		failed := procName(role, n+1)
+		t.procs = slices.DeleteFunc(t.procs, func(q string) bool { return q == failed })
+	}
+	proc = procName(role, n+1)
+	if n > 0 {
+		prev = procName(role, n)
+	}
+	t.procs = append(t.procs, proc)
+	return proc, prev
 }
 
 // checkTrace collects the run's traces into cfg.Trace, validates them and
@@ -241,12 +268,18 @@ func (r *run) uncovered() []string {
 	defer r.tr.mu.Unlock()
 	var out []string
 	for _, p := range r.tr.untraced {
-		out = append(out, p+" was restarted (a fault): the model has one such process, so its successor is not traced and the lines after the kill are missing")
+		out = append(out, p+" was restarted (a fault): the model has no crash of the coordinator (its drain decision would be forgotten while the process it named runs), so its successor is not traced and the lines after the kill are missing")
 	}
 	if r.cfg.Transport == "logcoord" {
 		out = append(out, "transport logcoord: the coordinator's query of the LogCoordinator is a gRPC call concurrent with its other steps, not a message of the model, so the answer's atomic read of the coordinator's state is not pinned (docs/trace.md)")
 	}
-	if n := len(r.tr.procs) - 2; n > 15 {
+	n := 0
+	for _, q := range r.tr.procs {
+		if strings.HasPrefix(q, "T.") {
+			n++
+		}
+	}
+	if n > 15 {
 		out = append(out, fmt.Sprintf("%s ran %d processes, past the model's MaxEpoch 15", r.traceNodeName(), n))
 	}
 	if r.tr.legacyDrain {

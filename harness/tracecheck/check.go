@@ -3,6 +3,7 @@ package tracecheck
 import (
 	"fmt"
 	"hash/maphash"
+	"slices"
 	"strings"
 
 	"github.com/drainproof/drainproof/spec"
@@ -56,11 +57,11 @@ func NewChecker(m *spec.Model, opts Options) (*Checker, error) {
 	if opts.MaxCandidates <= 0 {
 		opts.MaxCandidates = DefaultMaxCandidates
 	}
-	acts, err := bindActions(m)
+	acts, err := boundActions(m)
 	if err != nil {
 		return nil, err
 	}
-	acts = append(acts, refinementDefs()...)
+	acts = append(slices.Clip(acts), refinementDefs()...) // a copy: the bound actions are shared
 	c := &Checker{m: m, opts: opts, actions: acts,
 		dispatchers: m.Config().Dispatchers, brokers: m.Config().Brokers, seen: map[uint64]struct{}{}, seed: maphash.MakeSeed(),
 		maxEpoch: int8(m.Config().MaxEpoch), maxMsgs: m.Config().MaxMsgs, maxReg: m.Config().MaxReg}

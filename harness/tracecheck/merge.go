@@ -55,52 +55,133 @@ type CutLine struct {
 
 // procTrace is one process's trace being merged, read line by line.
 type procTrace struct {
-	file   int
-	path   string
-	proc   string
-	after  string
-	f      *os.File
-	r      *bufio.Reader
-	long   []byte // a line longer than the reader's buffer
-	lineNo int    // the head's line number
+	file  int
+	path  string
+	proc  string
+	after string
+	f     *os.File      // nil for a trace held in memory (data)
+	r     *bufio.Reader // nil for a trace held in memory
+	long  []byte        // a line longer than the reader's buffer
+	// data is the whole trace when it is small (smallTrace): read once,
+	// its lines are slices of it, and a rewind costs nothing; off is
+	// where the next line starts.
+	data   []byte
+	off    int
+	at     int // where the line readLine returned last starts in data
+	lineNo int // the head's line number
 	head   stamp
 	text   []byte // the head's text, valid until the next read
 	body   int    // where the head's body (after its stamp) starts
 }
 
-// openProc opens the trace at path and reads its header.
-func openProc(path string, file int) (*procTrace, Header, error) {
+// smallTrace is the size up to which a process's trace is read into
+// memory whole (a short run's, a few hundred kilobytes at most): one
+// read, and the second pass and the rewind without a system call. A
+// larger one is read line by line through a buffer, so a run's memory
+// stays in its number of processes.
+var smallTrace = 1 << 20 // a variable for the tests that turn it off
+
+// memoryBudget bounds the bytes of a run's traces held in memory (its
+// small traces, until they add up to it; the rest are read line by line).
+const memoryBudget = 64 << 20
+
+// openProc opens the trace at path and reads its header: the header with
+// its model undecoded (rawHeader), for the merger to compare.
+// A trace of at most smallTrace bytes is read into memory while budget
+// (the bytes the run may still hold) allows, and budget is reduced.
+func openProc(path string, file int, budget *int) (*procTrace, rawHeader, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, Header{}, &InputError{File: path, Msg: err.Error()}
+		return nil, rawHeader{}, &InputError{File: path, Msg: err.Error()}
 	}
-	size := 64 << 10
-	if st, err := f.Stat(); err == nil && st.Size() < int64(size) {
-		size = max(int(st.Size())+1, 16) // a small trace: a small buffer (a run has many)
+	t := &procTrace{file: file, path: path}
+	if st, err := f.Stat(); err == nil && st.Size() <= int64(smallTrace) && st.Size() <= int64(*budget) {
+		// One read of the size it has, and a byte more to see it end.
+		buf := make([]byte, st.Size()+1)
+		n, err := io.ReadFull(f, buf)
+		_ = f.Close()
+		switch {
+		case err == nil: // it grew: read it as a large one
+			f, err = os.Open(path)
+		case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+			t.data, err = buf[:n:n], nil
+		}
+		if err != nil {
+			return nil, rawHeader{}, &InputError{File: path, Msg: err.Error()}
+		}
+		*budget -= len(t.data)
 	}
-	t := &procTrace{file: file, path: path, f: f, r: bufio.NewReaderSize(f, size)}
+	if t.data == nil {
+		t.f, t.r = f, bufio.NewReaderSize(f, 64<<10)
+	}
 	text, ok, err := t.readLine()
 	if err == nil && !ok {
 		err = &InputError{File: path, Line: 1, Msg: "empty trace: no header line"}
 	}
 	if err != nil {
-		_ = f.Close()
-		return nil, Header{}, err
+		t.close()
+		return nil, rawHeader{}, err
 	}
-	var h Header
+	var h rawHeader
 	dec := json.NewDecoder(bytes.NewReader(text))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&h); err != nil {
-		_ = f.Close()
+		t.close()
 		return nil, h, &InputError{File: path, Line: 1, Msg: "bad header: " + err.Error()}
 	}
 	t.proc, t.after = h.Process, h.After
 	return t, h, nil
 }
 
+// rawHeader is Header with the model left as its JSON text: the traces
+// of one run carry one model, which the merger compares as text first.
+type rawHeader struct {
+	Trace   int             `json:"drainproof_trace"`
+	Model   json.RawMessage `json:"model"`
+	Source  string          `json:"source,omitempty"`
+	Process string          `json:"process,omitempty"`
+	After   string          `json:"after,omitempty"`
+	Mapping string          `json:"mapping,omitempty"`
+}
+
+// close closes t's file, if it has one open.
+func (t *procTrace) close() {
+	if t.f != nil {
+		_ = t.f.Close()
+	}
+}
+
+// rewind makes t's next line its first again.
+func (t *procTrace) rewind() error {
+	t.lineNo = 0
+	if t.data != nil {
+		t.off = 0
+		return nil
+	}
+	if _, err := t.f.Seek(0, io.SeekStart); err != nil {
+		return &InputError{File: t.path, Msg: err.Error()}
+	}
+	t.r.Reset(t.f)
+	return nil
+}
+
 // readLine reads the next line (without its newline).
 func (t *procTrace) readLine() ([]byte, bool, error) {
 	t.lineNo++
+	if t.data != nil {
+		if t.off >= len(t.data) {
+			return nil, false, nil
+		}
+		line := t.data[t.off:]
+		t.at = t.off
+		if i := bytes.IndexByte(line, '\n'); i >= 0 {
+			line = line[:i]
+			t.off += i + 1
+		} else {
+			t.off = len(t.data)
+		}
+		return bytes.TrimSuffix(line, []byte("\r")), true, nil
+	}
 	line, err := t.r.ReadSlice('\n')
 	if errors.Is(err, bufio.ErrBufferFull) {
 		t.long = append(t.long[:0], line...)
@@ -194,17 +275,19 @@ func RunFiles(dir string) (files []string, ok bool, err error) {
 	return files, len(files) > 0, nil
 }
 
-func readHeader(path string) (Header, error) {
+// readHeader reads a trace's header, its model left undecoded (RunFiles
+// needs its process; the merge reads the whole header).
+func readHeader(path string) (rawHeader, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return Header{}, &InputError{File: path, Msg: err.Error()}
+		return rawHeader{}, &InputError{File: path, Msg: err.Error()}
 	}
 	defer f.Close()
 	text, err := bufio.NewReaderSize(f, 4096).ReadSlice('\n')
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
-		return Header{}, &InputError{File: path, Line: 1, Msg: err.Error()}
+		return rawHeader{}, &InputError{File: path, Line: 1, Msg: err.Error()}
 	}
-	var h Header
+	var h rawHeader
 	if err := json.Unmarshal(text, &h); err != nil {
 		return h, &InputError{File: path, Line: 1, Msg: "bad header: " + err.Error()}
 	}
@@ -224,6 +307,22 @@ type merger struct {
 	// Cut is the first line in no order of the run, once next has met it.
 	Cut *CutLine
 	pop *procTrace // the process whose head next returned last
+	// With record set (every trace in memory), next records the merged
+	// order as it goes, and after a rewind replays it (replay) instead
+	// of merging again: the same lines in the same order, without the
+	// heap, the stamps' parse and the happens-before check a second time.
+	record bool
+	rec    []recLine
+	replay bool
+	ri     int
+}
+
+// recLine is a line of the merged order, recorded: its trace, where its
+// text is in the trace's data, where its body starts, its line number.
+type recLine struct {
+	t               *procTrace
+	at, end, lineNo int32
+	body            int32
 }
 
 // newMerger opens the traces of a run and checks their headers.
@@ -234,8 +333,9 @@ func newMerger(paths []string) (*merger, error) {
 	m := &merger{paths: paths, succ: map[string]*procTrace{}}
 	byName := map[string]*procTrace{}
 	var model []byte
+	budget := memoryBudget
 	for i, path := range paths {
-		t, h, err := openProc(path, i)
+		t, h, err := openProc(path, i, &budget)
 		if err != nil {
 			m.close()
 			return nil, err
@@ -251,15 +351,17 @@ func newMerger(paths []string) (*merger, error) {
 		if h.Process == "" {
 			return fail("the header names no process: not a trace of one process of a run")
 		}
-		mb, err := json.Marshal(h.Model)
-		if err != nil {
-			return fail(err.Error())
-		}
 		if i == 0 {
-			model = mb
-			m.header = Header{Trace: SchemaVersion, Model: h.Model, Mapping: h.Mapping,
+			model = h.Model
+			hm, err := decodeModel(h.Model)
+			if err != nil {
+				return fail("bad header: " + err.Error())
+			}
+			m.header = Header{Trace: SchemaVersion, Model: hm, Mapping: h.Mapping,
 				Source: fmt.Sprintf("%d processes merged (%s)", len(paths), h.Source)}
-		} else if !bytes.Equal(mb, model) {
+		} else if same, err := sameModel(h.Model, model); err != nil {
+			return fail("bad header: " + err.Error())
+		} else if !same {
 			return fail(fmt.Sprintf("its model differs from %s's: not one run", paths[0]))
 		} else if h.Mapping != m.header.Mapping {
 			return fail(fmt.Sprintf("its mapping %q differs from %s's %q: not one run", h.Mapping, paths[0], m.header.Mapping))
@@ -306,6 +408,39 @@ func newMerger(paths []string) (*merger, error) {
 	return m, nil
 }
 
+// sameModel reports whether two headers' models are one: equal as text
+// (the processes of a run write it alike), else equal once decoded (the
+// keys of an object in any order).
+func sameModel(a, b json.RawMessage) (bool, error) {
+	if bytes.Equal(a, b) {
+		return true, nil
+	}
+	x, err := decodeModel(a)
+	if err != nil {
+		return false, err
+	}
+	y, err := decodeModel(b)
+	if err != nil {
+		return false, err
+	}
+	xb, err := json.Marshal(x)
+	if err != nil {
+		return false, err
+	}
+	yb, err := json.Marshal(y)
+	return bytes.Equal(xb, yb), err
+}
+
+// decodeModel decodes a header's model (none: nil).
+func decodeModel(raw json.RawMessage) (map[string]any, error) {
+	var m map[string]any
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	err := json.Unmarshal(raw, &m)
+	return m, err
+}
+
 // push puts t's next line on the heap; at the end of t's trace, its
 // successor's first.
 func (m *merger) push(t *procTrace) error {
@@ -331,6 +466,14 @@ func (m *merger) push(t *procTrace) error {
 // from; false at the end, or at the first line in no order of the run
 // (m.Cut).
 func (m *merger) next() (text []byte, body int, src SrcLine, ok bool, err error) {
+	if m.replay {
+		if m.ri >= len(m.rec) {
+			return nil, 0, src, false, nil
+		}
+		r := &m.rec[m.ri]
+		m.ri++
+		return r.t.data[r.at:r.end], int(r.body), SrcLine{File: r.t.file, Line: int(r.lineNo)}, true, nil
+	}
 	if m.pop != nil {
 		t := m.pop
 		m.pop = nil
@@ -354,18 +497,37 @@ func (m *merger) next() (text []byte, body int, src SrcLine, ok bool, err error)
 		return nil, 0, src, false, nil
 	}
 	m.pop = t
+	if m.record {
+		m.rec = append(m.rec, recLine{t: t, at: int32(t.at), end: int32(t.at + len(t.text)), lineNo: int32(t.lineNo), body: int32(t.body)})
+	}
 	return t.text, t.body, src, true, nil
+}
+
+// recordOrder makes next record the merged order for rewind to replay,
+// if every trace is in memory (false otherwise: the order is merged again).
+func (m *merger) recordOrder() bool {
+	for _, t := range m.procs {
+		if t.data == nil {
+			return false
+		}
+	}
+	m.record = true
+	return true
 }
 
 // rewind starts the merge again from the traces' first lines.
 func (m *merger) rewind() error {
+	if m.record {
+		// Replay the order recorded: the traces are in memory and
+		// unchanged, so merging them again gives the same lines.
+		m.record, m.replay, m.ri, m.Cut, m.pop = false, true, 0, nil, nil
+		return nil
+	}
 	m.h, m.order, m.Cut, m.pop = m.h[:0], causal{}, nil, nil
 	for _, t := range m.procs {
-		if _, err := t.f.Seek(0, io.SeekStart); err != nil {
-			return &InputError{File: t.path, Msg: err.Error()}
+		if err := t.rewind(); err != nil {
+			return err
 		}
-		t.r.Reset(t.f)
-		t.lineNo = 0
 		if _, _, err := t.readLine(); err != nil { // the header, read before
 			return err
 		}
@@ -383,7 +545,7 @@ func (m *merger) rewind() error {
 // close closes the traces.
 func (m *merger) close() {
 	for _, t := range m.procs {
-		_ = t.f.Close()
+		t.close()
 	}
 }
 
@@ -421,10 +583,13 @@ func Merge(paths []string) (*Merged, error) {
 
 // CheckRun merges the per-process traces of one run and checks the
 // merged order against model, or the model the headers name when model
-// is nil. It streams: it reads the traces twice, line by line (the first
-// pass decides the environment's losses and duplicates from each
-// message's future, the second checks), holding two bits per line, so
-// its memory is linear in the run's length with a small constant. The
+// is nil. It makes two passes (the first decides the environment's losses
+// and duplicates from each message's future, the second checks). A long
+// run is streamed: the traces are read twice, line by line, holding two
+// bits per line, so its memory is linear in the run's length with a
+// small constant. A short run (every trace at most 1 MiB, 64 MiB in all)
+// is read once into memory, and its second pass replays the first's
+// merged order and compiled lines, the same lines in the same order. The
 // result names the merged trace's line and, for a line not explained,
 // its process and where it is in that process's trace.
 func CheckRun(paths []string, name string, model *spec.Model, opts Options) (Result, error) {
@@ -434,6 +599,9 @@ func CheckRun(paths []string, name string, model *spec.Model, opts Options) (Res
 	if err != nil {
 		return res, err
 	}
+	// A run held in memory: the second pass replays the first's order
+	// and takes its compiled lines (kept).
+	inMemory := mg.recordOrder()
 	hb, err := json.Marshal(mg.header)
 	if err != nil {
 		mg.close()
@@ -454,8 +622,10 @@ func CheckRun(paths []string, name string, model *spec.Model, opts Options) (Res
 		return res, &InputError{File: paths[0], Line: 1, Msg: err.Error()}
 	}
 	lc := newLineCompiler(c)
+	lc.all = inMemory
 	var la fwdLookahead
 	var ln line
+	var kept []line
 	n := 0
 	for {
 		text, body, src, ok, err := mg.next()
@@ -471,6 +641,9 @@ func CheckRun(paths []string, name string, model *spec.Model, opts Options) (Res
 			return res, &InputError{File: paths[src.File], Line: src.Line, Msg: err.Error()}
 		}
 		la.observe(n, &ln)
+		if inMemory {
+			kept = append(kept, ln)
+		}
 		n++
 	}
 	cut := mg.Cut
@@ -483,7 +656,9 @@ func CheckRun(paths []string, name string, model *spec.Model, opts Options) (Res
 		if err != nil || !ok {
 			return res, errors.Join(err, fmt.Errorf("%s: the traces changed while they were checked", name))
 		}
-		if err := lc.compile(text, body, &ln); err != nil {
+		if inMemory {
+			ln = kept[i]
+		} else if err := lc.compile(text, body, &ln); err != nil {
 			return res, &InputError{File: paths[src.File], Line: src.Line, Msg: err.Error()}
 		}
 		la.apply(i, &ln)
@@ -526,6 +701,9 @@ type lineCompiler struct {
 	keep  int // the arena's length that remembered lines use
 	hits  int
 	seen  int
+	// all: every line's observed values stay in the arena (a run held
+	// in memory keeps its compiled lines for the second pass).
+	all bool
 }
 
 func newLineCompiler(c *Checker) *lineCompiler {
@@ -533,9 +711,20 @@ func newLineCompiler(c *Checker) *lineCompiler {
 	return &lineCompiler{c: c, cache: map[string]line{}}
 }
 
-// compile compiles text, whose body starts at body, into ln.
+// compile compiles text, whose body starts at body, into ln. The first
+// line of a successor (its stamp names after) is compiled afresh and not
+// remembered: the refinement mapping reads it differently from a line of
+// the same body elsewhere (refine.go).
 func (lc *lineCompiler) compile(text []byte, body int, ln *line) error {
 	lc.seen++
+	if bytes.Contains(text[:body], afterKey) {
+		lc.c.arena = lc.c.arena[:lc.keep]
+		err := lc.c.parseLine(text, ln)
+		if lc.all {
+			lc.keep = len(lc.c.arena)
+		}
+		return err
+	}
 	if l, ok := lc.cache[string(text[body:])]; ok {
 		*ln = l
 		lc.hits++
@@ -553,8 +742,14 @@ func (lc *lineCompiler) compile(text []byte, body int, ln *line) error {
 	case lc.hits < lc.seen/2:
 		lc.cache = nil // most lines are new: the cache does not pay
 	}
+	if lc.all {
+		lc.keep = len(lc.c.arena)
+	}
 	return nil
 }
+
+// afterKey is the stamp's key of a successor's first line.
+var afterKey = []byte(`"after":`)
 
 // fwdLookahead is lookahead in two forward passes: observe, line by line,
 // marks each send whose message's next event is a receive (received) and

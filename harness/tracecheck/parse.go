@@ -273,6 +273,7 @@ type line struct {
 	pastEpochs           bool  // an epoch past MaxEpoch (a rejection)
 	pastRange            bool  // an integer past the int8 range of the model's values (incomplete)
 	refine               uint8 // the refinement mapping's reading of the line (refine.go)
+	first                bool  // the first line of a process that succeeds another (its stamp's after)
 }
 
 // checks returns the observed values of ln.
@@ -312,8 +313,12 @@ func (c *Checker) parseLine(text []byte, ln *line) error {
 			return p.object(func(k []byte) bool { return c.parseParam(&p, k, ln) })
 		case "vars":
 			return p.object(func(k []byte) bool { return c.parseVar(&p, k, ln) })
-		case "p", "after": // the stamp (causal.go)
+		case "p": // the stamp (causal.go)
 			_, ok := p.str()
+			return ok
+		case "after": // the stamp: the first line of a successor (causal.go)
+			s, ok := p.str()
+			ln.first = ok && len(s) > 0
 			return ok
 		case "c":
 			_, ok := p.clock()

@@ -37,6 +37,14 @@ import (
 //     a change, so the stutter hides nothing; a coordinator that changes
 //     its state on it (UnknownErasesCount) disagrees with the unchanged
 //     state and is rejected.
+//   - LogCoordExpire as the first line of a process that succeeds
+//     another (its stamp's after: a LogCoordinator restarted after a
+//     kill, logcoord.Cache.TraceRestart) may be a stutter: the new
+//     process's cache is empty, which is the model's LogCoordExpire when
+//     the model's cache holds T's entry and no step when it holds none
+//     (the heartbeat transport, where T never reports to it). The line
+//     observes the empty entry, so the stutter is possible only from a
+//     state whose cache is already empty.
 
 // The refinement a line takes (line.refine).
 const (
@@ -103,6 +111,10 @@ func (c *Checker) refineLine(ln *line) error {
 		}
 	case names.CoordRecvAnswer.String():
 		if ln.hasMsg && ln.msg.msg.Epoch == spec.None {
+			ln.refine = refineOrStutter
+		}
+	case names.LogCoordExpire.String():
+		if ln.first {
 			ln.refine = refineOrStutter
 		}
 	}

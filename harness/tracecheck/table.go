@@ -4,7 +4,7 @@ package tracecheck
 // variables a trace line may observe and how to read each off a
 // spec.State, which actions take which parameters, and which actions are
 // environment steps the implementation cannot see. The actions themselves
-// are found by name on *spec.Model (reflection, once per Checker), so a new
+// are found by name on *spec.Model (reflection, once per model: boundActions), so a new
 // action of a known shape needs no code here beyond its parameter names.
 
 import (
@@ -12,6 +12,7 @@ import (
 	"github.com/drainproof/drainproof/tla/names"
 	"reflect"
 	"strings"
+	"sync"
 
 	"github.com/drainproof/drainproof/spec"
 )
@@ -255,6 +256,38 @@ type actionDef struct {
 // bindActions finds every action of spec.ActionNames on m. The methods
 // are taken from the type, not the value, so that calls through the
 // bound closures are direct calls, not reflective ones.
+// bound remembers the actions bound to the models checked last (a run
+// of many short traces has one or two models, and binding by reflection
+// is a part of each trace's fixed cost).
+var bound struct {
+	sync.Mutex
+	recent [4]struct {
+		m    *spec.Model
+		acts []actionDef
+	}
+	next int
+}
+
+// boundActions is bindActions(m), remembered for the last few models; the
+// slice is shared and must not be written.
+func boundActions(m *spec.Model) ([]actionDef, error) {
+	bound.Lock()
+	defer bound.Unlock()
+	for i := range bound.recent {
+		if r := &bound.recent[i]; r.m == m {
+			return r.acts, nil
+		}
+	}
+	acts, err := bindActions(m)
+	if err != nil {
+		return nil, err
+	}
+	r := &bound.recent[bound.next]
+	r.m, r.acts = m, acts
+	bound.next = (bound.next + 1) % len(bound.recent)
+	return acts, nil
+}
+
 func bindActions(m *spec.Model) ([]actionDef, error) {
 	rt := reflect.TypeOf(m)
 	var out []actionDef

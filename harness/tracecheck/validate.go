@@ -386,7 +386,7 @@ func (c *Checker) compile(data []byte, off int, name string, buf *buffers) (line
 			}
 			key = text[body:]
 		}
-		if j, ok := cache[string(key)]; ok {
+		if j, ok := cache[string(key)]; ok && st.after == "" {
 			lines = append(lines, lines[j])
 			lines[len(lines)-1].off = off
 			hits++
@@ -398,7 +398,9 @@ func (c *Checker) compile(data []byte, off int, name string, buf *buffers) (line
 			}
 			ln.off = off
 			switch {
-			case cache == nil:
+			case cache == nil, st.after != "":
+				// A successor's first line is read differently from a
+				// line of the same body elsewhere (refine.go): not kept.
 			case len(cache) < lineCacheSize:
 				cache[string(key)] = int32(len(lines) - 1)
 			case hits < len(lines)/2:

@@ -448,6 +448,10 @@ type LogCoordConfig struct {
 	Tracer *trace.Writer
 	// TraceNode is the node whose entry is traced (with Tracer).
 	TraceNode node.ID
+	// TraceRestart: the process succeeds a killed LogCoordinator (its
+	// trace's header names the predecessor); its first line is the empty
+	// cache's (logcoord.Cache.TraceRestart).
+	TraceRestart bool
 }
 
 // LogCoord is the running LogCoordinator process.
@@ -474,6 +478,12 @@ func StartLogCoord(cfg LogCoordConfig) (*LogCoord, error) {
 	cfg.ServerOptions, _ = stampOptions(cfg.Tracer, cfg.ServerOptions, nil)
 	l := &LogCoord{srv: grpc.NewServer(cfg.ServerOptions...), done: make(chan struct{})}
 	cache := logcoord.New(logcoord.Config{TTL: cfg.TTL.Milliseconds(), Tracer: tracerOf(cfg.Tracer), TraceNode: cfg.TraceNode})
+	if cfg.TraceRestart {
+		if cfg.Tracer == nil {
+			return nil, errors.New("daemon: TraceRestart needs a Tracer")
+		}
+		cache.TraceRestart()
+	}
 	pb.RegisterLogCoordinatorServer(l.srv, &transport.LogCoordServer{Cache: cache, Now: clk.now})
 	go func() {
 		defer close(l.done)

@@ -7,8 +7,9 @@
 // It mirrors the LogCoordinator actions of tla/DrainRegistration.tla
 // (package spec): [Cache.OnReport] is LogCoordRecvReport, [Cache.Answer]
 // is LogCoordAnswer, expiry ([Config.TTL]) and [Cache.RemoveNode] are
-// LogCoordExpire, and [Answer] is the model's Ans record (Known false is
-// Ans(None, None, FALSE), "unknown").
+// LogCoordExpire (and so is a restarted process's empty cache, which
+// [Cache.TraceRestart] writes as its trace's first line), and [Answer] is
+// the model's Ans record (Known false is Ans(None, None, FALSE), "unknown").
 //
 // # Rules implemented
 //

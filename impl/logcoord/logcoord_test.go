@@ -264,3 +264,25 @@ func TestTraceFollowsTraceNode(t *testing.T) {
 		t.Fatalf("trace of every node: %d lines, want 6:\n%s", len(got), strings.Join(got, "\n"))
 	}
 }
+
+// TestTraceRestartIsTheEmptyCache: a LogCoordinator that succeeds a
+// killed one writes, as its first line, the traced node's entry gone
+// (LogCoordExpire with no entry); without a traced node it writes
+// nothing.
+func TestTraceRestartIsTheEmptyCache(t *testing.T) {
+	var lines trace.Lines
+	logcoord.New(logcoord.Config{TTL: 10, Tracer: &lines, TraceNode: "T"}).TraceRestart()
+	var got []string
+	for _, l := range lines.All() {
+		got = append(got, string(trace.AppendLine(nil, &l)))
+	}
+	want := []string{`{"action":"LogCoordExpire","vars":{"cache":{"epoch":-1,"count":-1,"closed":false}}}`}
+	if !slices.Equal(got, want) {
+		t.Fatalf("TraceRestart wrote:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	var none trace.Lines
+	logcoord.New(logcoord.Config{TTL: 10, Tracer: &none}).TraceRestart()
+	if n := len(none.All()); n != 0 {
+		t.Fatalf("TraceRestart without a TraceNode wrote %d lines, want 0", n)
+	}
+}

@@ -16,6 +16,8 @@ import (
 //	          LogCoordAnswerUnknown  when nothing is cached
 //	Expire      LogCoordExpire     per entry deleted
 //	RemoveNode  LogCoordExpire     the node left membership (its process is gone)
+//	TraceRestart LogCoordExpire    the first line of a LogCoordinator that
+//	                               succeeds a killed one: its cache is empty
 
 // TraceMsg returns a as the model's record (TLA+ Ans; unknown is
 // Ans(None, None, FALSE)).
@@ -24,6 +26,22 @@ func (a Answer) TraceMsg() *trace.Msg {
 		return &trace.Msg{Kind: node.KindAns.String(), Epoch: trace.None, Liveness: node.NoLiveness.String(), Count: trace.None}
 	}
 	return &trace.Msg{Kind: node.KindAns.String(), Epoch: int64(a.Epoch), Liveness: node.NoLiveness.String(), Count: a.Count, Closed: a.AdmissionClosed}
+}
+
+// TraceRestart writes the first line of a LogCoordinator process that
+// succeeds a killed one (docs/trace.md, "Every run"): the new process
+// starts with an empty cache, so the traced node's entry is gone, the
+// model's LogCoordExpire (or no step at all if the model's cache held no
+// entry; the validator's refinement mapping reads it so). Call it on the
+// new, empty cache before it serves. It writes the line about
+// Config.TraceNode, and nothing if that is empty (no node is named).
+func (c *Cache) TraceRestart() {
+	if c.cfg.TraceNode == "" {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.trace(names.LogCoordExpire, c.cfg.TraceNode, nil)
 }
 
 // trace writes action about node n (c.mu held), with the cache entry
