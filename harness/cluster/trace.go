@@ -243,9 +243,6 @@ func (r *run) uncovered() []string {
 	for _, p := range r.tr.untraced {
 		out = append(out, p+" was restarted (a fault): the model has one such process, so its successor is not traced and the lines after the kill are missing")
 	}
-	if r.cfg.Transport == "logcoord" {
-		out = append(out, "transport logcoord: the coordinator's query of the LogCoordinator is a gRPC call concurrent with its other steps, not a message of the model, so the answer's atomic read of the coordinator's state is not pinned (docs/trace.md)")
-	}
 	if n := len(r.tr.procs) - 2; n > 15 {
 		out = append(out, fmt.Sprintf("%s ran %d processes, past the model's MaxEpoch 15", r.traceNodeName(), n))
 	}
