@@ -63,6 +63,23 @@ func (m *Model) coordSendStopping(s, t *State) bool {
 	return m.send(t, Cmd(s.CoordEpoch, Stopping))
 }
 
+// CoordSendQuery is TLA+ CoordSendQuery: (logcoord transport) the
+// coordinator's periodic task sends its query for T's count, after
+// STOPPING is observed, until a zero is accepted or DrainNode answered.
+func (m *Model) CoordSendQuery(s *State) (State, bool) {
+	var t State
+	return value(m.coordSendQuery(s, &t), &t)
+}
+
+// coordSendQuery is CoordSendQuery in place (see actions.go).
+func (m *Model) coordSendQuery(s, t *State) bool {
+	if m.heartbeat || s.DrainedEpoch != None || s.LegacyEpoch != None || s.CoordLiveness != Stopping || s.CoordCount == 0 {
+		return false
+	}
+	*t = *s
+	return m.send(t, Query)
+}
+
 // CoordLegacyRestart is TLA+ CoordLegacyRestart: the legacy hard-restart
 // answer for a legacy process (under LegacyOnUnknown, also for one of
 // unknown version).
@@ -210,42 +227,37 @@ func (m *Model) logCoordRecvReport(s, t *State, id msgID, keep bool) bool {
 	return true
 }
 
-// logCoordQueries is the common guard of the two answers: the coordinator
-// queries after STOPPING is observed, until a zero is accepted.
-func (m *Model) logCoordQueries(s *State) bool {
-	return !m.heartbeat && s.DrainedEpoch == None && s.CoordLiveness == Stopping && s.CoordCount != 0
-}
-
-// LogCoordAnswer is TLA+ LogCoordAnswer: the query reaches the
-// LogCoordinator while it has an entry for T: it answers with it.
-func (m *Model) LogCoordAnswer(s *State) (State, bool) {
+// LogCoordAnswer is TLA+ LogCoordAnswer(m, keep): the LogCoordinator
+// takes the coordinator's query while it has an entry for T and replies
+// with it. It reads only its cache.
+func (m *Model) LogCoordAnswer(s *State, id msgID, keep bool) (State, bool) {
 	var t State
-	return value(m.logCoordAnswer(s, &t), &t)
+	return value(m.logCoordAnswer(s, &t, id, keep), &t)
 }
 
 // logCoordAnswer is LogCoordAnswer in place (see actions.go).
-func (m *Model) logCoordAnswer(s, t *State) bool {
-	if !m.logCoordQueries(s) || s.Cache.Epoch == None {
+func (m *Model) logCoordAnswer(s, t *State, id msgID, keep bool) bool {
+	if m.msgs[id].Kind != KindQuery || s.Cache.Epoch == None {
 		return false
 	}
 	*t = *s
-	return m.send(t, Ans(s.Cache.Epoch, s.Cache.Count, s.Cache.Closed))
+	return m.reply(t, id, keep, Ans(s.Cache.Epoch, s.Cache.Count, s.Cache.Closed))
 }
 
-// LogCoordAnswerUnknown is TLA+ LogCoordAnswerUnknown: the same query
-// while nothing is cached: the answer is unknown.
-func (m *Model) LogCoordAnswerUnknown(s *State) (State, bool) {
+// LogCoordAnswerUnknown is TLA+ LogCoordAnswerUnknown(m, keep): the same
+// query while nothing is cached: the answer is unknown.
+func (m *Model) LogCoordAnswerUnknown(s *State, id msgID, keep bool) (State, bool) {
 	var t State
-	return value(m.logCoordAnswerUnknown(s, &t), &t)
+	return value(m.logCoordAnswerUnknown(s, &t, id, keep), &t)
 }
 
 // logCoordAnswerUnknown is LogCoordAnswerUnknown in place (see actions.go).
-func (m *Model) logCoordAnswerUnknown(s, t *State) bool {
-	if !m.logCoordQueries(s) || s.Cache.Epoch != None {
+func (m *Model) logCoordAnswerUnknown(s, t *State, id msgID, keep bool) bool {
+	if m.msgs[id].Kind != KindQuery || s.Cache.Epoch != None {
 		return false
 	}
 	*t = *s
-	return m.send(t, Ans(None, None, false))
+	return m.reply(t, id, keep, Ans(None, None, false))
 }
 
 // LogCoordExpire is TLA+ LogCoordExpire: the cached entry's TTL runs out

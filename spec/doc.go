@@ -47,7 +47,7 @@
 //
 // The coordinator and maintainers: [Model.CoordLearnVersion],
 // [Model.CoordSendDraining], [Model.CoordSendStopping],
-// [Model.CoordLegacyRestart], [Model.MaintainerReportProgress],
+// [Model.CoordSendQuery], [Model.CoordLegacyRestart], [Model.MaintainerReportProgress],
 // [Model.CoordRecvHeartbeat], [Model.CoordRecvResponse],
 // [Model.CoordRecvAnswer], [Model.CoordCompleteDrain].
 //

@@ -1,58 +1,70 @@
 package spec
 
-import "github.com/drainproof/drainproof/tla/names"
+import (
+	"math/bits"
+
+	"github.com/drainproof/drainproof/tla/names"
+)
 
 // This file holds the liveness property DrainCompletes and the fairness
 // of Spec (TLA+ Fairness), one instance per conjunct.
 
 // fairness lists the conjuncts of Spec's Fairness, in its order: the
-// key, whether it is strong (SF), and the actions whose steps satisfy it
-// (receives only when they take the message off the network; the last
-// conjunct only for known answers). A step may satisfy several
-// conjuncts (a known answer taken satisfies two).
+// key, whether it is strong (SF), the actions whose steps satisfy it
+// (receives only when they take the message off the network) and, for a
+// conjunct that only some of those steps satisfy, the test of a step
+// from the state from. A step may satisfy several conjuncts (a known
+// answer taken satisfies two).
 var fairness = []struct {
-	key       string
-	strong    bool
-	acts      []action
-	knownOnly bool
+	key    string
+	strong bool
+	acts   []action
+	only   func(m *Model, st step, from *State) bool
 }{
 	{"WF BrokerStepsAny", false, []action{names.BrokerAdmit, names.BrokerReleaseOld, names.BrokerSubscribe, names.BrokerSubscribeRefused,
-		names.BrokerRegisterTable, names.BrokerRegisterTableFails, names.BrokerUnsubscribe, names.BrokerRollback, names.BrokerRemoveFinish}, false},
-	{"WF CollectorRemoves", false, []action{names.CollectorRemove}, false},
-	{"WF ServiceCloses", false, []action{names.ServiceStartClose, names.ServiceCloseBroker, names.ServiceFinishClose}, false},
-	{"WF CoordSteps", false, []action{names.CoordLearnVersion, names.MaintainerReportProgress}, false},
-	{"SF ReportSteps", true, []action{names.NodeStartHeartbeat, names.ServiceStartReport, names.ServiceReadBroker, names.ServiceSendReport}, false},
-	{"SF NodeSendHeartbeat", true, []action{names.NodeSendHeartbeat}, false},
-	{"SF CoordSendsCommand", true, []action{names.CoordSendDraining, names.CoordSendStopping}, false},
-	{"SF CoordAnswersDrainNode", true, []action{names.CoordCompleteDrain, names.CoordLegacyRestart}, false},
-	{"SF LogCoordAnswer", true, []action{names.LogCoordAnswer}, false},
-	{"SF NodeTakesCommand", true, []action{names.NodeRecvCommand}, false},
-	{"SF CoordTakesObservation", true, []action{names.CoordRecvHeartbeat, names.CoordRecvResponse}, false},
-	{"SF CoordTakesAnswer", true, []action{names.CoordRecvAnswer}, false},
-	{"SF CoordTakesKnownAnswer", true, []action{names.CoordRecvAnswer}, true},
-	{"SF LogCoordTakesReport", true, []action{names.LogCoordRecvReport}, false},
+		names.BrokerRegisterTable, names.BrokerRegisterTableFails, names.BrokerUnsubscribe, names.BrokerRollback, names.BrokerRemoveFinish}, nil},
+	{"WF CollectorRemoves", false, []action{names.CollectorRemove}, nil},
+	{"WF ServiceCloses", false, []action{names.ServiceStartClose, names.ServiceCloseBroker, names.ServiceFinishClose}, nil},
+	{"WF CoordSteps", false, []action{names.CoordLearnVersion, names.MaintainerReportProgress}, nil},
+	{"SF ReportSteps", true, []action{names.NodeStartHeartbeat, names.ServiceStartReport, names.ServiceReadBroker, names.ServiceSendReport}, nil},
+	{"SF NodeSendHeartbeat", true, []action{names.NodeSendHeartbeat}, nil},
+	// CoordSends: the commands, and the query only while an entry is
+	// cached (TLA+ CoordSendQueryCached).
+	{"SF CoordSends", true, []action{names.CoordSendDraining, names.CoordSendStopping, names.CoordSendQuery},
+		func(_ *Model, st step, from *State) bool {
+			return st.act != names.CoordSendQuery || from.Cache.Epoch != None
+		}},
+	{"SF CoordAnswersDrainNode", true, []action{names.CoordCompleteDrain, names.CoordLegacyRestart}, nil},
+	{"SF LogCoordTakesQuery", true, []action{names.LogCoordAnswer, names.LogCoordAnswerUnknown}, nil},
+	{"SF LogCoordTakesQueryCached", true, []action{names.LogCoordAnswer}, nil},
+	{"SF NodeTakesCommand", true, []action{names.NodeRecvCommand}, nil},
+	{"SF CoordTakesObservation", true, []action{names.CoordRecvHeartbeat, names.CoordRecvResponse}, nil},
+	{"SF CoordTakesAnswer", true, []action{names.CoordRecvAnswer}, nil},
+	{"SF CoordTakesKnownAnswer", true, []action{names.CoordRecvAnswer},
+		func(m *Model, st step, _ *State) bool { return m.msgs[st.msg].Epoch != None }},
+	{"SF LogCoordTakesReport", true, []action{names.LogCoordRecvReport}, nil},
 }
 
-// fairMasks maps an action to the fairness conjuncts its steps satisfy:
-// all, and those that only a known answer satisfies.
-var fairMasks, fairKnownMasks = func() (all, known [names.NumActions]uint64) {
+// fairMasks maps an action to the fairness conjuncts its steps may
+// satisfy; fairTested holds the conjuncts that test each step (only).
+var fairMasks, fairTested = func() (all [names.NumActions]uint64, tested uint64) {
 	for i, f := range fairness {
 		for _, a := range f.acts {
-			if f.knownOnly {
-				known[a] |= 1 << i
-			} else {
-				all[a] |= 1 << i
-			}
+			all[a] |= 1 << i
+		}
+		if f.only != nil {
+			tested |= 1 << i
 		}
 	}
-	return all, known
+	return all, tested
 }()
 
 // isReceive reports whether a is a receive action (fair only when it
 // takes the message off the network).
 func isReceive(a action) bool {
 	switch a {
-	case names.NodeRecvCommand, names.CoordRecvHeartbeat, names.CoordRecvResponse, names.CoordRecvAnswer, names.LogCoordRecvReport:
+	case names.NodeRecvCommand, names.CoordRecvHeartbeat, names.CoordRecvResponse, names.CoordRecvAnswer, names.LogCoordRecvReport,
+		names.LogCoordAnswer, names.LogCoordAnswerUnknown:
 		return true
 	}
 	return false
@@ -70,14 +82,17 @@ func (m *Model) buildFairKeys() []string {
 func (m *Model) FairnessKeys() []string { return append([]string(nil), m.fairKeys...) }
 
 // fairOf returns, as a bitmask, the fairness conjuncts whose actions the
-// step satisfies.
-func (m *Model) fairOf(st step) uint64 {
+// step from the state from satisfies.
+func (m *Model) fairOf(st step, from *State) uint64 {
 	if isReceive(st.act) && st.keep {
 		return 0
 	}
 	mask := fairMasks[st.act]
-	if st.act == names.CoordRecvAnswer && m.msgs[st.msg].Epoch != None {
-		mask |= fairKnownMasks[st.act]
+	for t := mask & fairTested; t != 0; t &= t - 1 {
+		i := bits.TrailingZeros64(t)
+		if !fairness[i].only(m, st, from) {
+			mask &^= 1 << i
+		}
 	}
 	return mask
 }
@@ -107,7 +122,7 @@ func (m *Model) FairEnabled(s State, emit func(key string, strong bool)) {
 	var t State
 	m.succ(&s, &t, func(st step) {
 		if t != s {
-			seen |= m.fairOf(st)
+			seen |= m.fairOf(st, &s)
 		}
 	})
 	for i, k := range m.fairKeys {
@@ -128,7 +143,7 @@ func (m *Model) FairTaken(_ string, from, to State, emit func(key string)) {
 	var t State
 	m.succ(&from, &t, func(st step) {
 		if t == to {
-			seen |= m.fairOf(st)
+			seen |= m.fairOf(st, &from)
 		}
 	})
 	for i, k := range m.fairKeys {

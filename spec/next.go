@@ -172,6 +172,9 @@ func (m *Model) succCoord(s *State, next *State, f func(st step)) {
 	if m.coordSendStopping(s, next) {
 		f(step{act: names.CoordSendStopping})
 	}
+	if m.coordSendQuery(s, next) {
+		f(step{act: names.CoordSendQuery})
+	}
 	if m.coordLegacyRestart(s, next) {
 		f(step{act: names.CoordLegacyRestart})
 	}
@@ -185,12 +188,7 @@ func (m *Model) succCoord(s *State, next *State, f func(st step)) {
 		f(step{act: names.CoordCompleteDrain})
 	}
 	m.recvAll(s, KindReport, next, f)
-	if m.logCoordAnswer(s, next) {
-		f(step{act: names.LogCoordAnswer})
-	}
-	if m.logCoordAnswerUnknown(s, next) {
-		f(step{act: names.LogCoordAnswerUnknown})
-	}
+	m.recvAll(s, KindQuery, next, f)
 	if m.logCoordExpire(s, next) {
 		f(step{act: names.LogCoordExpire})
 	}
@@ -216,6 +214,7 @@ var recvAction = [numKinds]action{
 	KindResp:   names.CoordRecvResponse,
 	KindHb:     names.CoordRecvHeartbeat,
 	KindReport: names.LogCoordRecvReport,
+	KindQuery:  names.LogCoordAnswer,
 	KindAns:    names.CoordRecvAnswer,
 }
 
@@ -223,6 +222,9 @@ var recvAction = [numKinds]action{
 // the network (keep = FALSE) and keeping it (keep = TRUE).
 func (m *Model) recv(s *State, id msgID, next *State, f func(st step)) {
 	a := recvAction[m.msgs[id].Kind]
+	if a == names.LogCoordAnswer && s.Cache.Epoch == None {
+		a = names.LogCoordAnswerUnknown
+	}
 	for _, keep := range [2]bool{false, true} {
 		var ok bool
 		switch a {
@@ -236,6 +238,10 @@ func (m *Model) recv(s *State, id msgID, next *State, f func(st step)) {
 			ok = m.coordRecvAnswer(s, next, id, keep)
 		case names.LogCoordRecvReport:
 			ok = m.logCoordRecvReport(s, next, id, keep)
+		case names.LogCoordAnswer:
+			ok = m.logCoordAnswer(s, next, id, keep)
+		case names.LogCoordAnswerUnknown:
+			ok = m.logCoordAnswerUnknown(s, next, id, keep)
 		}
 		if ok {
 			f(step{act: a, msg: id, keep: keep})
@@ -299,11 +305,17 @@ func (m *Model) describeStep(st step, from, to *State) string {
 		return label
 	case names.NodeCrashRestart, names.UpgradeRestart:
 		return fmt.Sprintf("%s  epoch %d, version %s", name, to.Epoch, to.Version)
-	case names.NodeRecvCommand, names.CoordRecvHeartbeat, names.CoordRecvResponse, names.CoordRecvAnswer, names.LogCoordRecvReport:
+	case names.NodeRecvCommand, names.CoordRecvHeartbeat, names.CoordRecvResponse, names.CoordRecvAnswer, names.LogCoordRecvReport,
+		names.LogCoordAnswer, names.LogCoordAnswerUnknown:
 		var b strings.Builder
 		fmt.Fprintf(&b, "%s  %s", name, m.msgs[st.msg])
-		if st.act == names.NodeRecvCommand {
+		switch st.act {
+		case names.NodeRecvCommand:
 			fmt.Fprintf(&b, " -> %s", Resp(from.Epoch, to.Liveness))
+		case names.LogCoordAnswer:
+			fmt.Fprintf(&b, " -> %s", Ans(from.Cache.Epoch, from.Cache.Count, from.Cache.Closed))
+		case names.LogCoordAnswerUnknown:
+			fmt.Fprintf(&b, " -> %s", Ans(None, None, false))
 		}
 		if st.keep {
 			b.WriteString(" (kept)")

@@ -304,10 +304,28 @@ func TestActions(t *testing.T) {
 				return m.LogCoordRecvReport(s, m.msgID(Report(1, 1, false)), false)
 			}, true,
 			func(_, t State) bool { return t.Cache == CacheEntry{1, 0, true} }},
-		{"LogCoordAnswerUnknown when empty", lc, func(m *Model) State { s := m.InitState(); s.CoordLiveness = Stopping; return s }, nil,
-			(*Model).LogCoordAnswerUnknown, true, func(_, t State) bool { return t.netHas(lc.msgID(Ans(None, None, false))) }},
-		{"LogCoordAnswer needs an entry", lc, func(m *Model) State { s := m.InitState(); s.CoordLiveness = Stopping; return s }, nil,
-			(*Model).LogCoordAnswer, false, nil},
+		{"CoordSendQuery after STOPPING is observed", lc, func(m *Model) State { s := m.InitState(); s.CoordLiveness = Stopping; return s }, nil,
+			(*Model).CoordSendQuery, true, func(_, t State) bool { return t.netHas(lc.msgID(Query)) }},
+		{"CoordSendQuery waits for STOPPING", lc, init, nil, (*Model).CoordSendQuery, false, nil},
+		{"CoordSendQuery stops once a zero is accepted", lc,
+			func(m *Model) State { s := m.InitState(); s.CoordLiveness, s.CoordCount = Stopping, 0; return s }, nil,
+			(*Model).CoordSendQuery, false, nil},
+		{"CoordSendQuery not in the heartbeat transport", hb,
+			func(m *Model) State { s := m.InitState(); s.CoordLiveness = Stopping; return s }, nil,
+			(*Model).CoordSendQuery, false, nil},
+		{"LogCoordAnswerUnknown when empty replies unknown", lc, func(m *Model) State { return withMsg(m, m.InitState(), Query) }, nil,
+			func(m *Model, s *State) (State, bool) { return m.LogCoordAnswerUnknown(s, m.msgID(Query), false) }, true,
+			func(_, t State) bool { return t.netHas(lc.msgID(Ans(None, None, false))) && !t.netHas(lc.msgID(Query)) }},
+		{"LogCoordAnswer needs an entry", lc, func(m *Model) State { return withMsg(m, m.InitState(), Query) }, nil,
+			func(m *Model, s *State) (State, bool) { return m.LogCoordAnswer(s, m.msgID(Query), false) }, false, nil},
+		{"LogCoordAnswer replies with the entry, whatever the coordinator's state", lc,
+			func(m *Model) State {
+				s := withMsg(m, m.InitState(), Query)
+				s.Cache, s.DrainedEpoch = CacheEntry{1, 0, true}, 1
+				return s
+			}, nil,
+			func(m *Model, s *State) (State, bool) { return m.LogCoordAnswer(s, m.msgID(Query), false) }, true,
+			func(_, t State) bool { return t.netHas(lc.msgID(Ans(1, 0, true))) && t.NetLen == 1 }},
 		{"LogCoordExpire also expires a live entry", lc, func(m *Model) State { s := m.InitState(); s.Cache = CacheEntry{1, 0, true}; return s }, nil,
 			(*Model).LogCoordExpire, true, func(_, t State) bool { return t.Cache == noReport }},
 		{"NetLose", hb, func(m *Model) State { return withMsg(m, m.InitState(), Cmd(1, Draining)) }, nil,

@@ -165,13 +165,14 @@ const (
 	KindResp
 	KindHb
 	KindReport
+	KindQuery
 	KindAns
 	numKinds
 )
 
 // String returns the TLA+ spelling of k.
 func (k Kind) String() string {
-	return [...]string{"cmd", "resp", "hb", "report", "ans"}[k]
+	return [...]string{"cmd", "resp", "hb", "report", "query", "ans"}[k]
 }
 
 // Msg is the one record shape of every message (TLA+ Messages).
@@ -195,6 +196,10 @@ func Hb(e int8, l Liveness, c int8, cl bool) Msg { return Msg{KindHb, e, l, c, c
 // Report is TLA+ Report(e, c, cl): EventBrokerDispatcherCount.
 func Report(e, c int8, cl bool) Msg { return Msg{KindReport, e, NoLiveness, c, cl} }
 
+// Query is TLA+ Query: CountQuery, the coordinator's question for T's
+// count (it names T only).
+var Query = Msg{KindQuery, None, NoLiveness, None, false}
+
 // Ans is TLA+ Ans(e, c, cl): EventBrokerDispatcherCountResponse;
 // Ans(None, None, false) is "unknown".
 func Ans(e, c int8, cl bool) Msg { return Msg{KindAns, e, NoLiveness, c, cl} }
@@ -214,6 +219,8 @@ func (m Msg) String() string {
 		if m.Epoch == None {
 			return "ans{unknown}"
 		}
+	case KindQuery:
+		return "query{}"
 	}
 	return fmt.Sprintf("%s{epoch:%d count:%d closed:%s}", m.Kind, m.Epoch, m.Count, tla(m.Closed))
 }

@@ -94,7 +94,7 @@ PcValues == {"idle", "gated", "regated", "replacing", "admitted", "subscribed",
 
 Epochs == 1..MaxEpoch
 Counts == (-MaxReg..MaxReg) \cup {None}   \* counts, with the sentinel
-Kinds == {"cmd", "resp", "hb", "report", "ans"}
+Kinds == {"cmd", "resp", "hb", "report", "query", "ans"}
 
 \* The one record shape of every message between T, the coordinator and
 \* the LogCoordinator.
@@ -114,6 +114,11 @@ Hb(e, l, c, cl) == [kind |-> "hb", epoch |-> e, liveness |-> l, count |-> c,
 \* EventBrokerDispatcherCount: T's event service -> LogCoordinator.
 Report(e, c, cl) == [kind |-> "report", epoch |-> e, liveness |-> NoLiveness,
                      count |-> c, closed |-> cl]
+\* CountQuery: coordinator -> LogCoordinator, the coordinator's periodic
+\* question for T's broker count. It names T only (the one node of the
+\* model), not the epoch the coordinator tracks.
+Query == [kind |-> "query", epoch |-> None, liveness |-> NoLiveness,
+          count |-> None, closed |-> FALSE]
 \* EventBrokerDispatcherCountResponse: LogCoordinator -> coordinator.
 \* Ans(None, None, FALSE) is the "unknown" answer.
 Ans(e, c, cl) == [kind |-> "ans", epoch |-> e, liveness |-> NoLiveness,
@@ -759,6 +764,20 @@ CoordRecvAnswer(m, keep) ==
     /\ UNCHANGED <<nodeVars, envVars, coordEpoch, coordVersion, coordLiveness,
                    work, drainedEpoch, legacyEpoch, cache>>
 
+\* (Variant L) The coordinator's periodic task sends its query for T's
+\* count to the LogCoordinator: after it has observed STOPPING, until it
+\* has accepted a zero or answered DrainNode (Coordinator.NextQuery). The
+\* answer comes later (LogCoordAnswer), whatever the coordinator did in
+\* between.
+CoordSendQuery ==
+    /\ Transport = "logcoord"
+    /\ drainedEpoch = None
+    /\ legacyEpoch = None
+    /\ coordLiveness = "STOPPING"
+    /\ coordCount # 0
+    /\ Send(Query)
+    /\ UNCHANGED <<nodeVars, envVars, coordVars, cache>>
+
 \* Whether the accepted count lets DrainNode return 0. Written as one IF,
 \* not as a disjunction: TLC enumerates every true disjunct of an action as
 \* a separate (here identical) successor.
@@ -798,26 +817,20 @@ LogCoordRecvReport(m, keep) ==
                 ELSE cache
     /\ UNCHANGED <<nodeVars, envVars, coordVars>>
 
-\* The coordinator's periodic query (after STOPPING is observed, until a
-\* zero is accepted) reaches the LogCoordinator while it has an entry for
-\* T: it answers with the cached report.
-LogCoordAnswer ==
-    /\ Transport = "logcoord"
-    /\ drainedEpoch = None
-    /\ coordLiveness = "STOPPING"
-    /\ coordCount # 0
+\* The LogCoordinator receives the coordinator's query m while it has an
+\* entry for T: it replies with the cached report. It reads only its own
+\* cache, never the coordinator's state.
+LogCoordAnswer(m, keep) ==
+    /\ m.kind = "query"
     /\ cache.epoch # None
-    /\ Send(Ans(cache.epoch, cache.count, cache.closed))
+    /\ Reply(m, keep, Ans(cache.epoch, cache.count, cache.closed))
     /\ UNCHANGED <<nodeVars, envVars, coordVars, cache>>
 
 \* The same query while nothing is cached for T: the answer is "unknown".
-LogCoordAnswerUnknown ==
-    /\ Transport = "logcoord"
-    /\ drainedEpoch = None
-    /\ coordLiveness = "STOPPING"
-    /\ coordCount # 0
+LogCoordAnswerUnknown(m, keep) ==
+    /\ m.kind = "query"
     /\ cache.epoch = None
-    /\ Send(Ans(None, None, FALSE))
+    /\ Reply(m, keep, Ans(None, None, FALSE))
     /\ UNCHANGED <<nodeVars, envVars, coordVars, cache>>
 
 \* The cached entry's TTL runs out (the LogCoordinator's expiry): the entry
@@ -860,6 +873,8 @@ CoordRecvsHeartbeat == \E m \in net : \E keep \in BOOLEAN : CoordRecvHeartbeat(m
 CoordRecvsResponse == \E m \in net : \E keep \in BOOLEAN : CoordRecvResponse(m, keep)
 CoordRecvsAnswer == \E m \in net : \E keep \in BOOLEAN : CoordRecvAnswer(m, keep)
 LogCoordRecvsReport == \E m \in net : \E keep \in BOOLEAN : LogCoordRecvReport(m, keep)
+LogCoordAnswers == \E m \in net : \E keep \in BOOLEAN : LogCoordAnswer(m, keep)
+LogCoordAnswersUnknown == \E m \in net : \E keep \in BOOLEAN : LogCoordAnswerUnknown(m, keep)
 NetLoses == \E m \in net : NetLose(m)
 
 \* The same receives, restricted to taking the message off the network
@@ -872,6 +887,16 @@ CoordTakesObservation == \E m \in net : CoordRecvHeartbeat(m, FALSE) \/ CoordRec
 CoordTakesAnswer == \E m \in net : CoordRecvAnswer(m, FALSE)
 CoordTakesKnownAnswer == \E m \in net : m.epoch # None /\ CoordRecvAnswer(m, FALSE)
 LogCoordTakesReport == \E m \in net : LogCoordRecvReport(m, FALSE)
+LogCoordTakesQuery == \E m \in net : LogCoordAnswer(m, FALSE) \/ LogCoordAnswerUnknown(m, FALSE)
+LogCoordTakesQueryCached == \E m \in net : LogCoordAnswer(m, FALSE)
+
+\* The coordinator's query sent while the LogCoordinator has an entry for
+\* T: the fair part of CoordSendQuery. With LogCoordTakesQueryCached it is
+\* the timing assumption "query period < TTL" (tla/README.md, Findings): an
+\* entry that keeps coming back is met by a query, and a query that meets
+\* an entry is answered from it. A query sent while nothing is cached may
+\* be answered "unknown" and is owed nothing.
+CoordSendQueryCached == cache.epoch # None /\ CoordSendQuery
 
 \* The steps that fairness groups: each group's steps are taken one after
 \* another by one goroutine (the request loop, CloseAdmission, the
@@ -880,7 +905,10 @@ LogCoordTakesReport == \E m \in net : LogCoordRecvReport(m, FALSE)
 ServiceCloses == ServiceStartClose \/ ServiceClosesBroker \/ ServiceFinishClose
 ReportSteps == NodeStartHeartbeat \/ ServiceStartReport \/ ServiceReadsBroker \/ ServiceSendReport
 CoordSteps == CoordLearnVersion \/ MaintainerReportProgress
-CoordSendsCommand == CoordSendDraining \/ CoordSendStopping
+\* The coordinator's periodic task: its commands and, once STOPPING is
+\* observed, its query (never enabled together: the commands need
+\* coordLiveness # STOPPING).
+CoordSends == CoordSendDraining \/ CoordSendStopping \/ CoordSendQueryCached
 CoordAnswersDrainNode == CoordCompleteDrain \/ CoordLegacyRestart
 
 Next ==
@@ -904,6 +932,7 @@ Next ==
     \/ CoordLearnVersion
     \/ CoordSendDraining
     \/ CoordSendStopping
+    \/ CoordSendQuery
     \/ CoordLegacyRestart
     \/ MaintainerReportProgress
     \/ CoordRecvsHeartbeat
@@ -911,8 +940,8 @@ Next ==
     \/ CoordRecvsAnswer
     \/ CoordCompleteDrain
     \/ LogCoordRecvsReport
-    \/ LogCoordAnswer
-    \/ LogCoordAnswerUnknown
+    \/ LogCoordAnswers
+    \/ LogCoordAnswersUnknown
     \/ LogCoordExpire
     \/ NetLoses
 
@@ -920,18 +949,22 @@ Next ==
 \* the deliveries and the coordinator's answers are strongly fair;
 \* internal broker and service steps, the coordinator's own steps and the
 \* collectors' removals are weakly fair. Registering, restarts, store
-\* failures, expiry, loss and duplication are not fair. The LogCoordinator
-\* answers from a cached entry under strong fairness: an entry that keeps
-\* coming back (T reports every period, faster than the TTL) is eventually
-\* answered from, however often it expires; this is the timing assumption
-\* "query period < TTL" that live expiry needs (tla/README.md, Findings).
+\* failures, expiry, loss and duplication are not fair. The coordinator's
+\* query is strongly fair while an entry is cached, and the answers to a
+\* query are strongly fair, those from a cached entry with a fairness of
+\* their own (as the coordinator's known answers): an entry that keeps
+\* coming back (T reports every period, faster than the TTL) is
+\* eventually met by a query and answered from, however often it expires
+\* and however many queries meet no entry and are answered "unknown";
+\* this is the timing assumption "query period < TTL" that live expiry
+\* needs (tla/README.md, Findings).
 \*
 \* The conjuncts are few on purpose: TLC checks liveness once per
 \* "possible error model", and their number doubles with every fairness
 \* conjunct. Steps that one goroutine takes one after another share a
 \* conjunct (the request loop's BrokerStepsAny: at most one dispatcher is
 \* between steps; the close; the report; the coordinator's own steps; its
-\* commands; its answer to DrainNode).
+\* commands and query; its answer to DrainNode).
 Fairness ==
     /\ WF_vars(BrokerStepsAny)
     /\ WF_vars(CollectorRemoves)
@@ -939,9 +972,10 @@ Fairness ==
     /\ WF_vars(CoordSteps)
     /\ SF_vars(ReportSteps)
     /\ SF_vars(NodeSendHeartbeat)
-    /\ SF_vars(CoordSendsCommand)
+    /\ SF_vars(CoordSends)
     /\ SF_vars(CoordAnswersDrainNode)
-    /\ SF_vars(LogCoordAnswer)
+    /\ SF_vars(LogCoordTakesQuery)
+    /\ SF_vars(LogCoordTakesQueryCached)
     /\ SF_vars(NodeTakesCommand)
     /\ SF_vars(CoordTakesObservation)
     /\ SF_vars(CoordTakesAnswer)

@@ -66,7 +66,8 @@ DispActions == {"BrokerAdmit", "BrokerReleaseOld", "BrokerSubscribe",
 BrokerActions == {"ServiceCloseBroker", "ServiceReadBroker"}
 RegActions == {"CollectorSendRegister", "ServiceRecvRegister"}
 RecvActions == {"NodeRecvCommand", "CoordRecvHeartbeat", "CoordRecvResponse",
-                "CoordRecvAnswer", "LogCoordRecvReport"}
+                "CoordRecvAnswer", "LogCoordRecvReport", "LogCoordAnswer",
+                "LogCoordAnswerUnknown"}
 RestartActions == {"NodeCrashRestart", "UpgradeRestart"}
 \* The refinement mapping's own step (a full run's, below).
 RefineActions == {"CoordRejoin"}
@@ -234,6 +235,8 @@ RecvAction(a, m, keep) ==
       [] a = "CoordRecvResponse"  -> CoordRecvResponse(m, keep)
       [] a = "CoordRecvAnswer"    -> CoordRecvAnswer(m, keep)
       [] a = "LogCoordRecvReport" -> LogCoordRecvReport(m, keep)
+      [] a = "LogCoordAnswer"     -> LogCoordAnswer(m, keep)
+      [] a = "LogCoordAnswerUnknown" -> LogCoordAnswerUnknown(m, keep)
 
 NullaryAction(a) ==
     CASE a = "ServiceStartClose"        -> ServiceStartClose
@@ -247,11 +250,10 @@ NullaryAction(a) ==
       [] a = "CoordLearnVersion"        -> CoordLearnVersion
       [] a = "CoordSendDraining"        -> CoordSendDraining
       [] a = "CoordSendStopping"        -> CoordSendStopping
+      [] a = "CoordSendQuery"           -> CoordSendQuery
       [] a = "CoordLegacyRestart"       -> CoordLegacyRestart
       [] a = "MaintainerReportProgress" -> MaintainerReportProgress
       [] a = "CoordCompleteDrain"       -> CoordCompleteDrain
-      [] a = "LogCoordAnswer"           -> LogCoordAnswer
-      [] a = "LogCoordAnswerUnknown"    -> LogCoordAnswerUnknown
       [] a = "LogCoordExpire"           -> LogCoordExpire
 
 \* A send names the message it sent (m), or sends none; a receive's reply

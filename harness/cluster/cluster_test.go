@@ -228,8 +228,9 @@ func TestRunRefusesBadConfig(t *testing.T) {
 // coordinator, the LogCoordinator and T's processes, over gRPC) are
 // accepted, in the heartbeat transport through T's drain and upgrade
 // restart; under IgnoreBrokerCount the coordinator's CoordCompleteDrain
-// is rejected at its line; in the logcoord transport the verdict is
-// incomplete, with the reason (the query is not a message of the model).
+// is rejected at its line; in the logcoord transport too, where the
+// coordinator's query and the LogCoordinator's answer are lines of a
+// message of the model, the run is accepted.
 func TestTracedRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs processes for seconds")
@@ -239,7 +240,7 @@ func TestTracedRun(t *testing.T) {
 	}{
 		{"correct", bins.plain, "heartbeat", "", TraceOK},
 		{"IgnoreBrokerCount", bins.bugs, "heartbeat", "IgnoreBrokerCount", TraceViolated},
-		{"logcoord", bins.plain, "logcoord", "", TraceIncomplete},
+		{"logcoord", bins.plain, "logcoord", "", TraceOK},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// Kept when the test fails (its path in the failure), for
@@ -281,6 +282,12 @@ func TestTracedRun(t *testing.T) {
 				for _, f := range []string{"coord", "logcoord", "T.1", "T.2"} {
 					if _, err := os.Stat(filepath.Join(dir, f+".ndjson")); err != nil {
 						t.Errorf("trace of %s: %v", f, err)
+					}
+				}
+				if tc.transport == "logcoord" {
+					b, err := os.ReadFile(filepath.Join(dir, "logcoord.ndjson"))
+					if err != nil || !strings.Contains(string(b), `"action":"LogCoordAnswer"`) {
+						t.Errorf("no answer to a query in the LogCoordinator's trace (%v)", err)
 					}
 				}
 			case TraceViolated:

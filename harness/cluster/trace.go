@@ -270,9 +270,6 @@ func (r *run) uncovered() []string {
 	for _, p := range r.tr.untraced {
 		out = append(out, p+" was restarted (a fault): the model has no crash of the coordinator (its drain decision would be forgotten while the process it named runs), so its successor is not traced and the lines after the kill are missing")
 	}
-	if r.cfg.Transport == "logcoord" {
-		out = append(out, "transport logcoord: the coordinator's query of the LogCoordinator is a gRPC call concurrent with its other steps, not a message of the model, so the answer's atomic read of the coordinator's state is not pinned (docs/trace.md)")
-	}
 	n := 0
 	for _, q := range r.tr.procs {
 		if strings.HasPrefix(q, "T.") {

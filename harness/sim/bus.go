@@ -21,6 +21,7 @@ type Msg struct {
 	Resp   node.Response
 	Hb     node.Heartbeat
 	Report node.Report
+	Query  node.ID // the node a query asks about
 	Ans    logcoord.Answer
 	// Clock is the stamp of the line that sent the message (a run traced
 	// per process): the receiver's line depends on it.
@@ -38,6 +39,8 @@ func (m Msg) String() string {
 		return fmt.Sprintf("hb{epoch:%d liveness:%s count:%d closed:%t}", m.Hb.Epoch, m.Hb.Liveness, m.Hb.Count, m.Hb.AdmissionClosed)
 	case node.KindReport:
 		return fmt.Sprintf("report{epoch:%d count:%d closed:%t}", m.Report.Epoch, m.Report.Count, m.Report.AdmissionClosed)
+	case node.KindQuery:
+		return fmt.Sprintf("query{%s}", m.Query)
 	}
 	if !m.Ans.Known {
 		return "ans{unknown}"
@@ -217,24 +220,28 @@ func (c *Cluster) LogCoordRecvReport(i int, keep bool) error {
 	return nil
 }
 
-// LogCoordAnswer runs the coordinator's query, if its periodic task has
-// one, and sends the LogCoordinator's answer (TLA+ LogCoordAnswer). A
-// stale LogCoordinator answers "unknown" instead (F7).
-func (c *Cluster) LogCoordAnswer(stale bool) bool {
+// CoordSendQuery sends the coordinator's count query to the
+// LogCoordinator (TLA+ CoordSendQuery), if its periodic task has one
+// now, and reports whether it did.
+func (c *Cluster) CoordSendQuery() bool {
 	target, ok := c.Coord.NextQuery(c.now)
-	if !ok {
-		return false
+	if ok {
+		c.send(Msg{Kind: node.KindQuery, Query: target}, c.coordW())
 	}
-	// The query is an atomic read of the coordinator's state (the model's
-	// LogCoordAnswer reads coordLiveness, coordCount, drainedEpoch): the
-	// answer depends on the coordinator's last line, and the
-	// coordinator's next line on the answer.
-	receive(c.lcW(), last(c.coordW()))
-	a := c.LogCoord.Answer(target, c.now)
-	if stale {
-		a = logcoord.Unknown(target)
+	return ok
+}
+
+// LogCoordAnswer delivers query i to the LogCoordinator, which replies
+// with its answer (TLA+ LogCoordAnswer, or LogCoordAnswerUnknown when
+// nothing is cached). The answer reads the cache only: the coordinator
+// may have taken any number of steps since it sent the query.
+func (c *Cluster) LogCoordAnswer(i int, keep bool) error {
+	m, err := c.recv(i, keep, node.KindQuery)
+	if err != nil {
+		return err
 	}
+	receive(c.lcW(), m.Clock)
+	a := c.LogCoord.Answer(m.Query, c.now)
 	c.send(Msg{Kind: node.KindAns, Ans: a}, c.lcW())
-	receive(c.coordW(), last(c.lcW()))
-	return true
+	return nil
 }

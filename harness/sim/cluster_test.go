@@ -27,6 +27,8 @@ func deliverAll(t *testing.T, c *sim.Cluster) {
 			err = c.CoordRecvResponse(0, false)
 		case node.KindAns:
 			err = c.CoordRecvAnswer(0, false)
+		case node.KindQuery:
+			err = c.LogCoordAnswer(0, false)
 		}
 		if err != nil {
 			t.Fatal(err)
@@ -70,7 +72,7 @@ func TestLiveExpiryNeedsReReport(t *testing.T) {
 		c.Advance(1)
 		c.ServiceSendReport()
 		deliverAll(t, c)
-		c.LogCoordAnswer(false)
+		c.CoordSendQuery()
 		deliverAll(t, c)
 	}
 	if d, err := c.Coord.DrainNode(sim.Target, c.Now()); err != nil || !d.Complete {

@@ -31,6 +31,8 @@ func toSpec(msg sim.Msg) spec.Msg {
 		return spec.Hb(int8(msg.Hb.Epoch), spec.Liveness(msg.Hb.Liveness), int8(msg.Hb.Count), msg.Hb.AdmissionClosed)
 	case node.KindReport:
 		return spec.Report(int8(msg.Report.Epoch), int8(msg.Report.Count), msg.Report.AdmissionClosed)
+	case node.KindQuery:
+		return spec.Query
 	}
 	if !msg.Ans.Known {
 		return spec.Ans(spec.None, spec.None, false)
@@ -378,14 +380,12 @@ func candidates(m *spec.Model, s *spec.State, c *sim.Cluster) []candidate {
 		}
 		return err
 	})
-	answer := func() error {
-		if !c.LogCoordAnswer(false) {
+	add(one("CoordSendQuery", m.CoordSendQuery), func() error {
+		if !c.CoordSendQuery() {
 			return fmt.Errorf("the coordinator has no query")
 		}
 		return nil
-	}
-	add(one("LogCoordAnswer", m.LogCoordAnswer), answer)
-	add(one("LogCoordAnswerUnknown", m.LogCoordAnswerUnknown), answer)
+	})
 	add(one("LogCoordExpire", m.LogCoordExpire), func() error { c.LogCoord.RemoveNode(sim.Target); return nil })
 	for _, id := range s.Net[:s.NetLen] {
 		i := busIndex(id)
@@ -409,6 +409,12 @@ func candidates(m *spec.Model, s *spec.State, c *sim.Cluster) []candidate {
 			case spec.KindReport:
 				name, act = "LogCoordRecvReport", m.LogCoordRecvReport
 				do = func() error { return c.LogCoordRecvReport(i, keep) }
+			case spec.KindQuery:
+				name, act = "LogCoordAnswer", m.LogCoordAnswer
+				if s.Cache.Epoch == spec.None {
+					name, act = "LogCoordAnswerUnknown", m.LogCoordAnswerUnknown
+				}
+				do = func() error { return c.LogCoordAnswer(i, keep) }
 			}
 			add(one(fmt.Sprintf("%s %s keep=%v", name, m.Msg(id), keep), func(s *spec.State) (spec.State, bool) { return act(s, id, keep) }), do)
 		}

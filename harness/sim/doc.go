@@ -19,9 +19,10 @@
 // BrokerRemoveFinish; Restart for NodeCrashRestart and UpgradeRestart);
 // each step that sends or takes a message is one action of its name
 // (bus.go: NodeSendHeartbeat, NodeRecvCommand, ServiceSendReport,
-// CoordSendDraining, CoordSendStopping, CoordRecvHeartbeat,
-// CoordRecvResponse, CoordRecvAnswer, LogCoordRecvReport,
-// LogCoordAnswer, NetLose). The message kinds and liveness values are
+// CoordSendDraining, CoordSendStopping, CoordSendQuery,
+// CoordRecvHeartbeat, CoordRecvResponse, CoordRecvAnswer,
+// LogCoordRecvReport, LogCoordAnswer (or LogCoordAnswerUnknown: the
+// query taken), NetLose). The message kinds and liveness values are
 // package node's (node.Kind, node.Liveness). [Cluster.Observe]
 // with the coordinator's and the LogCoordinator's state gives the model's
 // variables, so a test can run the model beside the cluster and compare

@@ -232,7 +232,7 @@ func (r *runner) tick() error {
 	c.Advance(1)
 	before := len(c.bus)
 	c.coordSend()
-	if c.LogCoordAnswer(false) && r.staleLCActive {
+	if c.CoordSendQuery() && r.staleLCActive {
 		c.send(Msg{Kind: node.KindAns, Ans: unknownAnswer()}, c.lcW())
 	}
 	c.NodeTick()
@@ -320,6 +320,8 @@ func (r *runner) deliverOne() error {
 		err = c.CoordRecvResponse(i, keep)
 	case node.KindAns:
 		err = c.CoordRecvAnswer(i, keep)
+	case node.KindQuery:
+		err = c.LogCoordAnswer(i, keep)
 	}
 	if !keep {
 		before--

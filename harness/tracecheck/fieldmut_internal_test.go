@@ -303,7 +303,13 @@ func mutationCorpus(t *testing.T) map[string][]Line {
 	for name, cfg := range map[string]spec.Config{"heartbeat": base, "logcoord": lc, "doubledecrement": dd} {
 		m, err := spec.New(cfg)
 		require.NoError(t, err)
-		for seed := uint64(1); seed <= 8; seed++ {
+		seeds := uint64(8)
+		if name == "logcoord" {
+			// A known answer needs the query sent and taken while an
+			// entry is cached: rarer in a random walk.
+			seeds = 16
+		}
+		for seed := uint64(1); seed <= seeds; seed++ {
 			out[fmt.Sprintf("%s/%d", name, seed)] = fullWalk(t, m, seed, 200)
 		}
 	}

@@ -19,8 +19,8 @@ import (
 // in T.1.ndjson, and from each restart on in the next T.e.ndjson. Each
 // line's clock is its place in the walk, and a line depends on what the
 // implementation's would (docs/trace.md): a receive on the send of its
-// message, a LogCoordinator's answer and an upgrade restart on the
-// coordinator's last line. The merged order is the walk. It writes as it
+// message (a LogCoordinator's answer: of the coordinator's query), and an
+// upgrade restart on the coordinator's last line. The merged order is the walk. It writes as it
 // walks, so a run may be longer than memory; for benchmarks and the
 // checker's memory figure. It returns the files.
 func WriteRun(dir string, m *spec.Model, seed uint64, steps int, source string) (files []string, err error) {
@@ -75,11 +75,6 @@ func WriteRun(dir string, m *spec.Model, seed uint64, steps int, source string) 
 			name = "coord"
 		case strings.HasPrefix(l.Action, "LogCoord"):
 			name = "logcoord"
-			if l.Action != "LogCoordRecvReport" {
-				if st := stampOf("coord", procs["coord"].last); st != "" {
-					from = append(from, st)
-				}
-			}
 		case l.Action == "NodeCrashRestart" || l.Action == "UpgradeRestart":
 			epoch++
 			after := t
@@ -131,7 +126,12 @@ func stampOf(proc string, clock uint64) string {
 	return fmt.Sprintf(`{"p":%q,"c":%d}`, proc, clock)
 }
 
-func isRecvAction(a string) bool { return strings.Contains(a, "Recv") && a != recvRegAction }
+// isRecvAction reports whether a receives a message (its m is taken, not
+// sent): the Recv actions but the REGISTER's, and the LogCoordinator's
+// answers, which take the coordinator's query.
+func isRecvAction(a string) bool {
+	return strings.Contains(a, "Recv") && a != recvRegAction || strings.HasPrefix(a, "LogCoordAnswer")
+}
 
 // paramKey is a message, as a line's parameter, as a map key.
 func paramKey(mp map[string]any) string {

@@ -540,6 +540,7 @@ func (c *Coordinator) NextQuery(now int64) (node.ID, bool) {
 		return "", false
 	}
 	n.querySent, n.lastQueryAt = true, now
+	c.trace(names.CoordSendQuery, s.target, logcoord.QueryTraceMsg())
 	return s.target, true
 }
 

@@ -674,3 +674,30 @@ func TestTraceOfARejoinAtTheSameEpoch(t *testing.T) {
 		t.Fatalf("lines %v, want %v", got, want)
 	}
 }
+
+// TestTraceOfTheQuery: a query NextQuery returns is traced as
+// CoordSendQuery, sending the model's query (it names T only), with the
+// coordinator's view; a query it holds back is not traced.
+func TestTraceOfTheQuery(t *testing.T) {
+	var lines trace.Lines
+	c, _ := coordinator.New(coordinator.Config{Transport: node.TransportLogCoord, QueryInterval: 5, Tracer: &lines, TraceNode: T})
+	c.AddNode(T, 1, 0)
+	c.ObserveVersion(T, 1, node.VersionBrokerDrain)
+	c.DrainNode(T, 0)
+	c.ReportProgress(T, coordinator.Progress{})
+	c.ObserveResponse(node.Response{From: T, Epoch: 1, Liveness: node.Stopping}, 1)
+	before := len(lines.All())
+	if _, ok := c.NextQuery(2); !ok {
+		t.Fatal("no query after STOPPING")
+	}
+	if _, ok := c.NextQuery(3); ok {
+		t.Fatal("query inside the query interval")
+	}
+	want := []string{
+		`{"action":"CoordSendQuery","params":{"m":{"kind":"query","epoch":-1,"liveness":"NONE","count":-1,"closed":false}},` +
+			`"vars":{"coordEpoch":1,"coordLiveness":"STOPPING","coordCount":-1,"work":0,"drainedEpoch":-1}}`,
+	}
+	if got := traced(&lines)[before:]; !slices.Equal(got, want) {
+		t.Fatalf("trace:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -6,7 +6,8 @@
 //
 // It mirrors the coordinator actions of tla/DrainRegistration.tla
 // (package spec): [Coordinator.NextCommand] is CoordSendDraining and
-// CoordSendStopping, [Coordinator.ObserveHeartbeat] is CoordRecvHeartbeat,
+// CoordSendStopping, [Coordinator.NextQuery] is CoordSendQuery,
+// [Coordinator.ObserveHeartbeat] is CoordRecvHeartbeat,
 // [Coordinator.ObserveResponse] is CoordRecvResponse,
 // [Coordinator.ObserveAnswer] is CoordRecvAnswer,
 // [Coordinator.ReportProgress] is MaintainerReportProgress, and

@@ -18,6 +18,7 @@ import (
 //	ObserveResponse    CoordRecvResponse
 //	ObserveAnswer      CoordRecvAnswer
 //	NextCommand        CoordSendDraining, CoordSendStopping
+//	NextQuery          CoordSendQuery       the query it returns is sent
 //	ReportProgress     MaintainerReportProgress  when the session's work changes
 //	DrainNode          CoordCompleteDrain   when it records the drained epoch
 //	                   CoordLegacyRestart   when it gives the legacy answer

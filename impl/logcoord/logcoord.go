@@ -107,7 +107,7 @@ func (c *Cache) onReport(r node.Report, now int64) bool {
 }
 
 // Answer answers the coordinator's query about target at now (TLA+
-// LogCoordAnswer, L3): the cached report, or "unknown" when nothing fresh
+// LogCoordAnswer, L3: it takes the query and replies): the cached report, or "unknown" when nothing fresh
 // is cached (TLA+ LogCoordAnswerUnknown). An expired entry is deleted
 // (TLA+ LogCoordExpire), the entry of a live process too: the TTL does not
 // know whether the process lives, so a live node's service must report
@@ -127,9 +127,9 @@ func (c *Cache) Answer(target node.ID, now int64) Answer {
 			AdmissionClosed: e.report.AdmissionClosed}
 	}
 	if ok {
-		c.trace(names.LogCoordAnswer, target, a.TraceMsg())
+		c.traceReply(names.LogCoordAnswer, target, QueryTraceMsg(), a.TraceMsg())
 	} else {
-		c.trace(names.LogCoordAnswerUnknown, target, a.TraceMsg())
+		c.traceReply(names.LogCoordAnswerUnknown, target, QueryTraceMsg(), a.TraceMsg())
 	}
 	return a
 }

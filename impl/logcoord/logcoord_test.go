@@ -250,12 +250,14 @@ func TestTraceFollowsTraceNode(t *testing.T) {
 		sent  = `{"kind":"report","epoch":1,"liveness":"NONE","count":2,"closed":true}`
 		ans   = `{"kind":"ans","epoch":1,"liveness":"NONE","count":2,"closed":true}`
 		unk   = `{"kind":"ans","epoch":-1,"liveness":"NONE","count":-1,"closed":false}`
+		query = `{"kind":"query","epoch":-1,"liveness":"NONE","count":-1,"closed":false}`
 	)
+	// An answer takes the coordinator's query (m) and replies (reply).
 	want := []string{
 		`{"action":"LogCoordRecvReport","params":{"m":` + sent + `},` + entry,
-		`{"action":"LogCoordAnswer","params":{"m":` + ans + `},` + entry,
+		`{"action":"LogCoordAnswer","params":{"m":` + query + `,"reply":` + ans + `},` + entry,
 		`{"action":"LogCoordExpire",` + none,
-		`{"action":"LogCoordAnswerUnknown","params":{"m":` + unk + `},` + none,
+		`{"action":"LogCoordAnswerUnknown","params":{"m":` + query + `,"reply":` + unk + `},` + none,
 	}
 	if got := actions("T"); !slices.Equal(got, want) {
 		t.Fatalf("trace of T:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

@@ -12,12 +12,21 @@ import (
 // lock.
 //
 //	OnReport  LogCoordRecvReport   after caching
-//	Answer    LogCoordAnswer       the answer sent (an expired entry: LogCoordExpire first);
+//	Answer    LogCoordAnswer       the coordinator's query taken and the answer replied
+//	                               (an expired entry: LogCoordExpire first);
 //	          LogCoordAnswerUnknown  when nothing is cached
 //	Expire      LogCoordExpire     per entry deleted
 //	RemoveNode  LogCoordExpire     the node left membership (its process is gone)
 //	TraceRestart LogCoordExpire    the first line of a LogCoordinator that
 //	                               succeeds a killed one: its cache is empty
+
+// QueryTraceMsg returns the coordinator's count query as the model's
+// record (TLA+ Query): it names the node only, so every field but the
+// kind is None. The coordinator's CoordSendQuery line sends it and
+// Answer's line takes it.
+func QueryTraceMsg() *trace.Msg {
+	return &trace.Msg{Kind: node.KindQuery.String(), Epoch: trace.None, Liveness: node.NoLiveness.String(), Count: trace.None}
+}
 
 // TraceMsg returns a as the model's record (TLA+ Ans; unknown is
 // Ans(None, None, FALSE)).
@@ -46,7 +55,11 @@ func (c *Cache) TraceRestart() {
 
 // trace writes action about node n (c.mu held), with the cache entry
 // after it and m, the message taken or sent.
-func (c *Cache) trace(action names.Action, n node.ID, m *trace.Msg) {
+func (c *Cache) trace(action names.Action, n node.ID, m *trace.Msg) { c.traceReply(action, n, m, nil) }
+
+// traceReply is trace for a receive that replies: m is the message taken,
+// reply the one sent.
+func (c *Cache) traceReply(action names.Action, n node.ID, m, reply *trace.Msg) {
 	t := c.cfg.Tracer
 	if t == nil || (c.cfg.TraceNode != "" && n != c.cfg.TraceNode) {
 		return
@@ -57,5 +70,5 @@ func (c *Cache) trace(action names.Action, n node.ID, m *trace.Msg) {
 	if ok {
 		vars[0].Value, vars[1].Value, vars[2].Value = int64(e.report.Epoch), e.report.Count, e.report.AdmissionClosed
 	}
-	t.Trace(&trace.Line{Action: action, M: m, Vars: vars})
+	t.Trace(&trace.Line{Action: action, M: m, Reply: reply, Vars: vars})
 }

@@ -49,7 +49,8 @@ func (l Liveness) Valid() bool { return l >= Alive && l <= Stopping }
 type Kind int8
 
 // The message kinds, named as in TLA+: "cmd" ([Command]), "resp"
-// ([Response]), "hb" ([Heartbeat]), "report" ([Report]) and "ans" (the
+// ([Response]), "hb" ([Heartbeat]), "report" ([Report]), "query" (the
+// coordinator's count query to the LogCoordinator) and "ans" (the
 // LogCoordinator's answer, package logcoord).
 const (
 	KindCmd Kind = iota
@@ -57,6 +58,7 @@ const (
 	KindHb
 	KindReport
 	KindAns
+	KindQuery
 )
 
 // String returns the TLA+ spelling of k.
@@ -72,6 +74,8 @@ func (k Kind) String() string {
 		return "report"
 	case KindAns:
 		return "ans"
+	case KindQuery:
+		return "query"
 	}
 	return fmt.Sprintf("Kind(%d)", int8(k))
 }

@@ -66,6 +66,8 @@ const (
 	CoordSendDraining
 	// CoordSendStopping is the TLA+ action CoordSendStopping.
 	CoordSendStopping
+	// CoordSendQuery is the TLA+ action CoordSendQuery.
+	CoordSendQuery
 	// CoordLegacyRestart is the TLA+ action CoordLegacyRestart.
 	CoordLegacyRestart
 	// MaintainerReportProgress is the TLA+ action MaintainerReportProgress.
@@ -122,6 +124,7 @@ var actionNames = [NumActions]string{
 	"CoordLearnVersion",
 	"CoordSendDraining",
 	"CoordSendStopping",
+	"CoordSendQuery",
 	"CoordLegacyRestart",
 	"MaintainerReportProgress",
 	"CoordRecvHeartbeat",
