@@ -372,8 +372,15 @@ func TestWriteRunNamesTheCoordinatorsLine(t *testing.T) {
 					coord = s.C
 					continue
 				}
-				if coord > 0 && (s.P == "logcoord" && s.Action != "LogCoordRecvReport" || s.Action == "UpgradeRestart") {
+				switch {
+				case coord > 0 && s.Action == "UpgradeRestart":
+					// The restart reads the coordinator's decision: its latest line.
 					require.Contains(t, s.From, ref{"coord", coord}, "%s seed %d: %s at clock %d", name, seed, s.Action, s.C)
+					checked++
+				case strings.HasPrefix(s.Action, "LogCoordAnswer"):
+					// An answer receives the coordinator's query: it names a coordinator line.
+					require.True(t, slices.ContainsFunc(s.From, func(r ref) bool { return r.P == "coord" && r.C <= coord }),
+						"%s seed %d: %s at clock %d names no coordinator line: %v", name, seed, s.Action, s.C, s.From)
 					checked++
 				}
 			}
