@@ -114,7 +114,9 @@ func (s observedState) outstanding() bool {
 // T's epoch. Cut anywhere in a walk, the restart is accepted when the dead
 // coordinator left no decision outstanding and had not sent STOPPING to
 // T's running process, and is incomplete (not rejected) otherwise, the
-// reason said. A successor that re-drives the drain from nothing is
+// reason said; so is a restart while a decision is outstanding that T is
+// then restarted on (a drain decision, with T STOPPING; a legacy answer,
+// with T ALIVE). A successor that re-drives the drain from nothing is
 // accepted through the upgrade restart its own decision authorises; a
 // restart after T was restarted on the old decision is accepted. A
 // successor that claims what it cannot know is rejected: a STOPPING sent
@@ -128,8 +130,13 @@ func TestCoordRestartMapped(t *testing.T) {
 		lines []tracecheck.Line
 	}
 	walks := []walk{{"simulation", h, dw}}
-	for _, name := range []string{"heartbeat", "logcoord"} {
-		cfg := configs()[name]
+	legacy := configs()["heartbeat"]
+	legacy.Versions = []string{"new", "legacy"}
+	for _, name := range []string{"heartbeat", "logcoord", "legacy"} {
+		cfg, ok := configs()[name]
+		if !ok {
+			cfg = legacy
+		}
 		for seed := uint64(1); seed <= 6; seed++ {
 			lines, _ := traceOf(t, cfg, seed, 200)
 			walks = append(walks, walk{fmt.Sprintf("%s seed %d", name, seed), tracecheck.HeaderFor(cfg, "test"), lines})
@@ -137,10 +144,10 @@ func TestCoordRestartMapped(t *testing.T) {
 	}
 
 	t.Run("every cut of a walk", func(t *testing.T) {
-		var ok, outstanding, stopping int
+		var ok, outstanding, legacyOut, stopping int
 		for wi, w := range walks {
 			var cuts []int
-			for at := 0; at <= len(w.lines); at += max(3, len(w.lines)/60) {
+			for at := 0; at <= len(w.lines); at += max(5, len(w.lines)/60) {
 				cuts = append(cuts, at)
 			}
 			if wi == 0 { // the simulation's: every cut while its decision is outstanding
@@ -148,31 +155,38 @@ func TestCoordRestartMapped(t *testing.T) {
 					cuts = append(cuts, at)
 				}
 			}
-			for _, at := range cuts {
-				s := observeWalk(w.lines[:at])
-				res := checkRun(t, runWithCoordRestart(t, w.h, w.lines[:at], rejoin(s.epoch), nil))
-				switch {
-				case s.outstanding():
-					require.Equal(t, tracecheck.Incomplete, res.Verdict, "%s, restart after line %d (%+v): %s", w.name, at, s, res.Reason)
-					require.Contains(t, res.Reason, "not covered: the coordinator was restarted while its")
-					outstanding++
-				case s.liveness == "STOPPING":
-					require.Equal(t, tracecheck.Incomplete, res.Verdict, "%s, restart after line %d (%+v): %s", w.name, at, s, res.Reason)
-					require.Contains(t, res.Reason, "not covered: the coordinator was restarted after it had sent STOPPING")
-					stopping++
-				default:
-					require.Equal(t, tracecheck.OK, res.Verdict, "%s, restart after line %d (%+v): %s", w.name, at, s, res.Reason)
-					require.Equal(t, at+1, res.Lines)
-					ok++
-					continue
+			t.Run(w.name, func(t *testing.T) {
+				for _, at := range cuts {
+					s := observeWalk(w.lines[:at])
+					res := checkRun(t, runWithCoordRestart(t, w.h, w.lines[:at], rejoin(s.epoch), nil))
+					switch {
+					case s.outstanding():
+						require.Equal(t, tracecheck.Incomplete, res.Verdict, "restart after line %d (%+v): %s", at, s, res.Reason)
+						require.Contains(t, res.Reason, "not covered: the coordinator was restarted while its")
+						outstanding++
+						if s.liveness != "STOPPING" {
+							legacyOut++ // a legacy answer: T need not be stopping
+						}
+					case s.liveness == "STOPPING":
+						require.Equal(t, tracecheck.Incomplete, res.Verdict, "restart after line %d (%+v): %s", at, s, res.Reason)
+						require.Contains(t, res.Reason, "not covered: the coordinator was restarted after it had sent STOPPING")
+						stopping++
+					default:
+						require.Equal(t, tracecheck.OK, res.Verdict, "restart after line %d (%+v): %s", at, s, res.Reason)
+						require.Equal(t, at+1, res.Lines)
+						ok++
+						continue
+					}
+					require.Equal(t, "coord.2", res.Process)
+					require.Equal(t, 2, res.ProcessLine, "the successor's first line")
 				}
-				require.Equal(t, "coord.2", res.Process)
-				require.Equal(t, 2, res.ProcessLine, "the successor's first line")
-			}
+			})
 		}
-		t.Logf("%d restarts accepted, %d incomplete with a decision outstanding, %d with T stopping", ok, outstanding, stopping)
+		t.Logf("%d restarts accepted, %d incomplete with a decision outstanding (%d of them with T not stopping), %d with T stopping",
+			ok, outstanding, legacyOut, stopping)
 		require.Positive(t, ok)
-		require.Positive(t, outstanding)
+		require.Positive(t, legacyOut)
+		require.Positive(t, outstanding-legacyOut)
 		require.Positive(t, stopping)
 	})
 
@@ -213,7 +227,8 @@ func TestCoordRestartMapped(t *testing.T) {
 		// Killed right after CoordCompleteDrain; T, the decision in hand,
 		// is restarted on it. The successor cannot know of the decision,
 		// and the model cannot forget it: incomplete at the successor's
-		// first line, not rejected at T's restart.
+		// first line, not rejected at T's restart. (T is STOPPING then:
+		// a drain decision needs it.)
 		s := observeWalk(dw[:complete+1])
 		require.True(t, s.outstanding())
 		var rest []tracecheck.Line
@@ -232,6 +247,34 @@ func TestCoordRestartMapped(t *testing.T) {
 		res = checkRun(t, runWithCoordRestart(t, h, dw[:restart+1], rejoin(epoch), []tracecheck.Line{progress(3), progress(2)}))
 		require.Equal(t, tracecheck.OK, res.Verdict, "%s at %s:%d", res.Reason, res.Process, res.ProcessLine)
 		require.Equal(t, restart+4, res.Lines)
+	})
+
+	t.Run("a legacy answer outstanding", func(t *testing.T) {
+		// A legacy answer, which T may be given while ALIVE: the reset
+		// would forget it, and T's restart on it would be rejected.
+		n := 0
+		for seed := uint64(1); seed <= 20 && n < 3; seed++ {
+			lines, _ := traceOf(t, legacy, seed, 300)
+			la := slices.IndexFunc(lines, func(l tracecheck.Line) bool { return l.Action == "CoordLegacyRestart" })
+			if la < 0 {
+				continue
+			}
+			s := observeWalk(lines[:la+1])
+			if !s.outstanding() || s.liveness == "STOPPING" || s.epoch >= int(legacy.MaxEpoch) {
+				continue // T can be restarted on the answer, and is not stopping
+			}
+			h := tracecheck.HeaderFor(legacy, "test")
+			up := tracecheck.Line{Action: "UpgradeRestart", Params: map[string]any{"v": "new"}, Vars: map[string]any{"epoch": s.epoch + 1}}
+			// Without the restart, T's upgrade restart on the answer is a step.
+			res := checkRun(t, runWithCoordRestart(t, h, append(slices.Clone(lines[:la+1]), up), rejoin(s.epoch+1), nil))
+			require.Equal(t, tracecheck.OK, res.Verdict, "seed %d: %s at %s:%d", seed, res.Reason, res.Process, res.ProcessLine)
+			res = checkRun(t, runWithCoordRestart(t, h, lines[:la+1], rejoin(s.epoch), []tracecheck.Line{up}))
+			require.Equal(t, tracecheck.Incomplete, res.Verdict, "seed %d: %s at %s:%d", seed, res.Reason, res.Process, res.ProcessLine)
+			require.Equal(t, "coord.2", res.Process)
+			require.Contains(t, res.Reason, fmt.Sprintf("legacyEpoch %d", s.legacy))
+			n++
+		}
+		require.Positive(t, n, "no walk of 20 gives a legacy answer to T's running process")
 	})
 
 	t.Run("knowledge the successor cannot have", func(t *testing.T) {
