@@ -116,7 +116,8 @@ func (s observedState) outstanding() bool {
 // T's running process, and is incomplete (not rejected) otherwise, the
 // reason said; so is a restart while a decision is outstanding that T is
 // then restarted on (a drain decision, with T STOPPING; a legacy answer,
-// with T ALIVE). A successor that re-drives the drain from nothing is
+// with T ALIVE), and one after STOPPING reached T whose successor hears
+// the maintainers' work done only then. A successor that re-drives the drain from nothing is
 // accepted through the upgrade restart its own decision authorises; a
 // restart after T was restarted on the old decision is accepted. A
 // successor that claims what it cannot know is rejected: a STOPPING sent
@@ -247,6 +248,47 @@ func TestCoordRestartMapped(t *testing.T) {
 		res = checkRun(t, runWithCoordRestart(t, h, dw[:restart+1], rejoin(epoch), []tracecheck.Line{progress(3), progress(2)}))
 		require.Equal(t, tracecheck.OK, res.Verdict, "%s at %s:%d", res.Reason, res.Process, res.ProcessLine)
 		require.Equal(t, restart+4, res.Lines)
+	})
+
+	t.Run("T stopping", func(t *testing.T) {
+		// Killed once T is STOPPING, before the drain completes. The
+		// successor learns T's version, hears T STOPPING, and its new
+		// session hears the maintainers' work done: a report the model's
+		// maintainers give only at DRAINING, so the reset would turn a
+		// correct drain into a rejection; the restart is incomplete.
+		k := slices.IndexFunc(dw, func(l tracecheck.Line) bool { return l.Vars["liveness"] == "STOPPING" })
+		require.Positive(t, k)
+		require.Less(t, k, complete)
+		s := observeWalk(dw[:k+1])
+		require.False(t, s.outstanding())
+		learn := -1
+		for i, l := range dw[:k] {
+			if l.Action == "CoordLearnVersion" {
+				learn = i
+			}
+		}
+		require.GreaterOrEqual(t, learn, 0)
+		var rest []tracecheck.Line
+		var hb any
+		for _, l := range dw[k+1:] {
+			if coordLine(l) {
+				continue
+			}
+			rest = append(rest, l)
+			if m, ok := l.Params["m"].(map[string]any); ok && l.Action == "NodeSendHeartbeat" && m["liveness"] == "STOPPING" {
+				hb = m
+				break
+			}
+		}
+		require.NotNil(t, hb, "T sends no STOPPING heartbeat after it is STOPPING")
+		rest = append(rest, dw[learn],
+			tracecheck.Line{Action: "CoordRecvHeartbeat", Params: map[string]any{"m": hb}, Vars: map[string]any{"coordLiveness": "STOPPING"}},
+			progress(0))
+		res := checkRun(t, runWithCoordRestart(t, h, dw[:k+1], rejoin(s.epoch), rest))
+		require.Equal(t, tracecheck.Incomplete, res.Verdict, "%s at %s:%d", res.Reason, res.Process, res.ProcessLine)
+		require.Equal(t, "coord.2", res.Process)
+		require.Equal(t, 2, res.ProcessLine)
+		require.Contains(t, res.Reason, "after it had sent STOPPING")
 	})
 
 	t.Run("a legacy answer outstanding", func(t *testing.T) {
