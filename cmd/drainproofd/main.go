@@ -19,7 +19,8 @@
 // With --trace FILE the process writes its trace (docs/trace.md, schema
 // 2, one process of a multi-process run; docs/cluster.md): every gRPC
 // message carries the Lamport stamp of its sender's last line, and a
-// restarted node names its predecessor's trace with --trace-after.
+// restarted node, coordinator or LogCoordinator names its predecessor's
+// trace with --trace-after.
 // Built with -tags bugs, the variable DRAINPROOF_BUG switches on a bug
 // of the zoo (package bugs).
 package main
@@ -94,10 +95,10 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.coordinatorID, "coordinator-identity", "coordinator", "with TLS: the coordinator's certificate identity (its commands and queries)")
 	fs.StringVar(&o.traceFile, "trace", "", "write this process's trace (docs/trace.md, schema 2) to this file")
 	fs.StringVar(&o.traceProcess, "trace-process", "", "with --trace: the process's name in the run (default coord, logcoord, or the node's --id)")
-	fs.StringVar(&o.traceAfter, "trace-after", "", "with --trace: the trace file of the process this one succeeds (a restarted node or LogCoordinator)")
+	fs.StringVar(&o.traceAfter, "trace-after", "", "with --trace: the trace file of the process this one succeeds (a restarted node, coordinator or LogCoordinator)")
 	fs.StringVar(&o.traceNode, "trace-node", "", "with --trace (coordinator, logcoord): the node whose drain is traced")
 	fs.StringVar(&o.traceModel, "trace-model", "", "with --trace: the trace header's model constants, a JSON object")
-	fs.StringVar(&o.traceRestart, "trace-restart", "", "with --trace-after: why the process was restarted, crash or upgrade (a node's first line: NodeCrashRestart or UpgradeRestart; a LogCoordinator's, crash only: its empty cache, LogCoordExpire)")
+	fs.StringVar(&o.traceRestart, "trace-restart", "", "with --trace-after: why the process was restarted, crash or upgrade (a node's first line: NodeCrashRestart or UpgradeRestart; a LogCoordinator's, crash only: its empty cache, LogCoordExpire; a coordinator's, crash only: the traced node's join, CoordRejoin)")
 	fs.StringVar(&o.traceMapping, "trace-mapping", "", "with --trace: the refinement mapping the header names (sessions, or none)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -162,11 +163,8 @@ func (o *options) checkTrace() error {
 		return errors.New("--trace-node is for --role coordinator or logcoord (a node traces itself)")
 	case o.role != "node" && o.traceNode == "":
 		return fmt.Errorf("--role %s with --trace needs --trace-node", o.role)
-	case o.role == "coordinator" && o.traceAfter != "":
-		// The model has no crash of the coordinator (docs/trace.md).
-		return errors.New("--trace-after is for --role node or logcoord (a coordinator's successor is not traced)")
-	case o.role == "logcoord" && o.traceRestart == "upgrade":
-		return errors.New("--trace-restart upgrade is for --role node (a LogCoordinator is restarted only after a crash)")
+	case o.role != "node" && o.traceRestart == "upgrade":
+		return fmt.Errorf("--trace-restart upgrade is for --role node (a %s is restarted only after a crash)", o.role)
 	}
 	if (o.traceAfter == "") != (o.traceRestart == "") {
 		return errors.New("--trace-after and --trace-restart go together")
@@ -445,7 +443,7 @@ func run(args []string, stderr io.Writer) int {
 	case "coordinator":
 		closer, startErr = daemon.StartCoordinator(daemon.CoordinatorConfig{Listener: lis, Transport: node.Transport(o.transport),
 			LogCoord: o.logcoord, MemberTTL: o.memberTTL, Logger: log, Metrics: metrics, ServerOptions: srvOpts, DialOptions: dialOpts,
-			Tracer: tw, TraceNode: node.ID(o.traceNode)})
+			Tracer: tw, TraceNode: node.ID(o.traceNode), TraceRestart: o.traceAfter != ""})
 	}
 	if o.role != "node" {
 		if startErr != nil {

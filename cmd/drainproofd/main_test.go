@@ -68,7 +68,7 @@ func TestBadFlagsOneLineExit2(t *testing.T) {
 		"trace node on a node":  {"--role", "node", "--id", "n1", "--coordinator", addr, "--data-dir", dir, "--transport", "heartbeat", "--trace", filepath.Join(dir, "t4"), "--trace-model", "{}", "--trace-node", "n1"},
 		"trace after missing":   {"--role", "node", "--id", "n1", "--coordinator", addr, "--data-dir", dir, "--transport", "heartbeat", "--trace", filepath.Join(dir, "t5"), "--trace-model", "{}", "--trace-after", filepath.Join(dir, "none")},
 		"trace bad process":     {"--role", "logcoord", "--trace", filepath.Join(dir, "t6"), "--trace-node", "n1", "--trace-model", "{}", "--trace-process", "a b"},
-		"trace after on coord":  {"--role", "coordinator", "--transport", "heartbeat", "--trace", filepath.Join(dir, "t7"), "--trace-node", "n1", "--trace-model", "{}", "--trace-after", filepath.Join(dir, "t1"), "--trace-restart", "crash"},
+		"trace coord upgraded":  {"--role", "coordinator", "--transport", "heartbeat", "--trace", filepath.Join(dir, "t7"), "--trace-node", "n1", "--trace-model", "{}", "--trace-after", filepath.Join(dir, "t1"), "--trace-restart", "upgrade"},
 		"trace lc upgraded":     {"--role", "logcoord", "--trace", filepath.Join(dir, "t11"), "--trace-node", "n1", "--trace-model", "{}", "--trace-after", filepath.Join(dir, "t1"), "--trace-restart", "upgrade"},
 		"trace restart alone":   {"--role", "logcoord", "--trace", filepath.Join(dir, "t8"), "--trace-node", "n1", "--trace-model", "{}", "--trace-restart", "crash"},
 		"trace bad restart":     {"--role", "node", "--id", "n1", "--coordinator", addr, "--data-dir", dir, "--transport", "heartbeat", "--trace", filepath.Join(dir, "t9"), "--trace-model", "{}", "--trace-after", filepath.Join(dir, "t1"), "--trace-restart", "reboot"},

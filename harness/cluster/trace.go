@@ -24,7 +24,9 @@ import (
 // (the coordinator's and the LogCoordinator's lines are about T alone:
 // their TraceNode), and where the run still does what the model does not
 // cover, the verdict is not taken as an acceptance or a violation: it is
-// reported as incomplete with the reason (TraceVerdict.Uncovered).
+// reported as incomplete with the reason (TraceVerdict.Uncovered; or the
+// validator's own incomplete verdict, whose reason says what: a
+// coordinator restarted while its decision was outstanding).
 
 // TraceVerdict is the outcome of a run's trace validation.
 type TraceVerdict struct {
@@ -63,9 +65,6 @@ type traceState struct {
 	restart string
 	// legacyDrain: T was sent SIGTERM while a legacy process was alive.
 	legacyDrain bool
-	// untraced: processes restarted without a trace (the coordinator:
-	// the model has no crash of it).
-	untraced []string
 }
 
 // setRestart records why T's next process starts (crash or upgrade).
@@ -146,21 +145,18 @@ func (r *run) traceArgs(p *proc) ([]string, error) {
 	tname := r.traceNodeName()
 	file := func(proc string) string { return filepath.Join(r.tr.dir, proc+".ndjson") }
 	switch {
-	case p == r.coord:
-		if slices.Contains(r.tr.procs, "coord") {
-			// Its successor is not traced: the model has no crash of the
-			// coordinator; the run's trace is then incomplete.
-			r.tr.untraced = append(r.tr.untraced, "coord")
-			return nil, nil
+	case p == r.coord || p == r.lc:
+		// A restarted coordinator or LogCoordinator is traced as the next
+		// process, coord.2 or logcoord.2, …: the coordinator's first line
+		// is T's join, CoordRejoin (covered only when the dead one left no
+		// decision outstanding: the validator says), the LogCoordinator's
+		// its empty cache, the model's LogCoordExpire or no step
+		// (docs/trace.md).
+		role := "logcoord"
+		if p == r.coord {
+			role = "coord"
 		}
-		r.tr.procs = append(r.tr.procs, "coord")
-		return []string{"--trace", file("coord"), "--trace-process", "coord", "--trace-node", tname, "--trace-model", model,
-			"--trace-mapping", "sessions"}, nil
-	case p == r.lc:
-		// A restarted LogCoordinator is traced as the next process,
-		// logcoord.2, logcoord.3, …: its first line is its empty cache,
-		// the model's LogCoordExpire or no step (docs/trace.md).
-		proc, prev := r.tr.nextProc("logcoord", file)
+		proc, prev := r.tr.nextProc(role, file)
 		args := []string{"--trace", file(proc), "--trace-process", proc, "--trace-node", tname, "--trace-model", model,
 			"--trace-mapping", "sessions"}
 		if prev != "" {
@@ -179,15 +175,16 @@ func (r *run) traceArgs(p *proc) ([]string, error) {
 }
 
 // procName is the name of the n-th process (from 1) of a traced role:
-// T.1, T.2, … for T; logcoord, logcoord.2, … for the LogCoordinator.
+// T.1, T.2, … for T; coord, coord.2, … for the coordinator; logcoord,
+// logcoord.2, … for the LogCoordinator.
 func procName(role string, n int) string {
-	if role == "logcoord" && n == 1 {
+	if (role == "logcoord" || role == "coord") && n == 1 {
 		return role
 	}
 	return fmt.Sprintf("%s.%d", role, n)
 }
 
-// nextProc names the next process of a traced role (T or logcoord) and
+// nextProc names the next process of a traced role (T, coord or logcoord) and
 // records it; prev is its predecessor ("" for the first). A start that
 // failed before it made its trace (its port taken: restart tries again)
 // gives its name to the next try. t.mu is held.
@@ -267,9 +264,6 @@ func (r *run) uncovered() []string {
 	r.tr.mu.Lock()
 	defer r.tr.mu.Unlock()
 	var out []string
-	for _, p := range r.tr.untraced {
-		out = append(out, p+" was restarted (a fault): the model has no crash of the coordinator (its drain decision would be forgotten while the process it named runs), so its successor is not traced and the lines after the kill are missing")
-	}
 	n := 0
 	for _, q := range r.tr.procs {
 		if strings.HasPrefix(q, "T.") {

@@ -156,6 +156,9 @@ func (c *Checker) step(ln *line) (ok bool, err error) {
 	if ln.pastRange {
 		return false, &boundError{"an integer past -128..127, the range of the Go transcription's values (a wider type would explain the line; TLC's integers have no bound)"}
 	}
+	if err := c.restartCovered(ln); err != nil {
+		return false, err
+	}
 	c.next = c.next[:0]
 	clear(c.seen)
 	for i := range c.cur {

@@ -17,8 +17,10 @@
 // outcome is [OK], [Rejected] (the first line no step explains, the
 // candidates, and for each the variables that disagree; or a line past
 // the header's MaxEpoch or MaxMsgs, which no state of the model has) or
-// [Incomplete] (a larger bound would explain the trace: the reason names
-// it); a malformed trace is an [*InputError] with the file and line.
+// [Incomplete] (a larger bound would explain the trace, or a run does
+// what the model does not cover, a coordinator restarted while its
+// decision was outstanding: the reason names it); a malformed trace is an
+// [*InputError] with the file and line.
 //
 // [CheckBytes] works in two passes: it compiles every line (a line equal
 // to an earlier one is compiled once: a small model's traces repeat

@@ -2,6 +2,7 @@ package tracecheck
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/drainproof/drainproof/impl/trace"
 	"github.com/drainproof/drainproof/spec"
@@ -45,12 +46,29 @@ import (
 //     (the heartbeat transport, where T never reports to it). The line
 //     observes the empty entry, so the stutter is possible only from a
 //     state whose cache is already empty.
+//   - CoordRejoin as the first line of a process that succeeds another
+//     (a coordinator restarted after a kill, coordinator.TraceRestart)
+//     is the same reset: the new coordinator knows T only from T's join
+//     at epoch e. Its guard reads what the dead coordinator decided: a
+//     decision still outstanding (drainedEpoch or legacyEpoch naming
+//     T's running process), or a predecessor that had tracked a newer
+//     epoch than e, is a run the model does not cover (the model has no
+//     coordinator crash to forget a decision by, and its coordinator
+//     never goes back an epoch): the trace is incomplete there, not
+//     rejected. So is a restart after the dead coordinator sent STOPPING
+//     to T's running process: the new session hears the maintainers'
+//     work done only at STOPPING, a report the model's maintainers give
+//     only at DRAINING. Any other coordinator action as a successor's
+//     first line is rejected: the new coordinator cannot start with a
+//     view of T.
 
 // The refinement a line takes (line.refine).
 const (
 	refineNone      = iota
 	refineStutter   // the line is a stutter step of the model
 	refineOrStutter // the line is the model's step or a stutter step
+	refineRestart   // the first line of a restarted coordinator: CoordRejoin, if covered
+	refineNoView    // a coordinator action as a restarted coordinator's first line
 )
 
 // refinementDefs are the refinement steps as actions of the checker.
@@ -94,12 +112,19 @@ func (c *Checker) refineLine(ln *line) error {
 		}
 		for _, ck := range c.checks(ln) {
 			if ck.v == varCoordEpoch {
+				if ln.first {
+					ln.refine = refineRestart
+				}
 				return nil
 			}
 		}
 		return fmt.Errorf("%s must observe coordEpoch, the epoch T rejoins with", a.name)
 	}
 	if !c.sessions {
+		return nil
+	}
+	if ln.first && coordAction(a.name) {
+		ln.refine = refineNoView
 		return nil
 	}
 	switch a.name {
@@ -124,12 +149,7 @@ func (c *Checker) refineLine(ln *line) error {
 // rejoin is CoordRejoin from s, the coordinator taking T back at the
 // epoch the line observes.
 func (c *Checker) rejoin(s *spec.State, ln *line) (spec.State, bool) {
-	e := int8(spec.None)
-	for _, ck := range c.checks(ln) {
-		if ck.v == varCoordEpoch {
-			e = ck.want
-		}
-	}
+	e := rejoinEpoch(c, ln)
 	gone := func(x int8) bool { return x == spec.None || x < s.Epoch }
 	if e < s.CoordEpoch || e > s.Epoch || !gone(s.DrainedEpoch) || !gone(s.LegacyEpoch) {
 		return spec.State{}, false
@@ -138,4 +158,87 @@ func (c *Checker) rejoin(s *spec.State, ln *line) (spec.State, bool) {
 	t.CoordEpoch, t.CoordVersion, t.CoordLiveness, t.CoordCount = e, spec.VersionUnknown, spec.Alive, spec.None
 	t.Work, t.DrainedEpoch, t.LegacyEpoch = 1, spec.None, spec.None
 	return t, true
+}
+
+// coordAction reports whether action is one of the coordinator's (its
+// trace's lines: the Coord actions and the maintainers' reports).
+func coordAction(action string) bool {
+	return strings.HasPrefix(action, "Coord") || action == names.MaintainerReportProgress.String()
+}
+
+// uncoveredError is a line the model does not cover and no bound would
+// explain (a coordinator restarted while its decision was outstanding,
+// restartCovered): the trace is incomplete there, and msg says why.
+type uncoveredError struct{ msg string }
+
+// Error says what the model does not cover.
+func (e *uncoveredError) Error() string { return e.msg }
+
+// mappingError is a line the refinement mapping refuses outright (a
+// restarted coordinator whose first line is not its CoordRejoin): the
+// trace is rejected there, and msg says why.
+type mappingError struct{ msg string }
+
+// Error says why the mapping refuses the line.
+func (e *mappingError) Error() string { return e.msg }
+
+// restartCovered checks a restarted coordinator's first line against the
+// candidates before it is taken (step): an uncoveredError when some
+// candidate holds a decision the new coordinator has forgotten, had sent
+// STOPPING to T's running process, or had tracked a newer epoch than the
+// one T rejoins with (one such candidate is enough: the line is not
+// judged on the others, so no run is rejected for a candidate dropped
+// here); a mappingError when the line is not CoordRejoin. Otherwise every
+// candidate takes the line as CoordRejoin, with its guard on T's epoch
+// (rejoin).
+func (c *Checker) restartCovered(ln *line) error {
+	switch ln.refine {
+	case refineNoView:
+		return &mappingError{fmt.Sprintf("%s as the first line of a restarted coordinator: a coordinator that succeeds a killed one knows nothing of T until T joins it, so its first line is CoordRejoin (docs/trace.md)",
+			c.actions[ln.act].name)}
+	case refineRestart:
+	default:
+		return nil
+	}
+	e := rejoinEpoch(c, ln)
+	for i := range c.cur {
+		s := &c.cur[i]
+		switch {
+		case s.DrainedEpoch != spec.None && s.DrainedEpoch >= s.Epoch:
+			return &uncoveredError{fmt.Sprintf("the coordinator was restarted while its drain decision was outstanding (drainedEpoch %d, T's running process): the upgrade client may still restart T on it, and the model has no coordinator crash that forgets it (docs/trace.md)", s.DrainedEpoch)}
+		case s.LegacyEpoch != spec.None && s.LegacyEpoch >= s.Epoch:
+			return &uncoveredError{fmt.Sprintf("the coordinator was restarted while its legacy answer was outstanding (legacyEpoch %d, T's running process): the upgrade client may still restart T on it, and the model has no coordinator crash that forgets it (docs/trace.md)", s.LegacyEpoch)}
+		case c.stopping(s):
+			return &uncoveredError{fmt.Sprintf("the coordinator was restarted after it had sent STOPPING to T's running process (epoch %d): the new coordinator's session starts with the maintainers' work unknown and hears it is done only with T already STOPPING, which the model's maintainers never report (their report needs DRAINING; the model has no coordinator crash to restart a session on a stopping node) (docs/trace.md)", s.Epoch)}
+		case e < s.CoordEpoch:
+			return &uncoveredError{fmt.Sprintf("the restarted coordinator took T back at epoch %d, older than the epoch %d its predecessor tracked: the model's coordinator never goes back an epoch (docs/trace.md)", e, s.CoordEpoch)}
+		}
+	}
+	return nil
+}
+
+// stopping reports whether T's running process in s is STOPPING or has a
+// STOPPING command in flight to it (one a later line receives: the
+// lookahead keeps only those).
+func (c *Checker) stopping(s *spec.State) bool {
+	if s.Liveness == spec.Stopping {
+		return true
+	}
+	for i := 0; i < int(s.NetLen); i++ {
+		if m := c.m.Msg(s.Net[i]); m.Kind == spec.KindCmd && m.Liveness == spec.Stopping && m.Epoch == s.Epoch {
+			return true
+		}
+	}
+	return false
+}
+
+// rejoinEpoch is the epoch a CoordRejoin line observes (coordEpoch).
+func rejoinEpoch(c *Checker, ln *line) int8 {
+	e := int8(spec.None)
+	for _, ck := range c.checks(ln) {
+		if ck.v == varCoordEpoch {
+			e = ck.want
+		}
+	}
+	return e
 }

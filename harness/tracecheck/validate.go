@@ -104,7 +104,9 @@ const (
 	// Rejected: a line that no step explains (Result.Line).
 	Rejected Verdict = "rejected"
 	// Incomplete: a larger bound would explain the trace (Result.Reason
-	// names it: --max-candidates, MaxReg, the int8 range of values).
+	// names it: --max-candidates, MaxReg, the int8 range of values), or
+	// the run does what the model does not cover (a coordinator
+	// restarted while its decision was outstanding; the reason says so).
 	Incomplete Verdict = "incomplete"
 )
 
@@ -452,6 +454,16 @@ func (c *Checker) judge(ln *line, err error, res *Result) (unnamedSend bool) {
 	var oe *outsideError
 	if errors.As(err, &oe) {
 		res.Verdict, res.Reason = Rejected, oe.msg
+		return false
+	}
+	var ue *uncoveredError
+	if errors.As(err, &ue) {
+		res.Verdict, res.Reason = Incomplete, "not covered: "+ue.msg
+		return false
+	}
+	var me *mappingError
+	if errors.As(err, &me) {
+		res.Verdict, res.Reason = Rejected, me.msg
 		return false
 	}
 	res.Verdict = Rejected

@@ -147,7 +147,7 @@ type Coordinator struct {
 	session   *session
 	completed node.ID // drainCompleted tombstone: a removed target that completed
 	learned   uint64  // the epoch CoordLearnVersion was last traced for (Config.Tracer; 0 none, and after CoordRejoin)
-	joined    bool    // the traced node was added once (Config.Tracer): a later AddNode is CoordRejoin
+	joined    bool    // the traced node was added once, or TraceRestart (Config.Tracer): a later AddNode is CoordRejoin
 }
 
 // New returns a coordinator with no members and no session.

@@ -569,6 +569,51 @@ func TestTraceIsTheModelsView(t *testing.T) {
 	}
 }
 
+// TestTraceOfARestartedCoordinator: a coordinator that succeeds a killed
+// one (TraceRestart) writes nothing about T until T joins it: T's join is
+// its first line, CoordRejoin at T's epoch with Init's view and session
+// (ALIVE, no count, no session, no decision). It learns T's version again
+// from the bootstrap, hears T DRAINING, starts a session at the client's
+// poll, hears the maintainers' work done and only then sends STOPPING.
+// The first coordinator's first join is Init's and writes no line.
+func TestTraceOfARestartedCoordinator(t *testing.T) {
+	var lines trace.Lines
+	c, _ := coordinator.New(coordinator.Config{Tracer: &lines, TraceNode: T})
+	c.TraceRestart()
+	c.ObserveHeartbeat(node.Heartbeat{From: T, Epoch: 3, Liveness: node.Draining}, 0) // not a member: dropped
+	if _, err := c.DrainNode(T, 0); !errors.Is(err, coordinator.ErrNodeNotExist) {
+		t.Fatalf("DrainNode of a node that has not joined: %v, want ErrNodeNotExist", err)
+	}
+	c.AddNode(T, 3, 1)
+	c.ObserveJoin(T, 3, 1)
+	c.ObserveVersion(T, 3, node.VersionBrokerDrain)
+	c.ObserveHeartbeat(node.Heartbeat{From: T, Epoch: 3, Liveness: node.Draining}, 2)
+	if d, _ := c.DrainNode(T, 2); d.Complete || d.Remaining == 0 {
+		t.Fatalf("the new session's first poll: %+v, want work remaining", d)
+	}
+	c.ReportProgress(T, coordinator.Progress{})
+	c.NextCommand(2)
+	view := func(l string, work int) string {
+		return fmt.Sprintf(`"vars":{"coordEpoch":3,"coordLiveness":"%s","coordCount":-1,"work":%d,"drainedEpoch":-1}}`, l, work)
+	}
+	want := []string{
+		`{"action":"CoordRejoin",` + view("ALIVE", -1),
+		`{"action":"CoordLearnVersion","vars":{"coordEpoch":3,"coordVersion":"new"}}`,
+		`{"action":"CoordRecvHeartbeat","params":{"m":{"kind":"hb","epoch":3,"liveness":"DRAINING","count":-1,"closed":false}},` + view("DRAINING", -1),
+		`{"action":"MaintainerReportProgress",` + view("DRAINING", 0),
+		`{"action":"CoordSendStopping","params":{"m":{"kind":"cmd","epoch":3,"liveness":"STOPPING","count":-1,"closed":false}},` + view("DRAINING", 0),
+	}
+	if got := traced(&lines); !slices.Equal(got, want) {
+		t.Fatalf("trace:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	var first trace.Lines
+	c, _ = coordinator.New(coordinator.Config{Tracer: &first, TraceNode: T})
+	c.AddNode(T, 3, 1)
+	if got := traced(&first); len(got) != 0 {
+		t.Fatalf("the first coordinator's first join traced %q, want nothing (Init)", got)
+	}
+}
+
 // TestTraceOfTheLegacyAnswer: the target restarts as a legacy process;
 // the coordinator traces the heartbeat of the new epoch, learns the new
 // process's version as legacy, and its legacy answer names that epoch.

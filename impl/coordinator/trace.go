@@ -26,7 +26,8 @@ import (
 //	                   CoordLearnVersion    (the version is kept per node)
 //	AddNode            CoordRejoin          the node rejoins after RemoveNode: a
 //	                                        refinement step, not a model action
-//	                                        (docs/trace.md, "Every run")
+//	                                        (docs/trace.md, "Every run"); after
+//	                                        TraceRestart also its first AddNode
 //
 // work is the session's remaining work, or None (-1) while no session
 // drains the node: the model's coordinator drains T from Init, so a run
@@ -100,6 +101,21 @@ func (c *Coordinator) traceLegacy(n *nodeState) {
 	}
 	t.Trace(&trace.Line{Action: names.CoordLegacyRestart, Vars: []trace.Var{trace.Int("coordEpoch", int64(n.epoch)),
 		trace.Int("legacyEpoch", int64(n.epoch))}})
+}
+
+// TraceRestart makes the coordinator trace the first line of a
+// coordinator process that succeeds a killed one (docs/trace.md, "Every
+// run"): the new process knows nothing of the traced node until the node
+// joins it (its Join: AddNode, at the epoch the node has), so that first
+// AddNode is the refinement mapping's CoordRejoin, the coordinator's view
+// and session back to Init's at that epoch, and it is the trace's first
+// line. Call it on the new coordinator before it serves. Nothing is
+// written until then: the new coordinator traces nothing about a node
+// that is not its member.
+func (c *Coordinator) TraceRestart() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.joined = true
 }
 
 // traceRejoin traces CoordRejoin when n, the traced node, rejoins the

@@ -50,6 +50,10 @@ type CoordinatorConfig struct {
 	Tracer *trace.Writer
 	// TraceNode is the node whose drain is traced (with Tracer).
 	TraceNode node.ID
+	// TraceRestart: the process succeeds a killed coordinator (its
+	// trace's header names the predecessor); its first line is the
+	// traced node's join, CoordRejoin (coordinator.Coordinator.TraceRestart).
+	TraceRestart bool
 }
 
 type member struct {
@@ -114,6 +118,12 @@ func StartCoordinator(cfg CoordinatorConfig) (*Coordinator, error) {
 		QueryInterval: cfg.Period.Milliseconds(), Tracer: tracerOf(cfg.Tracer), TraceNode: cfg.TraceNode})
 	if err != nil {
 		return nil, err
+	}
+	if cfg.TraceRestart {
+		if cfg.Tracer == nil {
+			return nil, errors.New("daemon: TraceRestart needs a Tracer")
+		}
+		co.TraceRestart()
 	}
 	c := &Coordinator{cfg: cfg, log: cfg.Logger.With("role", "coordinator"), clk: newClock(), co: co,
 		members: make(map[node.ID]*member), started: make(map[node.ID]time.Time)}
