@@ -344,3 +344,58 @@ func TestCoordRestartMapped(t *testing.T) {
 		require.Equal(t, 2, res.ProcessLine)
 	})
 }
+
+// TestRejoinOfAStoppingNode: a real coordinator drops a member silent for
+// its TTL and takes the same process back (CoordRejoin at T's epoch, in
+// the coordinator's own trace). If T is STOPPING then, the new session
+// hears the maintainers' work done only with T already STOPPING, a report
+// the model's maintainers give only at DRAINING: the run is incomplete
+// there, not rejected at the report. A rejoin while T is ALIVE stays a
+// step, and one that would forget a drained process still running stays
+// rejected (TestRefinementMapping).
+func TestRejoinOfAStoppingNode(t *testing.T) {
+	h, dw, complete, _, _ := drainWalk(t)
+	k := slices.IndexFunc(dw, func(l tracecheck.Line) bool { return l.Vars["liveness"] == "STOPPING" })
+	require.Positive(t, k)
+	require.Less(t, k, complete)
+	s := observeWalk(dw[:k+1])
+	require.False(t, s.outstanding())
+	learn := -1
+	for i, l := range dw[:k] {
+		if l.Action == "CoordLearnVersion" {
+			learn = i
+		}
+	}
+	require.GreaterOrEqual(t, learn, 0)
+	var hb any
+	var rest []tracecheck.Line
+	for _, l := range dw[k+1:] {
+		if coordLine(l) {
+			continue
+		}
+		rest = append(rest, l)
+		if m, ok := l.Params["m"].(map[string]any); ok && l.Action == "NodeSendHeartbeat" && m["liveness"] == "STOPPING" {
+			hb = m
+			break
+		}
+	}
+	require.NotNil(t, hb, "T sends no STOPPING heartbeat after it is STOPPING")
+	// T dropped and taken back at the same epoch while STOPPING; the new
+	// session learns the version, hears T STOPPING, then the work done.
+	ls := slices.Concat(dw[:k+1], []tracecheck.Line{rejoin(s.epoch)}, rest, []tracecheck.Line{dw[learn],
+		{Action: "CoordRecvHeartbeat", Params: map[string]any{"m": hb}, Vars: map[string]any{"coordLiveness": "STOPPING"}},
+		progress(0)})
+	res := check(t, encodeWith(t, h, trace.MappingSessions, ls))
+	require.Equal(t, tracecheck.Incomplete, res.Verdict, "%+v", res)
+	require.Equal(t, k+3, res.Line, "the rejoin (the header, then the lines before it)")
+	require.Contains(t, res.Reason, "while T's running process was STOPPING")
+
+	// The same rejoin before T is STOPPING (the first DRAINING line):
+	// a step of the mapping; the walk goes on.
+	d := slices.IndexFunc(dw, func(l tracecheck.Line) bool { return l.Vars["liveness"] == "DRAINING" })
+	require.Positive(t, d)
+	ls = append(slices.Clone(dw[:d]), rejoin(observeWalk(dw[:d]).epoch), progress(3), progress(2))
+	res = check(t, encodeWith(t, h, trace.MappingSessions, ls))
+	require.Equal(t, tracecheck.OK, res.Verdict, "%+v", res)
+	require.Equal(t, len(ls), res.Lines)
+}

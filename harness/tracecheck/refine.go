@@ -69,6 +69,7 @@ const (
 	refineOrStutter // the line is the model's step or a stutter step
 	refineRestart   // the first line of a restarted coordinator: CoordRejoin, if covered
 	refineNoView    // a coordinator action as a restarted coordinator's first line
+	refineRejoin    // CoordRejoin within a coordinator's trace: covered unless T is stopping
 )
 
 // refinementDefs are the refinement steps as actions of the checker.
@@ -114,6 +115,8 @@ func (c *Checker) refineLine(ln *line) error {
 			if ck.v == varCoordEpoch {
 				if ln.first {
 					ln.refine = refineRestart
+				} else {
+					ln.refine = refineRejoin
 				}
 				return nil
 			}
@@ -188,11 +191,23 @@ func (e *mappingError) Error() string { return e.msg }
 // STOPPING to T's running process, or had tracked a newer epoch than the
 // one T rejoins with (one such candidate is enough: the line is not
 // judged on the others, so no run is rejected for a candidate dropped
-// here); a mappingError when the line is not CoordRejoin. Otherwise every
+// here); a mappingError when the line is not CoordRejoin. A CoordRejoin
+// within a coordinator's trace (T dropped and taken back: at a new epoch
+// after an upgrade, or at the same epoch after a silence) is incomplete
+// the same way when its guard holds (rejoin) and T's running process is
+// stopping; a rejoin its guard refuses is rejected as before. Otherwise every
 // candidate takes the line as CoordRejoin, with its guard on T's epoch
 // (rejoin).
 func (c *Checker) restartCovered(ln *line) error {
 	switch ln.refine {
+	case refineRejoin:
+		for i := range c.cur {
+			s := &c.cur[i]
+			if _, ok := c.rejoin(s, ln); ok && c.stopping(s) {
+				return &uncoveredError{fmt.Sprintf("the coordinator took T back (CoordRejoin at epoch %d) while T's running process was STOPPING or a STOPPING was in flight to it (epoch %d): a real coordinator drops a member silent for its TTL and takes the same process back, and its new session hears the maintainers' work done only with T already STOPPING, which the model's maintainers never report (their report needs DRAINING) (docs/trace.md)", rejoinEpoch(c, ln), s.Epoch)}
+			}
+		}
+		return nil
 	case refineNoView:
 		return &mappingError{fmt.Sprintf("%s as the first line of a restarted coordinator: a coordinator that succeeds a killed one knows nothing of T until T joins it, so its first line is CoordRejoin (docs/trace.md)",
 			c.actions[ln.act].name)}
