@@ -134,6 +134,9 @@ func TestEveryDispatcherAllowed(t *testing.T) {
 	for _, s := range queue {
 		require.True(t, m.TypeOK(&s), "%+v", s)
 		require.True(t, m.CountAccuracy(&s), "%+v", s)
+		for i, name := range m.Invariants() {
+			require.True(t, m.Holds(i, s), "%s: %+v", name, s)
+		}
 	}
 }
 

@@ -189,6 +189,25 @@ func TestRunInputErrors(t *testing.T) {
 	}
 }
 
+// TestEmptyProcessTraceIsAnInputError: a process's trace with no line at
+// all, not even its header, is an input error that says the trace is
+// empty, whether the trace is held in memory or read line by line.
+func TestEmptyProcessTraceIsAnInputError(t *testing.T) {
+	files := run(t, map[string][]string{"T": {`{"p":"T","c":1,` + hbStart}}, nil)
+	empty := filepath.Join(filepath.Dir(files[0]), "U.ndjson")
+	require.NoError(t, os.WriteFile(empty, nil, 0o644))
+	for _, small := range []int{1 << 20, 0} {
+		restore := tracecheck.SetSmallTrace(small)
+		_, err := tracecheck.CheckRun(append(files, empty), "run", nil, tracecheck.Options{})
+		restore()
+		var ie *tracecheck.InputError
+		require.ErrorAs(t, err, &ie, "smallTrace %d", small)
+		require.Equal(t, empty, ie.File)
+		require.Equal(t, 1, ie.Line)
+		require.Contains(t, ie.Msg, "empty trace: no header line", "smallTrace %d", small)
+	}
+}
+
 // TestWriteRunAccepted: a walk written as a run of several processes
 // (WriteRun) merges back into the walk: accepted, the same lines as the
 // walk as one trace; and a walk of a buggy model so written is rejected

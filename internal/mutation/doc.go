@@ -8,5 +8,7 @@
 //
 // A mutant listed as equivalent must still exist: a test reads each entry's
 // file at its line and column and requires the operator the mutator
-// changes to be there, so the list cannot outlive the code it argues about.
+// changes to be there, and the line to be the code the entry quotes, so
+// the list cannot outlive the code it argues about; an entry whose line
+// moved is reported with the line the code is now on.
 package mutation

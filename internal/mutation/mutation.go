@@ -28,11 +28,16 @@ func (m Mutant) String() string { return fmt.Sprintf("%s:%d:%d %s", m.File, m.Li
 // kill, with the one-line argument why.
 type Equivalent struct {
 	Mutant
-	Why string
+	// Code, if set, is the text of the mutant's line (its white space at
+	// both ends trimmed): Stale requires the line at the position to be
+	// that one, and names where it went when it moved.
+	Code string
+	Why  string
 }
 
 // ParseEquivalents reads the list: one mutant a line, "file:line:col TYPE
-// -- argument"; blank lines and lines starting with # are skipped.
+// `code` -- argument", where `code`, the text of the mutant's line, may be
+// left out; blank lines and lines starting with # are skipped.
 func ParseEquivalents(r io.Reader) ([]Equivalent, error) {
 	var out []Equivalent
 	sc := bufio.NewScanner(r)
@@ -41,21 +46,34 @@ func ParseEquivalents(r io.Reader) ([]Equivalent, error) {
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
-		site, why, ok := strings.Cut(line, " -- ")
-		fields := strings.Fields(site)
-		if !ok || strings.TrimSpace(why) == "" || len(fields) != 2 {
-			return nil, fmt.Errorf("line %d: want \"file:line:col TYPE -- argument\", got %q", n, line)
+		bad := func() error {
+			return fmt.Errorf("line %d: want \"file:line:col TYPE `code` -- argument\" (`code` optional), got %q", n, line)
 		}
-		pos := strings.Split(fields[0], ":")
+		site, rest, _ := strings.Cut(line, " ")
+		typ, rest, _ := strings.Cut(strings.TrimLeft(rest, " "), " ")
+		rest = strings.TrimLeft(rest, " ")
+		code := ""
+		if strings.HasPrefix(rest, "`") {
+			end := strings.IndexByte(rest[1:], '`')
+			if end < 0 {
+				return nil, bad()
+			}
+			code, rest = rest[1:1+end], strings.TrimLeft(rest[2+end:], " ")
+		}
+		why, ok := strings.CutPrefix(rest, "-- ")
+		if !ok || typ == "" || strings.TrimSpace(why) == "" {
+			return nil, bad()
+		}
+		pos := strings.Split(site, ":")
 		if len(pos) != 3 {
-			return nil, fmt.Errorf("line %d: want file:line:col, got %q", n, fields[0])
+			return nil, fmt.Errorf("line %d: want file:line:col, got %q", n, site)
 		}
 		l, err1 := strconv.Atoi(pos[1])
 		c, err2 := strconv.Atoi(pos[2])
 		if err1 != nil || err2 != nil || l < 1 || c < 1 {
-			return nil, fmt.Errorf("line %d: bad position %q", n, fields[0])
+			return nil, fmt.Errorf("line %d: bad position %q", n, site)
 		}
-		out = append(out, Equivalent{Mutant{pos[0], l, c, fields[1]}, strings.TrimSpace(why)})
+		out = append(out, Equivalent{Mutant{pos[0], l, c, typ}, code, strings.TrimSpace(why)})
 	}
 	return out, sc.Err()
 }
@@ -186,7 +204,9 @@ var operators = map[string][]string{
 }
 
 // Stale reports why e's mutant no longer exists under root (the module
-// root), or "" if its operator is still at its position.
+// root), or "" if its operator is still at its position and, when e
+// names its line's code, the line there is that code. A line that moved
+// (an edit above it) is reported with the lines that now hold its code.
 func Stale(root string, e Equivalent) string {
 	ops, ok := operators[e.Type]
 	if !ok {
@@ -197,6 +217,18 @@ func Stale(root string, e Equivalent) string {
 		return err.Error()
 	}
 	lines := strings.Split(string(b), "\n")
+	if e.Code != "" && (e.Line > len(lines) || strings.TrimSpace(lines[e.Line-1]) != e.Code) {
+		var at []string
+		for i, l := range lines {
+			if strings.TrimSpace(l) == e.Code {
+				at = append(at, strconv.Itoa(i+1))
+			}
+		}
+		if len(at) == 0 {
+			return fmt.Sprintf("no line of the file is `%s` any more", e.Code)
+		}
+		return fmt.Sprintf("its line `%s` moved to line %s (update the position)", e.Code, strings.Join(at, ", "))
+	}
 	if e.Line > len(lines) {
 		return fmt.Sprintf("the file has %d lines", len(lines))
 	}

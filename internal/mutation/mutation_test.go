@@ -59,6 +59,38 @@ func TestStaleCatches(t *testing.T) {
 	}
 }
 
+// TestStaleMatchesTheLinesCode: an entry that names its line's code is
+// stale when the line at its position is another, even one with the same
+// operator at the same column, and the report names where the code went.
+func TestStaleMatchesTheLinesCode(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(dir+"/p", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// Line 4 moved to line 5 when a line was added above it; the new line
+	// 4 has a < at the same column.
+	src := "package p\n\nfunc f(a, b int) bool {\n\tyes := a < b\n\treturn a < b && yes\n}\n"
+	if err := os.WriteFile(dir+"/p/p.go", []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e := Equivalent{Mutant: Mutant{"p/p.go", 4, 11, "CONDITIONALS_BOUNDARY"}, Code: "return a < b && yes", Why: "x"}
+	if Stale(dir, Equivalent{Mutant: e.Mutant, Why: e.Why}) != "" {
+		t.Fatal("without its code the entry is not stale: the operator is at the position")
+	}
+	why := Stale(dir, e)
+	if !strings.Contains(why, "moved to line 5") {
+		t.Errorf("stale %q, want it to name line 5, where the code went", why)
+	}
+	e.Line = 5
+	if why := Stale(dir, e); why != "" {
+		t.Errorf("the entry at the code's line is stale: %s", why)
+	}
+	e.Code = "return a <= b && yes"
+	if why := Stale(dir, e); !strings.Contains(why, "no line of the file") {
+		t.Errorf("code found nowhere: stale %q, want it said", why)
+	}
+}
+
 // TestJudge: a lived mutant the list argues is set aside, the others are
 // survivors, and efficacy counts timeouts as kills.
 func TestJudge(t *testing.T) {
@@ -71,7 +103,7 @@ func TestJudge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eq := []Equivalent{{Mutant{"impl/x/x.go", 3, 1, "CONDITIONALS_BOUNDARY"}, "equal values are never compared"}}
+	eq := []Equivalent{{Mutant: Mutant{"impl/x/x.go", 3, 1, "CONDITIONALS_BOUNDARY"}, Why: "equal values are never compared"}}
 	j := Judge(res, eq)
 	if len(j.Equivalent) != 1 || len(j.Survivors) != 1 || j.Survivors[0].Line != 4 || len(j.Uncovered) != 1 {
 		t.Fatalf("judged %+v", j)
@@ -92,9 +124,36 @@ func TestParseEquivalentsRefusesBadLines(t *testing.T) {
 		"impl/x/x.go:3:1 CONDITIONALS_BOUNDARY -- ",
 		"impl/x/x.go:3 CONDITIONALS_BOUNDARY -- why",
 		"impl/x/x.go:a:1 CONDITIONALS_BOUNDARY -- why",
+		"impl/x/x.go:3:1 CONDITIONALS_BOUNDARY `a < b -- why",
+		"impl/x/x.go:3:1 CONDITIONALS_BOUNDARY `a < b` why",
+		"impl/x/x.go:3:1 -- why",
 	} {
 		if _, err := ParseEquivalents(strings.NewReader(bad)); err == nil {
 			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+// TestParseEquivalentsReadsTheCode: the line's code, between backquotes
+// after the mutator, is optional and kept apart from the argument (which
+// may hold backquotes and dashes of its own).
+func TestParseEquivalentsReadsTheCode(t *testing.T) {
+	eq, err := ParseEquivalents(strings.NewReader("# a comment\n\n" +
+		"impl/x/x.go:3:1 CONDITIONALS_BOUNDARY `if a < b { // a -- b` -- `a` and `b` -- are equal\n" +
+		"impl/x/x.go:4:2 CONDITIONALS_NEGATION -- no code given\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Equivalent{
+		{Mutant{"impl/x/x.go", 3, 1, "CONDITIONALS_BOUNDARY"}, "if a < b { // a -- b", "`a` and `b` -- are equal"},
+		{Mutant{"impl/x/x.go", 4, 2, "CONDITIONALS_NEGATION"}, "", "no code given"},
+	}
+	if len(eq) != len(want) {
+		t.Fatalf("read %+v, want %+v", eq, want)
+	}
+	for i := range want {
+		if eq[i] != want[i] {
+			t.Errorf("entry %d: %+v, want %+v", i, eq[i], want[i])
 		}
 	}
 }
