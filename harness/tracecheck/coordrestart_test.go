@@ -256,31 +256,7 @@ func TestCoordRestartMapped(t *testing.T) {
 		// session hears the maintainers' work done: a report the model's
 		// maintainers give only at DRAINING, so the reset would turn a
 		// correct drain into a rejection; the restart is incomplete.
-		k := slices.IndexFunc(dw, func(l tracecheck.Line) bool { return l.Vars["liveness"] == "STOPPING" })
-		require.Positive(t, k)
-		require.Less(t, k, complete)
-		s := observeWalk(dw[:k+1])
-		require.False(t, s.outstanding())
-		learn := -1
-		for i, l := range dw[:k] {
-			if l.Action == "CoordLearnVersion" {
-				learn = i
-			}
-		}
-		require.GreaterOrEqual(t, learn, 0)
-		var rest []tracecheck.Line
-		var hb any
-		for _, l := range dw[k+1:] {
-			if coordLine(l) {
-				continue
-			}
-			rest = append(rest, l)
-			if m, ok := l.Params["m"].(map[string]any); ok && l.Action == "NodeSendHeartbeat" && m["liveness"] == "STOPPING" {
-				hb = m
-				break
-			}
-		}
-		require.NotNil(t, hb, "T sends no STOPPING heartbeat after it is STOPPING")
+		k, s, learn, rest, hb := stoppingTail(t, dw, complete)
 		rest = append(rest, dw[learn],
 			tracecheck.Line{Action: "CoordRecvHeartbeat", Params: map[string]any{"m": hb}, Vars: map[string]any{"coordLiveness": "STOPPING"}},
 			progress(0))
@@ -355,31 +331,7 @@ func TestCoordRestartMapped(t *testing.T) {
 // rejected (TestRefinementMapping).
 func TestRejoinOfAStoppingNode(t *testing.T) {
 	h, dw, complete, _, _ := drainWalk(t)
-	k := slices.IndexFunc(dw, func(l tracecheck.Line) bool { return l.Vars["liveness"] == "STOPPING" })
-	require.Positive(t, k)
-	require.Less(t, k, complete)
-	s := observeWalk(dw[:k+1])
-	require.False(t, s.outstanding())
-	learn := -1
-	for i, l := range dw[:k] {
-		if l.Action == "CoordLearnVersion" {
-			learn = i
-		}
-	}
-	require.GreaterOrEqual(t, learn, 0)
-	var hb any
-	var rest []tracecheck.Line
-	for _, l := range dw[k+1:] {
-		if coordLine(l) {
-			continue
-		}
-		rest = append(rest, l)
-		if m, ok := l.Params["m"].(map[string]any); ok && l.Action == "NodeSendHeartbeat" && m["liveness"] == "STOPPING" {
-			hb = m
-			break
-		}
-	}
-	require.NotNil(t, hb, "T sends no STOPPING heartbeat after it is STOPPING")
+	k, s, learn, rest, hb := stoppingTail(t, dw, complete)
 	// T dropped and taken back at the same epoch while STOPPING; the new
 	// session learns the version, hears T STOPPING, then the work done.
 	ls := slices.Concat(dw[:k+1], []tracecheck.Line{rejoin(s.epoch)}, rest, []tracecheck.Line{dw[learn],
@@ -398,4 +350,37 @@ func TestRejoinOfAStoppingNode(t *testing.T) {
 	res = check(t, encodeWith(t, h, trace.MappingSessions, ls))
 	require.Equal(t, tracecheck.OK, res.Verdict, "%+v", res)
 	require.Equal(t, len(ls), res.Lines)
+}
+
+// stoppingTail finds, in a drain walk whose drain completes at line
+// complete, the first line k at which T is STOPPING (before the drain
+// completes, no decision outstanding), what the walk observes then, the
+// coordinator's last CoordLearnVersion before it, and T's lines after it
+// up to its first STOPPING heartbeat, whose message is hb.
+func stoppingTail(t *testing.T, dw []tracecheck.Line, complete int) (k int, s observedState, learn int, rest []tracecheck.Line, hb any) {
+	t.Helper()
+	k = slices.IndexFunc(dw, func(l tracecheck.Line) bool { return l.Vars["liveness"] == "STOPPING" })
+	require.Positive(t, k)
+	require.Less(t, k, complete)
+	s = observeWalk(dw[:k+1])
+	require.False(t, s.outstanding())
+	learn = -1
+	for i, l := range dw[:k] {
+		if l.Action == "CoordLearnVersion" {
+			learn = i
+		}
+	}
+	require.GreaterOrEqual(t, learn, 0)
+	for _, l := range dw[k+1:] {
+		if coordLine(l) {
+			continue
+		}
+		rest = append(rest, l)
+		if m, ok := l.Params["m"].(map[string]any); ok && l.Action == "NodeSendHeartbeat" && m["liveness"] == "STOPPING" {
+			hb = m
+			break
+		}
+	}
+	require.NotNil(t, hb, "T sends no STOPPING heartbeat after it is STOPPING")
+	return k, s, learn, rest, hb
 }
