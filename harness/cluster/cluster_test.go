@@ -395,19 +395,7 @@ func TestTracedRunLogCoordRestart(t *testing.T) {
 		t.Skip("runs processes for seconds")
 	}
 	for seed := uint64(1); seed <= 8; seed++ {
-		dir, err := os.MkdirTemp("", "drainproof-traced-lcrestart-")
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := Run(context.Background(), Config{Binary: bins.plain, Nodes: 3, Seed: seed, Duration: 6 * time.Second, Upgrade: true,
-			Transport: "heartbeat", Trace: dir, Faults: []string{FaultKill}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		v := res.Trace
-		if v == nil {
-			t.Fatal("no trace verdict")
-		}
+		res, v, dir := tracedKillRun(t, seed, 6*time.Second)
 		killed := map[string]bool{}
 		for _, f := range res.Faults {
 			if f.Kind == FaultKill {
@@ -432,6 +420,27 @@ func TestTracedRunLogCoordRestart(t *testing.T) {
 		_ = os.RemoveAll(dir)
 	}
 	t.Fatal("no run of seeds 1-8 restarted the LogCoordinator alone")
+}
+
+// tracedKillRun runs a traced 3-node cluster (heartbeat transport, the
+// rolling upgrade, kill faults) for d with the given seed, its traces in a
+// new temporary folder, and returns the result, its trace verdict and the
+// folder (the caller removes it once the run is judged).
+func tracedKillRun(t *testing.T, seed uint64, d time.Duration) (*Result, *TraceVerdict, string) {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "drainproof-traced-kill-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(context.Background(), Config{Binary: bins.plain, Nodes: 3, Seed: seed, Duration: d, Upgrade: true,
+		Transport: "heartbeat", Trace: dir, Faults: []string{FaultKill}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Trace == nil {
+		t.Fatal("no trace verdict")
+	}
+	return res, res.Trace, dir
 }
 
 // coordRestartJudged fails t unless v, the trace verdict of a run whose
@@ -473,19 +482,7 @@ func TestTracedRunCoordRestart(t *testing.T) {
 		t.Skip("runs processes for seconds")
 	}
 	for seed := uint64(1); seed <= 12; seed++ {
-		dir, err := os.MkdirTemp("", "drainproof-traced-coordrestart-")
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := Run(context.Background(), Config{Binary: bins.plain, Nodes: 3, Seed: seed, Duration: 8 * time.Second, Upgrade: true,
-			Transport: "heartbeat", Trace: dir, Faults: []string{FaultKill}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		v := res.Trace
-		if v == nil {
-			t.Fatal("no trace verdict")
-		}
+		res, v, dir := tracedKillRun(t, seed, 8*time.Second)
 		killed := false
 		for _, f := range res.Faults {
 			killed = killed || (f.Kind == FaultKill && f.Target == CoordinatorIdentity)
