@@ -107,12 +107,14 @@ type boundError struct{ msg string }
 func (e *boundError) Error() string { return e.msg }
 
 // outsideError is a line that no bound could make valid: an epoch past
-// the header's MaxEpoch, more messages in flight than MaxMsgs. No state
-// of the model with the header's constants has it, so the trace is
-// rejected there, as TLC's trace spec rejects it.
+// the header's MaxEpoch, more messages in flight than MaxMsgs (no state
+// of the model with the header's constants has it, and TLC's trace spec
+// rejects it too), or a restarted coordinator whose first line is not
+// CoordRejoin (the refinement mapping's rule; TLC does not read the
+// stamps that say a process restarted). The trace is rejected there.
 type outsideError struct{ msg string }
 
-// Error says which constant of the header the line contradicts.
+// Error says why no bound explains the line.
 func (e *outsideError) Error() string { return e.msg }
 
 // lineEpoch returns the largest epoch the line names (a saturated 127

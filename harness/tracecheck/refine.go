@@ -177,21 +177,13 @@ type uncoveredError struct{ msg string }
 // Error says what the model does not cover.
 func (e *uncoveredError) Error() string { return e.msg }
 
-// mappingError is a line the refinement mapping refuses outright (a
-// restarted coordinator whose first line is not its CoordRejoin): the
-// trace is rejected there, and msg says why.
-type mappingError struct{ msg string }
-
-// Error says why the mapping refuses the line.
-func (e *mappingError) Error() string { return e.msg }
-
 // restartCovered checks a restarted coordinator's first line against the
 // candidates before it is taken (step): an uncoveredError when some
 // candidate holds a decision the new coordinator has forgotten, had sent
 // STOPPING to T's running process, or had tracked a newer epoch than the
 // one T rejoins with (one such candidate is enough: the line is not
 // judged on the others, so no run is rejected for a candidate dropped
-// here); a mappingError when the line is not CoordRejoin. A CoordRejoin
+// here); an outsideError (rejected) when the line is not CoordRejoin. A CoordRejoin
 // within a coordinator's trace (T dropped and taken back: at a new epoch
 // after an upgrade, or at the same epoch after a silence) is incomplete
 // the same way when its guard holds (rejoin) and T's running process is
@@ -209,7 +201,7 @@ func (c *Checker) restartCovered(ln *line) error {
 		}
 		return nil
 	case refineNoView:
-		return &mappingError{fmt.Sprintf("%s as the first line of a restarted coordinator: a coordinator that succeeds a killed one knows nothing of T until T joins it, so its first line is CoordRejoin (docs/trace.md)",
+		return &outsideError{fmt.Sprintf("%s as the first line of a restarted coordinator: a coordinator that succeeds a killed one knows nothing of T until T joins it, so its first line is CoordRejoin (docs/trace.md)",
 			c.actions[ln.act].name)}
 	case refineRestart:
 	default:

@@ -461,11 +461,6 @@ func (c *Checker) judge(ln *line, err error, res *Result) (unnamedSend bool) {
 		res.Verdict, res.Reason = Incomplete, "not covered: "+ue.msg
 		return false
 	}
-	var me *mappingError
-	if errors.As(err, &me) {
-		res.Verdict, res.Reason = Rejected, me.msg
-		return false
-	}
 	res.Verdict = Rejected
 	res.Reason = fmt.Sprintf("no step of %s from any of the %d candidate states agrees with the line",
 		c.actions[ln.act].name, len(c.cur))
