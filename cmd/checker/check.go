@@ -339,7 +339,9 @@ func runModel[S any](ctx context.Context, m modelcheck.Model[S], opts modelcheck
 		fmt.Fprintln(out.stderr, "checker check: --dump: under a VIEW or SYMMETRY the states TLC stores depend on its search order; dump the model without them")
 		return exitUsage
 	}
+	restore := searchProcs(opts.Workers)
 	res, err := modelcheck.Check(ctx, m, opts)
+	restore()
 	if err != nil {
 		fmt.Fprintf(out.stderr, "checker check: %v\n", err)
 		return exitUsage

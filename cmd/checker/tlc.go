@@ -359,7 +359,9 @@ func (t *tlcSession) model(ctx context.Context, i int) (tlcResult, error) {
 	if t.f.versus && mm.Expected == "ok" && res.r.Outcome == "ok" {
 		// The speed comparison, side by side in one run.
 		fmt.Fprintf(t.stderr, "%s: running our checker with %d worker(s)\n", mm.Config, res.firstWorkers)
+		restore := searchProcs(res.firstWorkers)
 		ours, err := drainmodel.Verify(ctx, configPath(t.dir, mm.Config), *mm, res.firstWorkers)
+		restore()
 		if ctx.Err() != nil {
 			return res, errTLCInterrupted
 		}

@@ -54,7 +54,9 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		if !*asJSON {
 			fmt.Fprintf(stderr, "[%d/%d] %-50s ", i+1, len(todo), mm.Config)
 		}
+		restore := searchProcs(*workers)
 		row, err := drainmodel.Verify(ctx, configPath(dir, mm.Config), mm, *workers)
+		restore()
 		if ctx.Err() != nil {
 			// An interrupted model is not a regression: its row is
 			// dropped and the models done so far are reported.
