@@ -80,9 +80,11 @@ lint:
 
 ## bench: checker throughput and memory (the default and large protocol models, with the hash and the sorted
 ## seen-set lookups side by side, and the large one spilled to disk under a 128 MiB budget; TwoPhase, 9 RMs:
-## about ten million states), built with the checker's profile (cmd/checker/default.pgo), as the checker binary is
+## about ten million states), built with the checker's profile (cmd/checker/default.pgo), as the checker binary is;
+## and the spilled set's two candidate stores side by side (the sorted run against Pebble: BenchmarkSpillStore)
 bench:
 	$(GO) test -pgo=cmd/checker/default.pgo -run '^$$' -bench Drain -benchtime 1x ./modelcheck
+	$(GO) test -run '^$$' -bench SpillStore -benchtime 1x ./modelcheck
 	$(GO) test -pgo=cmd/checker/default.pgo -run '^$$' -bench . -benchtime 1x ./spec/twophase
 	$(CHECKER) check --model twophase --rms 9 --workers 1 --progress 0
 	$(CHECKER) check --model twophase --rms 9 --workers 2 --progress 0

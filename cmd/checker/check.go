@@ -155,7 +155,7 @@ func checkFlagSet(f *checkFlags, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&f.model, "model", "", "built-in model to check (checker models lists them; default drain)")
 	fs.StringVar(&f.config, "config", "", "TLC .cfg file of the protocol model (tla/MCDrainRegistration*.cfg)")
 	fs.IntVar(&f.rms, "rms", 3, "twophase: number of resource managers")
-	fs.IntVar(&f.workers, "workers", 0, "worker goroutines (0: one per core; at most 1024)")
+	fs.IntVar(&f.workers, "workers", 0, "worker goroutines (0: one per core; at most 1024); fewer than the cores also run on that many (GOMAXPROCS), unless GOMAXPROCS is set")
 	fs.Int64Var(&f.maxStates, "max-states", 0, "stop after this many distinct states (0: no limit)")
 	fs.IntVar(&f.maxDepth, "max-depth", 0, "stop at this depth (0: no limit)")
 	fs.DurationVar(&f.timeout, "timeout", 0, "stop after this long (0: no limit)")

@@ -194,7 +194,7 @@ func (t *tlcSession) parse(args []string) (code int, ok bool) {
 	fs.StringVar(&f.path, "models", "tla/models.json", "the manifest of models")
 	fs.StringVar(&f.jar, "jar", os.Getenv("TLA2TOOLS"), "path of tla2tools.jar (default $TLA2TOOLS)")
 	fs.BoolVar(&f.all, "all", false, "also run the models marked large")
-	fs.IntVar(&f.workers, "workers", 2, "TLC -workers (1..1024)")
+	fs.IntVar(&f.workers, "workers", 2, "TLC -workers (1..1024), and the workers of ours with --versus (fewer than the cores also run on that many: GOMAXPROCS)")
 	fs.StringVar(&f.only, "only", "", "run only the model whose config is this file name (large or not)")
 	fs.BoolVar(&f.record, "record", false, "write TLC's figures into the manifest instead of comparing")
 	fs.BoolVar(&f.whole, "continue", true, "for a safety violation, also run TLC -continue for the whole space's distinct count (false: the trace only; a recorded count is then kept)")

@@ -21,7 +21,7 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	fs.SetOutput(stderr)
 	path := fs.String("models", "tla/models.json", "the manifest of models and expected results")
 	all := fs.Bool("all", false, "also run the models marked large")
-	workers := fs.Int("workers", 0, "worker goroutines (0: one per core, at most 1024)")
+	workers := fs.Int("workers", 0, "worker goroutines (0: one per core, at most 1024); fewer than the cores also run on that many (GOMAXPROCS), unless GOMAXPROCS is set")
 	asJSON := fs.Bool("json", false, "print one JSON object (see docs/checker.md, \"JSON output\")")
 	coverage := fs.Bool("coverage", false, "also require every action to change the state in some correct model (action coverage over the models expected ok)")
 	fs.Usage = usageFunc(fs, "checker verify [--models FILE] [--all] [--workers N] [--json] [--coverage]",
