@@ -60,9 +60,9 @@ type Options struct {
 	//
 	// Check does not change GOMAXPROCS. A process that runs fewer workers
 	// than GOMAXPROCS gains from lowering it to the worker count for the
-	// search, as the checker's CLI does: one worker on a two-processor
-	// machine ran 4-10% faster (the worker's goroutine no longer moves
-	// between threads and starts on a cold cache).
+	// search, as the checker's CLI does (the worker's goroutine then no
+	// longer moves between threads, starting on a cold cache; its figures
+	// are in docs/perf.md).
 	Workers int
 	// MaxStates stops the run (Incomplete) once this many distinct states
 	// are known; 0 means no limit.
