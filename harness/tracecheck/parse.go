@@ -1,9 +1,9 @@
 package tracecheck
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 
 	"github.com/drainproof/drainproof/spec"
 )
@@ -82,7 +82,10 @@ func (p *scanner) str() ([]byte, bool) {
 	return nil, p.fail("unterminated string")
 }
 
-// escaped finishes a string that has an escape, with strconv.Unquote.
+// escaped finishes a string that has an escape, with encoding/json: a
+// JSON string's escapes are not Go's (JSON has \/ and surrogate pairs,
+// Go has \x, \U, octal and a raw tab), so strconv.Unquote would refuse
+// some JSON and take some that is not.
 func (p *scanner) escaped(start int) ([]byte, bool) {
 	for p.i < len(p.b) {
 		switch p.b[p.i] {
@@ -91,8 +94,8 @@ func (p *scanner) escaped(start int) ([]byte, bool) {
 			continue
 		case '"':
 			p.i++
-			s, err := strconv.Unquote(string(p.b[start-1 : p.i]))
-			if err != nil {
+			var s string
+			if err := json.Unmarshal(p.b[start-1:p.i], &s); err != nil {
 				return nil, p.fail("bad string: %v", err)
 			}
 			return []byte(s), true
@@ -122,6 +125,9 @@ func (p *scanner) integer() (int8, bool) {
 	}
 	if p.i == start {
 		return 0, p.fail("want an integer")
+	}
+	if p.i-start > 1 && p.b[start] == '0' {
+		return 0, p.fail("want an integer, got a leading zero")
 	}
 	if p.i < len(p.b) && (p.b[p.i] == '.' || p.b[p.i] == 'e' || p.b[p.i] == 'E') {
 		return 0, p.fail("want an integer, got a fraction")
@@ -526,7 +532,11 @@ func (c *Checker) parseValue(p *scanner, vd *varDef, f int, kind varKind, names 
 			return 0, false
 		}
 		var mask int8
-		for p.peek() != ']' {
+		if p.peek() == ']' {
+			p.i++
+			return mask, true
+		}
+		for {
 			s, ok := p.str()
 			if !ok {
 				return 0, false
@@ -536,12 +546,16 @@ func (c *Checker) parseValue(p *scanner, vd *varDef, f int, kind varKind, names 
 				return 0, p.fail("%s: unknown broker %q", what(), s)
 			}
 			mask |= 1 << i
-			if p.peek() == ',' {
+			switch p.peek() {
+			case ',':
 				p.i++
+			case ']':
+				p.i++
+				return mask, true
+			default:
+				return 0, p.fail("want ',' or ']'")
 			}
 		}
-		p.i++
-		return mask, true
 	}
 	return 0, p.fail("%s is not observable in a trace", what())
 }
