@@ -27,7 +27,8 @@ import (
 // trace must be checked to the same result; a line written as JSON that
 // encoding/json rejects must be an input error naming that line.
 //
-// The freedoms taken are those docs/trace.md leaves: NDJSON keeps a line
+// The freedoms taken are those docs/trace.md leaves (and one of the
+// format's own: a stamped line's from may be given empty): NDJSON keeps a line
 // on one line, so the white space is JSON's without the newline (space,
 // tab, carriage return); a line of a multi-process run starts with its
 // stamp (p, c, after, from), so those keys are shuffled among themselves
@@ -146,10 +147,14 @@ func decodeJSON(t testing.TB, text string) any {
 }
 
 // reencode writes a line again, at random, as equivalent JSON: the
-// oracle is that encoding/json reads the same value from both.
+// oracle is that encoding/json reads the same value from both. A stamped
+// line without from may gain an empty one, which the format reads alike.
 func reencode(t testing.TB, r *rand.Rand, text string) string {
 	t.Helper()
 	v := decodeJSON(t, text)
+	if o, ok := v.(map[string]any); ok && o["p"] != nil && o["from"] == nil && r.IntN(3) == 0 {
+		o["from"] = []any{} // an empty from: a line that depends on none (docs/trace.md)
+	}
 	e := &reencoder{r: r, esc: []float64{0, 0.2, 1}[r.IntN(3)]}
 	e.value(v, true)
 	out := e.b.String()
@@ -198,13 +203,13 @@ func formatConfigs() map[string]spec.Config {
 func TestEquivalentEncodingsCheckAlike(t *testing.T) {
 	for name, cfg := range formatConfigs() {
 		t.Run(name, func(t *testing.T) {
-			for seed := uint64(1); seed <= 3; seed++ {
-				lines, _ := traceOf(t, cfg, seed, 200)
+			for seed := uint64(1); seed <= 2; seed++ {
+				lines, _ := traceOf(t, cfg, seed, 150)
 				data := encode(t, cfg, lines)
 				want := check(t, data)
 				require.Equal(t, tracecheck.OK, want.Verdict, "%+v", want)
 				r := rand.New(rand.NewPCG(seed, 1))
-				for k := 0; k < 4; k++ {
+				for k := 0; k < 3; k++ {
 					again := reencodeTrace(t, r, data)
 					got, err := tracecheck.Check(bytes.NewReader(again), "t.ndjson", nil, tracecheck.Options{})
 					require.NoError(t, err, "seed %d, encoding %d", seed, k)
