@@ -10,14 +10,7 @@ import (
 // holds it still holds it once the set has moved to disk, and finds it
 // there when it is met again.
 func TestSpillKeepsTheLeastFingerprint(t *testing.T) {
-	s := newFPSet(1, false)
-	s.spillDir = t.TempDir()
-	defer func() {
-		if s.spill != nil {
-			s.spill.close()
-		}
-		s.release()
-	}()
+	s := newSpillingSet(t)
 	fps := []uint64{minFP, minFP + 1, 1 << 40, ^uint64(0)}
 	for _, fp := range fps {
 		_, isNew, err := s.insert(fp, 0, noParent, 0)

@@ -7,14 +7,7 @@ import "testing"
 // and every new one is new once.
 func TestSpillKeepsTheSet(t *testing.T) {
 	SkipInMutationCut(t)
-	s := newFPSet(1, false)
-	s.spillDir = t.TempDir()
-	defer func() {
-		if s.spill != nil {
-			s.spill.close()
-		}
-		s.release()
-	}()
+	s := newSpillingSet(t)
 	n := 0
 	for round := 0; round < 3; round++ {
 		for k := 0; k < 1_000_000; k++ {
@@ -42,4 +35,19 @@ func TestSpillKeepsTheSet(t *testing.T) {
 			t.Fatalf("fingerprint %d lost", k)
 		}
 	}
+}
+
+// newSpillingSet returns a one-worker set of 64-bit fingerprints that
+// spills into a temporary folder; the set is released and its files
+// removed when the test ends.
+func newSpillingSet(tb testing.TB) *fpSet {
+	s := newFPSet(1, false)
+	s.spillDir = tb.TempDir()
+	tb.Cleanup(func() {
+		if s.spill != nil {
+			s.spill.close()
+		}
+		s.release()
+	})
+	return s
 }

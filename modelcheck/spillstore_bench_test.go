@@ -96,14 +96,7 @@ func BenchmarkSpillStore(b *testing.B) {
 	}
 
 	// The run, written by the set's own spill.
-	s := newFPSet(1, false)
-	s.spillDir = b.TempDir()
-	defer func() {
-		if s.spill != nil {
-			s.spill.close()
-		}
-		s.release()
-	}()
+	s := newSpillingSet(b)
 	for _, fp := range stored {
 		if _, _, err := s.insert(fp, 0, noParent, 0); err != nil {
 			b.Fatal(err)
