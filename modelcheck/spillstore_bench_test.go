@@ -121,34 +121,41 @@ func BenchmarkSpillStore(b *testing.B) {
 		}
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(stored)), "ns/state")
 	})
-	lookups := func(name string, qs []uint64, look func(fp uint64) bool) {
+	// lookups times pass, which looks up every fingerprint of qs and
+	// returns how many it found, after one untimed pass that warms the
+	// caches.
+	lookups := func(name string, qs []uint64, pass func(qs []uint64) int) {
 		b.Run(name, func(b *testing.B) {
-			b.StopTimer() // one pass untimed: the caches warm
-			for _, fp := range qs {
-				look(fp)
-			}
+			b.StopTimer()
+			pass(qs)
 			b.StartTimer()
 			for i := 0; i < b.N; i++ {
-				found := 0
-				for _, fp := range qs {
-					if look(fp) {
-						found++
-					}
-				}
-				if found != want {
+				if found := pass(qs); found != want {
 					b.Fatalf("%d found, want %d", found, want)
 				}
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(qs)), "ns/lookup")
 		})
 	}
+	// each is the pass that looks up fingerprints one by one with look.
+	each := func(look func(fp uint64) bool) func(qs []uint64) int {
+		return func(qs []uint64) int {
+			found := 0
+			for _, fp := range qs {
+				if look(fp) {
+					found++
+				}
+			}
+			return found
+		}
+	}
 	if s.spill == nil { // run/write was not selected
 		if err := s.spillOut(); err != nil {
 			b.Fatal(err)
 		}
 	}
-	lookups("run/lookup-sorted", sorted, s.spill.contains)
-	lookups("run/lookup-random", random, s.spill.contains)
+	lookups("run/lookup-sorted", sorted, each(s.spill.contains))
+	lookups("run/lookup-random", random, each(s.spill.contains))
 
 	// Pebble, the same fingerprints.
 	// A block cache that holds every table (the run is read through the
@@ -216,34 +223,25 @@ func BenchmarkSpillStore(b *testing.B) {
 		closer.Close()
 		return true
 	}
-	lookups("pebble/get-sorted", sorted, get)
-	lookups("pebble/get-random", random, get)
-	b.Run("pebble/seek-sorted", func(b *testing.B) {
-		b.StopTimer() // one pass untimed: the block cache warms
-		for _, fp := range sorted {
-			get(fp)
+	lookups("pebble/get-sorted", sorted, each(get))
+	lookups("pebble/get-random", random, each(get))
+	// One iterator a pass, sought forward from key to key.
+	lookups("pebble/seek-sorted", sorted, func(qs []uint64) int {
+		it, err := db.NewIter(nil)
+		if err != nil {
+			panic(err)
 		}
-		b.StartTimer()
-		for i := 0; i < b.N; i++ {
-			it, err := db.NewIter(nil)
-			if err != nil {
-				b.Fatal(err)
-			}
-			found := 0
-			for _, fp := range sorted {
-				key = pebbleKey(key, fp)
-				if it.SeekGE(key) && string(it.Key()) == string(key) {
-					found++
-				}
-			}
-			if err := it.Close(); err != nil {
-				b.Fatal(err)
-			}
-			if found != want {
-				b.Fatalf("%d found, want %d", found, want)
+		found := 0
+		for _, fp := range qs {
+			key = pebbleKey(key, fp)
+			if it.SeekGE(key) && string(it.Key()) == string(key) {
+				found++
 			}
 		}
-		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(sorted)), "ns/lookup")
+		if err := it.Close(); err != nil {
+			panic(err)
+		}
+		return found
 	})
 }
 
