@@ -496,7 +496,10 @@ func (c *checker[S]) worker(w int, list [][]entry[S], starts []int, pos *atomic.
 	emit, emitNext := x.emit, x.emitNext
 	inPlace := c.inPlace // in a register for the loop, not loaded through c per state
 	maxStates := c.opts.MaxStates
+	c.set.begin(w)
+	defer c.set.end(w)
 	for !c.stop.Load() {
+		c.set.quiesce(w) // between chunks it holds no table
 		k := int(pos.Add(1)) - 1
 		if k >= starts[len(starts)-1] {
 			break

@@ -186,6 +186,12 @@ func TestSlabReusesFreedTables(t *testing.T) {
 // table grows all the while, count each fingerprint new exactly once, and
 // the set holds every one of them afterwards: an insert that lands in a
 // table being copied is not lost, and none is added twice.
+//
+// The workers pass quiet points as the search does (quiesce), so the
+// tables that growth replaces are freed, and their memory carved again,
+// while the others insert (when that is allowed is stated by
+// TestRetiredTableFreedOnceEveryWorkerWasQuiet: a free too early is too
+// rare here to fail this test).
 func TestConcurrentInsertsDuringGrowth(t *testing.T) {
 	const workers, keys = 4, 20_000
 	for round := 0; round < 5; round++ {
@@ -197,7 +203,12 @@ func TestConcurrentInsertsDuringGrowth(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
+				s.begin(w)
+				defer s.end(w)
 				for j := 0; j < keys; j++ {
+					if j%64 == 0 {
+						s.quiesce(w) // as the search does between chunks
+					}
 					i := j
 					if w%2 == 1 {
 						i = keys - 1 - j
@@ -227,6 +238,55 @@ func TestConcurrentInsertsDuringGrowth(t *testing.T) {
 			}
 		}
 		s.release()
+	}
+}
+
+// A table replaced by growth is freed at the first quiet point after
+// every worker has passed one since the replacement (or has finished the
+// level), not before, and not only at the level's end.
+func TestRetiredTableFreedOnceEveryWorkerWasQuiet(t *testing.T) {
+	s := newFPSet(2, false)
+	defer s.release()
+	s.begin(0)
+	s.begin(1)
+	// Shard 3's table, from slabMin bytes up, grows while worker 0 inserts.
+	for i := uint64(0); s.retirements.Load() < 10; i++ {
+		if _, _, err := s.insert(mix(i)&^(numShards-1)|3, 0, noParent, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	retired := s.nRetired.Load()
+	if retired == 0 {
+		t.Fatal("no table retired by growth")
+	}
+	s.quiesce(0)
+	if got := s.nRetired.Load(); got != retired {
+		t.Fatalf("worker 1 was not quiet since the growth, yet %d of %d retired tables were freed", retired-got, retired)
+	}
+	s.quiesce(1)
+	if got := s.nRetired.Load(); got != 0 {
+		t.Fatalf("both workers were quiet since the growth, yet %d retired tables are kept", got)
+	}
+	var tables int64
+	for i := range s.tabs {
+		if tb := s.tabs[i].Load(); tb != nil {
+			tables += tb.bytes()
+		}
+	}
+	if logs := s.mem.Load() - tables; logs < 0 || logs > 12*int64(s.logs[0].n)+12*chunkSize {
+		t.Fatalf("the set counts %d bytes beyond its live tables, for a log of %d states", logs, s.logs[0].n)
+	}
+	// A worker that has finished the level holds nothing: the other's
+	// quiet point alone frees what growth replaces next.
+	s.end(1)
+	for n := s.retirements.Load(); s.retirements.Load() == n; {
+		if _, _, err := s.insert(mix(uint64(s.logs[0].n)+1<<40)&^(numShards-1)|3, 0, noParent, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.quiesce(0)
+	if got := s.nRetired.Load(); got != 0 {
+		t.Fatalf("worker 1 had finished, yet %d retired tables are kept", got)
 	}
 }
 
