@@ -37,5 +37,7 @@
 // steps, and CoordRejoin, a step that is not the model's, starting a new
 // drain session.
 // [Generate] writes traces of random walks of the model, for tests,
-// benchmarks and the TLC parity corpus (tla/TraceDrainRegistration.tla).
+// benchmarks and the TLC parity corpus (tla/TraceDrainRegistration.tla);
+// [GenerateWithout] guides a walk by leaving actions out (without
+// NodeCrashRestart, T's drain completes and T is upgraded).
 package tracecheck

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"slices"
 	"strings"
 
 	"github.com/drainproof/drainproof/spec"
@@ -130,9 +131,28 @@ func Generate(m *spec.Model, seed uint64, steps int) ([]Line, error) {
 // GenerateFunc is Generate, passing each line to emit as it is generated
 // instead of keeping them (a walk too long to hold).
 func GenerateFunc(m *spec.Model, seed uint64, steps int, emit func(Line) error) error {
+	return GenerateWithout(m, seed, steps, nil, emit)
+}
+
+// GenerateWithout is GenerateFunc on a guided walk: one that never takes
+// the actions named in skip (their TLA+ names; a name that is not an
+// action of the model is an error). A crash restart of T's process is
+// enabled at almost every step, so a walk of GenerateFunc restarts T
+// under every drain and never reaches an UpgradeRestart; skipping
+// NodeCrashRestart lets the coordinator's drain of T complete, and the
+// walk goes on through the upgrade restart and past it. With nothing
+// skipped it is GenerateFunc: the same walk for the same seed.
+func GenerateWithout(m *spec.Model, seed uint64, steps int, skip []string, emit func(Line) error) error {
 	acts, err := bindActions(m)
 	if err != nil {
 		return err
+	}
+	skipped := map[string]bool{}
+	for _, name := range skip {
+		if !slices.ContainsFunc(acts, func(a actionDef) bool { return a.name == name }) {
+			return fmt.Errorf("tracecheck: no action %q to skip", name)
+		}
+		skipped[name] = true
 	}
 	rng := rand.New(rand.NewPCG(seed, seed^0x5bd1e995))
 	type succ struct {
@@ -146,6 +166,9 @@ func GenerateFunc(m *spec.Model, seed uint64, steps int, emit func(Line) error) 
 		var all []succ
 		for ai := range acts {
 			a := &acts[ai]
+			if skipped[a.name] {
+				continue
+			}
 			enabledSteps(m, a, &s, func(t spec.State, params map[string]any) {
 				normalize(&t)
 				all = append(all, succ{Line{Action: a.name, Params: params}, a.env, t})

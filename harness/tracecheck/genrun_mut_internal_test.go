@@ -8,9 +8,9 @@ import (
 
 // The dependency WriteRun gives an upgrade restart on the coordinator's
 // last line names that line; a coordinator that has written no line yet
-// (clock 0, which no line has) gives none. The walks of the tests never
-// reach an upgrade restart (it needs a completed drain), so this is where
-// the edge's stamp is stated.
+// (clock 0, which no line has) gives none. WriteRun's walks (Generate's,
+// with crash restarts) never reach an upgrade restart (it needs a
+// completed drain), so this is where the edge's stamp is stated.
 func TestStampOfNamesTheProcessesLastLine(t *testing.T) {
 	require.Equal(t, `{"p":"coord","c":7}`, stampOf("coord", 7))
 	require.Equal(t, `{"p":"coord","c":1}`, stampOf("coord", 1))

@@ -457,7 +457,9 @@ func (c *Checker) parseVar(p *scanner, k []byte, ln *line) bool {
 	vd := &varTable[vi]
 	add := func(idx, want int8) { c.arena = append(c.arena, check{uint8(vi), idx, want}) }
 	if vd.kind == kUnknown && vd.dom == domScalar {
-		return p.fail("variable %s is not observable in a trace", vd.name)
+		// Every unobservable variable is a scalar; the words are those of
+		// parseValue's last case, which would refuse it too.
+		return p.fail("%s is not observable in a trace", vd.name)
 	}
 	switch vd.dom {
 	case domScalar:
