@@ -1,0 +1,113 @@
+package modelcheck_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/drainproof/drainproof/modelcheck"
+	"github.com/stretchr/testify/require"
+)
+
+// StatesPerSecond is the distinct states over the run's wall time, and
+// zero for a run that took no time.
+func TestStatesPerSecondIsDistinctOverElapsed(t *testing.T) {
+	r := &modelcheck.Result[int]{Distinct: 3000, Elapsed: 1500 * time.Millisecond}
+	require.InDelta(t, 2000.0, r.StatesPerSecond(), 1e-9)
+	r.Elapsed = 0
+	require.Zero(t, r.StatesPerSecond())
+}
+
+// A search with 128-bit fingerprints resumes from its checkpoint as one
+// with 64-bit ones does: the checkpoint holds the fingerprints' high
+// words too, and the resumed run ends with the same figures and
+// counterexample.
+func TestCheckpointOfA128BitSet(t *testing.T) {
+	dir := t.TempDir()
+	g := &grid{size: 40, bad: func(x, y int) bool { return x == 39 && y == 38 }}
+	first, err := modelcheck.Check[point](context.Background(), g, modelcheck.Options{FingerprintBits: 128, CheckpointDir: dir, CheckpointEvery: time.Nanosecond})
+	require.NoError(t, err)
+	require.Equal(t, modelcheck.Violated, first.Outcome)
+	again, err := modelcheck.Check[point](context.Background(), g, modelcheck.Options{FingerprintBits: 128, Recover: dir})
+	require.NoError(t, err)
+	require.Positive(t, again.ResumedAt)
+	require.Equal(t, 128, again.FingerprintBits)
+	require.Equal(t, first.Outcome, again.Outcome)
+	require.Equal(t, first.Distinct, again.Distinct)
+	require.Equal(t, first.Generated, again.Generated)
+	require.Equal(t, first.Depth, again.Depth)
+	require.Equal(t, first.Trace, again.Trace)
+}
+
+// A model whose states are not of a plain type keeps its queue in memory
+// when the seen-set may spill; within the budget it completes with the
+// figures of a search without one.
+func TestSpillFolderWithAQueueThatStaysInMemory(t *testing.T) {
+	base, err := modelcheck.Check[namedPoint](context.Background(), &named{}, modelcheck.Options{})
+	require.NoError(t, err)
+	res, err := modelcheck.Check[namedPoint](context.Background(), &named{}, modelcheck.Options{MemoryBudget: 64 << 20, SpillDir: t.TempDir()})
+	require.NoError(t, err)
+	require.Equal(t, modelcheck.OK, res.Outcome, res.Reason)
+	require.Equal(t, base.Distinct, res.Distinct)
+	require.Equal(t, base.Generated, res.Generated)
+	require.Equal(t, base.Depth, res.Depth)
+}
+
+// A sorted lookup's batch of successors waiting for their lookup is part
+// of the queue, and counts against the memory budget. The budget here
+// holds the search's set and a block of its queue (4,096 states, 96 KiB;
+// the hash lookup completes within 110 KiB) but not those and the sorted
+// lookup's least batch as well (1,024 successors of 48 bytes: 155 KiB in
+// all), so the sorted lookup ends the search incomplete, naming the
+// budget.
+func TestSortedBatchesCountAgainstTheBudget(t *testing.T) {
+	g := &grid{size: 8}
+	const budget = 132 << 10
+	res, err := modelcheck.Check[point](context.Background(), g, modelcheck.Options{Workers: 1, Lookup: modelcheck.LookupSorted, MemoryBudget: budget})
+	require.NoError(t, err)
+	require.Equal(t, modelcheck.Incomplete, res.Outcome)
+	require.Contains(t, res.Reason, "memory budget of")
+	res, err = modelcheck.Check[point](context.Background(), g, modelcheck.Options{Workers: 1, Lookup: modelcheck.LookupHash, MemoryBudget: budget})
+	require.NoError(t, err)
+	require.Equal(t, modelcheck.OK, res.Outcome, res.Reason)
+	require.EqualValues(t, 64, res.Distinct)
+}
+
+// entries is a fan of 257 loop entries at the same depth: entry i (1 to
+// 256) lies on a fair cycle of three states, entry 257 on one of two. Its
+// liveness property (the ring's, with a goal no state reaches) fails on
+// every cycle.
+type entries struct{ ring }
+
+func (e *entries) Next(x int, emit func(string, int)) {
+	switch {
+	case x == 0:
+		for i := 1; i <= 257; i++ {
+			emit("Out", i)
+		}
+	case x <= 256:
+		emit("Step", 1000*x+1)
+	case x == 257:
+		emit("Step", 257001)
+	case x%1000 == 1 && x/1000 <= 256:
+		emit("Step", x+1)
+	default:
+		emit("Step", x/1000)
+	}
+}
+
+// The lasso search tries at most 256 loop entries, in the order the
+// search reaches them, and keeps the shortest lasso of those: the 257th
+// entry's shorter cycle is not looked for.
+func TestLassoSearchTriesAtMost256Entries(t *testing.T) {
+	res, err := modelcheck.Check[int](context.Background(), &entries{ring{goal: -1, fair: "WF"}}, modelcheck.Options{})
+	require.NoError(t, err)
+	require.Equal(t, modelcheck.Violated, res.Outcome)
+	require.Equal(t, "liveness", res.Kind)
+	var states []int
+	for _, s := range res.Trace {
+		states = append(states, s.State)
+	}
+	require.Equal(t, []int{0, 1, 1001, 1002}, states, "the lasso through the first entry tried (loop at %d)", res.LoopStart)
+	require.Equal(t, 1, res.LoopStart)
+}
