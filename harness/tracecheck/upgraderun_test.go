@@ -2,6 +2,7 @@ package tracecheck_test
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -193,6 +194,48 @@ func TestACorruptedRunAcrossAnUpgradeRestartIsRejected(t *testing.T) {
 				require.NoError(t, err)
 				require.Equal(t, tracecheck.OK, res.Verdict, "seed %d: %+v", seed, res)
 			}
+		})
+	}
+}
+
+// The first line of a process names the process it succeeds (after) as
+// its header does, or names none when the header names none: a restarted
+// T whose first line names another process than its header's (one not
+// in the run, a process of the run, itself, or none) is an input error at
+// that line, and so is T.1's first line naming a predecessor.
+func TestAFirstLineSucceedsWhatItsHeaderSays(t *testing.T) {
+	for name, cfg := range configs() {
+		t.Run(name, func(t *testing.T) {
+			files, t2 := guidedRun(t, cfg, 1, 500)
+			t1 := filepath.Join(filepath.Dir(t2), "T.1.ndjson")
+			for _, c := range []struct {
+				path, from, to string
+			}{
+				{t2, `"after":"T.1",`, `"after":"T.0",`},
+				{t2, `"after":"T.1",`, `"after":"T.3",`},
+				{t2, `"after":"T.1",`, `"after":"T.2",`},
+				{t2, `"after":"T.1",`, `"after":"coord",`},
+				{t2, `"after":"T.1",`, `"after":"logcoord",`},
+				{t2, `"after":"T.1",`, ``},
+				{t1, `"c":`, `"after":"T.0","c":`},
+			} {
+				lines := procLines(t, c.path)
+				require.Greater(t, len(lines), 1)
+				bad := slices.Clone(lines)
+				bad[1] = strings.Replace(lines[1], c.from, c.to, 1)
+				require.NotEqual(t, lines[1], bad[1])
+				writeLines(t, c.path, bad)
+				_, err := tracecheck.CheckRun(files, "run", nil, tracecheck.Options{})
+				writeLines(t, c.path, lines)
+				var ie *tracecheck.InputError
+				require.True(t, errors.As(err, &ie), "%s: %s accepted: %v", filepath.Base(c.path), bad[1], err)
+				require.Equal(t, c.path, ie.File)
+				require.Equal(t, 2, ie.Line, ie.Error())
+				require.Contains(t, ie.Msg, "the first line of "+strings.TrimSuffix(filepath.Base(c.path), ".ndjson"), ie.Error())
+			}
+			res, err := tracecheck.CheckRun(files, "run", nil, tracecheck.Options{})
+			require.NoError(t, err)
+			require.Equal(t, tracecheck.OK, res.Verdict, "%+v", res)
 		})
 	}
 }
