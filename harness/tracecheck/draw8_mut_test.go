@@ -12,11 +12,13 @@ import (
 	"github.com/drainproof/drainproof/harness/tracecheck"
 )
 
-// A line cut off inside a string at the very end of the data (no newline
-// after it: a writer stopped mid-line) is an input error naming the
-// line, in memory and streamed, wherever the string is: a key, the
-// action's name, a value.
-func TestAStringCutOffAtTheEndIsAnInputError(t *testing.T) {
+// A line that ends inside a string is an input error naming the line,
+// in memory and streamed, wherever the string is (a key, the action's
+// name, a value) and whatever follows the cut: nothing (a writer stopped
+// mid-line; no capacity past the data, or the rest of the line past it),
+// a newline, or a newline and another line.
+func TestAStringCutOffIsAnInputError(t *testing.T) {
+	next := `{"action":"NodeStartHeartbeat"}` + "\n"
 	for _, line := range []string{
 		`{"action":"NodeStartHe`,
 		`{"action":"NodeStartHeartbeat","vars":{"clos`,
@@ -25,20 +27,21 @@ func TestAStringCutOffAtTheEndIsAnInputError(t *testing.T) {
 		whole := header + "\n" + line
 		n := len(whole)
 		for what, data := range map[string][]byte{
-			"in memory":                bytes.Clone([]byte(whole))[:n:n],
-			"in memory, bytes past it": []byte(whole + `ve"}}` + "\n")[:n],
+			"at the end, no capacity past it": bytes.Clone([]byte(whole))[:n:n],
+			"at the end, bytes past it":       []byte(whole + `ve"}}` + "\n")[:n],
+			"a newline after it":              []byte(whole + "\n"),
+			"another line after it":           []byte(whole + "\n" + next),
 		} {
 			_, err := tracecheck.CheckBytes(data, "t.ndjson", nil, tracecheck.Options{})
 			var ie *tracecheck.InputError
 			require.True(t, errors.As(err, &ie), "%s, %s: want an input error, got %v", line, what, err)
 			require.Equal(t, 2, ie.Line, "%s, %s", line, what)
 			require.Contains(t, err.Error(), "unterminated string", "%s, %s", line, what)
+			_, err = checkText(t, string(data))
+			require.True(t, errors.As(err, &ie), "%s, %s, streamed: want an input error, got %v", line, what, err)
+			require.Equal(t, 2, ie.Line, "%s, %s, streamed", line, what)
+			require.Contains(t, err.Error(), "unterminated string", "%s, %s, streamed", line, what)
 		}
-		_, err := checkText(t, whole)
-		var ie *tracecheck.InputError
-		require.True(t, errors.As(err, &ie), "%s, streamed: want an input error, got %v", line, err)
-		require.Equal(t, 2, ie.Line, "%s, streamed", line)
-		require.Contains(t, err.Error(), "unterminated string", "%s, streamed", line)
 	}
 }
 
