@@ -72,6 +72,9 @@ type procTrace struct {
 	head   stamp
 	text   []byte // the head's text, valid until the next read
 	body   int    // where the head's body (after its stamp) starts
+	// started: a line of the trace was read (the first, whose after
+	// must be the header's).
+	started bool
 }
 
 // smallTrace is the size up to which a process's trace is read into
@@ -153,7 +156,7 @@ func (t *procTrace) close() {
 
 // rewind makes t's next line its first again.
 func (t *procTrace) rewind() error {
-	t.lineNo = 0
+	t.lineNo, t.started = 0, false
 	if t.data != nil {
 		t.off = 0
 		return nil
@@ -221,9 +224,26 @@ func (t *procTrace) next() (bool, error) {
 			return false, &InputError{File: t.path, Line: t.lineNo,
 				Msg: fmt.Sprintf("a line of process %q in the trace of %s (every line names its process: p)", t.head.proc, t.proc)}
 		}
+		if !t.started && t.head.after != t.after {
+			return false, &InputError{File: t.path, Line: t.lineNo, Msg: firstAfterMsg(t.proc, t.head.after, t.after)}
+		}
+		t.started = true
 		t.text = text
 		return true, nil
 	}
+}
+
+// firstAfterMsg says that the first line of proc names after as the
+// process it succeeds where its header names header ("" none): the two
+// say one thing (docs/trace.md), and the checker reads the line's.
+func firstAfterMsg(proc, after, header string) string {
+	switch {
+	case header == "":
+		return fmt.Sprintf("the first line of %s succeeds %s (after), and its header says %s succeeds no process", proc, after, proc)
+	case after == "":
+		return fmt.Sprintf("the first line of %s names no process it succeeds (after), and its header says it succeeds %s", proc, header)
+	}
+	return fmt.Sprintf("the first line of %s succeeds %s (after), and its header says it succeeds %s", proc, after, header)
 }
 
 // heads is the merge's heap of the processes' next lines.
