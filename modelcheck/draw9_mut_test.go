@@ -2,6 +2,8 @@ package modelcheck_test
 
 import (
 	"context"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -110,4 +112,25 @@ func TestLassoSearchTriesAtMost256Entries(t *testing.T) {
 	}
 	require.Equal(t, []int{0, 1, 1001, 1002}, states, "the lasso through the first entry tried (loop at %d)", res.LoopStart)
 	require.Equal(t, 1, res.LoopStart)
+}
+
+// growing lists a variable more in its states past the first: a model
+// whose states do not all have the same variables.
+type growing struct{ ring }
+
+func (g *growing) Vars(x int) [][2]string {
+	vars := [][2]string{{"x", strconv.Itoa(x)}}
+	if x > 0 {
+		vars = append(vars, [2]string{"y", strconv.Itoa(10 * x)})
+	}
+	return vars
+}
+
+// A trace shows a variable that a state has and its predecessor had not
+// as changed.
+func TestWriteTraceShowsAVariableTheStateBeforeLacked(t *testing.T) {
+	var b strings.Builder
+	trace := []modelcheck.Step[int]{{Action: "Init", Label: "Init", State: 0}, {Action: "Inc", Label: "Inc", State: 1}, {Action: "Inc", Label: "Inc", State: 2}}
+	require.NoError(t, modelcheck.WriteTrace[int](&b, &growing{ring{n: 3}}, trace, -1))
+	require.Equal(t, "  1  Init\n       x = 0\n  2  Inc\n       x = 1\n       y = 10\n  3  Inc\n       x = 2\n       y = 20\n", b.String())
 }
