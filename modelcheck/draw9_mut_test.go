@@ -134,3 +134,30 @@ func TestWriteTraceShowsAVariableTheStateBeforeLacked(t *testing.T) {
 	require.NoError(t, modelcheck.WriteTrace[int](&b, &growing{ring{n: 3}}, trace, -1))
 	require.Equal(t, "  1  Init\n       x = 0\n  2  Inc\n       x = 1\n       y = 10\n  3  Inc\n       x = 2\n       y = 20\n", b.String())
 }
+
+// shrinking lists a variable fewer in its states past the first.
+type shrinking struct{ ring }
+
+func (g *shrinking) Vars(x int) [][2]string {
+	vars := [][2]string{{"x", strconv.Itoa(x)}}
+	if x == 0 {
+		vars = append(vars, [2]string{"y", "start"})
+	}
+	return vars
+}
+
+// A trace's page shows a state that lists fewer variables than the first
+// with empty cells for the ones it lacks, marked changed, and the closing
+// row of a lasso back to a state that has them with their values. (The
+// page took the first state's variables from every state, and stopped
+// with an index out of range on a state that lacked one.)
+func TestLassoPageBackToAStateWithAVariableTheLastLacked(t *testing.T) {
+	var b strings.Builder
+	trace := []modelcheck.Step[int]{{Action: "Init", Label: "Init", State: 0}, {Action: "Inc", Label: "Inc", State: 1}}
+	require.NoError(t, modelcheck.WriteTraceHTMLWith[int](&b, &shrinking{ring{n: 2}}, trace, modelcheck.HTMLTrace{Title: "t", LoopStart: 0, LoopLabel: "Reset"}))
+	page := b.String()
+	require.Contains(t, page, `<td class="step">Back to state 1: Reset</td><td class="changed">0</td><td class="changed">start</td></tr>`,
+		"y, which the last state lacks, is back on the closing row")
+	require.Contains(t, page, `<td class="n">2</td><td class="step">Inc</td><td class="changed">1</td><td class="changed"></td></tr>`,
+		"the state without y shows it empty")
+}

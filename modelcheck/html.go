@@ -157,6 +157,15 @@ func WriteTraceHTMLWith[S any](w io.Writer, m Model[S], trace []Step[S], h HTMLT
 			}
 		}
 	}
+	// at is state i's value of column j: empty where the state lists
+	// fewer variables than the first (Vars need not list the same ones
+	// in every state).
+	at := func(i, j int) [2]string {
+		if j < len(states[i]) {
+			return states[i][j]
+		}
+		return [2]string{states[0][j][0], ""}
+	}
 	var rows []htmlRow
 	for i, st := range trace {
 		row := htmlRow{N: i + 1, Label: st.Label, LoopStart: h.LoopStart >= 0 && i == h.LoopStart}
@@ -167,8 +176,8 @@ func WriteTraceHTMLWith[S any](w io.Writer, m Model[S], trace []Step[S], h HTMLT
 			row.Class += " last"
 		}
 		for k, j := range order {
-			v := states[i][j]
-			changed := i == 0 || j >= len(states[i-1]) || states[i-1][j] != v
+			v := at(i, j)
+			changed := i == 0 || at(i-1, j) != v
 			row.Cells = append(row.Cells, htmlCell{Value: v[1], Changed: changed, Long: len(v[1]) > 32, Const: cols[k].Const})
 		}
 		rows = append(rows, row)
@@ -184,8 +193,8 @@ func WriteTraceHTMLWith[S any](w io.Writer, m Model[S], trace []Step[S], h HTMLT
 			back.Label, to = "Stuttering", n-1
 		}
 		for kk, j := range order {
-			v := states[to][j]
-			changed := j >= len(states[n-1]) || states[n-1][j] != v
+			v := at(to, j)
+			changed := at(n-1, j) != v
 			back.Cells = append(back.Cells, htmlCell{Value: v[1], Changed: changed, Long: len(v[1]) > 32, Const: cols[kk].Const})
 		}
 		rows = append(rows, back)
