@@ -161,3 +161,15 @@ func TestLassoPageBackToAStateWithAVariableTheLastLacked(t *testing.T) {
 	require.Contains(t, page, `<td class="n">2</td><td class="step">Inc</td><td class="changed">1</td><td class="changed"></td></tr>`,
 		"the state without y shows it empty")
 }
+
+// A state outside the constraint that breaks an invariant is reported at
+// its own length, one step past the state it was generated from: with
+// Continue, a shorter violation inside the constraint, found first, is
+// the one kept.
+func TestAViolationOutsideTheConstraintCountsItsOwnLength(t *testing.T) {
+	m := &bounded{grid{size: 100, bad: func(x, y int) bool { return x == 0 && y == 4 || x == 5 && y == 0 }}}
+	res := check(t, m, modelcheck.Options{UseConstraint: true, Continue: true})
+	require.Equal(t, modelcheck.Violated, res.Outcome)
+	require.Len(t, res.Trace, 5, "the violation at (0, 4), depth 5, not (5, 0) outside the constraint, depth 6")
+	require.Equal(t, point{0, 4}, res.Trace[len(res.Trace)-1].State)
+}
