@@ -81,7 +81,10 @@ type fpSet struct {
 	// 179 MiB.
 	retirements atomic.Uint64
 	nRetired    atomic.Int32 // len(retired)
-	quiet       []quietMark
+	// oldest is the number of retired[0] (0: none), so that a worker
+	// that cannot free it yet returns without the lock.
+	oldest atomic.Uint64
+	quiet  []quietMark
 	// logs[w] is worker w's log of the states it admitted. Keeping the
 	// log per worker, not per shard, means a new state writes no line
 	// that the other workers write too.
@@ -512,6 +515,9 @@ func (s *fpSet) replace(tab *atomic.Pointer[table], old, t *table) {
 	s.retMu.Lock()
 	s.retired = append(s.retired, retiredTable{old, s.retirements.Add(1)})
 	s.nRetired.Store(int32(len(s.retired)))
+	if len(s.retired) == 1 {
+		s.oldest.Store(s.retired[0].at)
+	}
 	s.retMu.Unlock()
 }
 
@@ -535,18 +541,25 @@ func (s *fpSet) quiesce(w int) {
 	for i := range s.quiet {
 		low = min(low, s.quiet[i].n.Load())
 	}
-	s.retMu.Lock()
-	kept := s.retired[:0]
-	for _, r := range s.retired {
-		if r.at <= low {
-			s.freeTable(r.t)
-		} else {
-			kept = append(kept, r)
-		}
+	if low < s.oldest.Load() {
+		return // the oldest is still held, and the others are newer
 	}
-	clear(s.retired[len(kept):])
-	s.retired = kept
-	s.nRetired.Store(int32(len(kept)))
+	s.retMu.Lock()
+	// retired is in the order of the retirements: the tables to free
+	// are a prefix.
+	k := 0
+	for k < len(s.retired) && s.retired[k].at <= low {
+		s.freeTable(s.retired[k].t)
+		k++
+	}
+	n := copy(s.retired, s.retired[k:])
+	clear(s.retired[n:])
+	s.retired = s.retired[:n]
+	s.nRetired.Store(int32(n))
+	s.oldest.Store(0)
+	if n > 0 {
+		s.oldest.Store(s.retired[0].at)
+	}
 	s.retMu.Unlock()
 }
 
@@ -561,6 +574,7 @@ func (s *fpSet) reclaim() {
 	}
 	s.retired = nil
 	s.nRetired.Store(0)
+	s.oldest.Store(0)
 	s.retMu.Unlock()
 }
 
