@@ -211,25 +211,8 @@ type Runner struct {
 // pass, KILLED if they fail, TIMED OUT past r.Timeout, NOT VIABLE if the
 // mutant does not build. The output of go test is returned with it.
 func (r Runner) Test(ctx context.Context, m Mutant) (string, []byte, error) {
-	abs, err := filepath.Abs(filepath.Join(r.Root, m.File))
+	ov, err := r.overlay(m)
 	if err != nil {
-		return "", nil, err
-	}
-	src, err := os.ReadFile(abs)
-	if err != nil {
-		return "", nil, err
-	}
-	mut, err := Apply(src, m)
-	if err != nil {
-		return "", nil, err
-	}
-	mf := filepath.Join(r.Dir, "mutant.go")
-	if err := os.WriteFile(mf, mut, 0o644); err != nil {
-		return "", nil, err
-	}
-	ov := filepath.Join(r.Dir, "overlay.json")
-	js := fmt.Sprintf(`{"Replace":{%q:%q}}`, abs, mf)
-	if err := os.WriteFile(ov, []byte(js), 0o644); err != nil {
 		return "", nil, err
 	}
 	return r.run(ctx, "-overlay", ov)

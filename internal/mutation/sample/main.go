@@ -85,12 +85,18 @@ func run(args []string) int {
 	coef := fs.Int("timeout-coefficient", 10, "a mutant's time limit, in unmutated runs")
 	list := fs.Bool("list", false, "print the draw and stop")
 	confirm := fs.Duration("confirm", 0, "if set, a mutant that lives with DRAINPROOF_MUTATION set (a cut suite) is tested again with it unset, the whole suite, within this limit; its verdict is the whole suite's")
+	sel := fs.Bool("select", false, "judge each mutant by the tests that execute its code, after a coverage pass of each test alone (the whole suite where no coverage block holds the mutant); DRAINPROOF_MUTATION's cut is not used, nor -confirm or -run")
+	quick := fs.Duration("quick", time.Second, "with -select, the tests that took at most this alone run first; the others only if the mutant survives them")
 	out := fs.String("o", "", "the JSON to write (required unless -list)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	if fs.NArg() != 1 || (*out == "" && !*list) || *coef < 1 {
-		fmt.Fprintln(os.Stderr, "usage: sample [-n N] [-seed S] [-file NAME]... [-lines A-B] [-mutant M]... [-tags T] [-run RE] [-timeout-coefficient C] [-confirm D] [-list] -o OUT.json PKG")
+		fmt.Fprintln(os.Stderr, "usage: sample [-n N] [-seed S] [-file NAME]... [-lines A-B] [-mutant M]... [-tags T] [-run RE | -select [-quick D]] [-timeout-coefficient C] [-confirm D] [-list] -o OUT.json PKG")
+		return 2
+	}
+	if *sel && (*runRE != "" || *confirm > 0) {
+		fmt.Fprintln(os.Stderr, "sample: -select chooses the tests itself: not with -run or -confirm")
 		return 2
 	}
 	pkg := path.Clean(fs.Arg(0))
@@ -154,6 +160,17 @@ func run(args []string) int {
 		return code
 	}
 	r := mutation.Runner{Go: os.Getenv("GO"), Root: ".", Pkg: pkg, Args: extra, Dir: dir, Timeout: 2 * time.Hour}
+	var cov *mutation.Coverage
+	if *sel {
+		// The selection stands in for the cut: every test of the suite
+		// may be selected.
+		r.Env = append(r.Env, "DRAINPROOF_MUTATION=")
+		if cov, err = r.Cover(ctx, extra); err != nil {
+			fmt.Fprintf(os.Stderr, "sample: %v\n", err)
+			return 2
+		}
+		fmt.Printf("%s: %d tests, each run alone with coverage in %.1f s\n", pkg, len(cov.Tests), cov.Took.Seconds())
+	}
 	base, bout, err := r.Baseline(ctx)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "sample: %v\n%s", err, bout)
@@ -165,7 +182,18 @@ func run(args []string) int {
 	start := time.Now()
 	for _, m := range draw {
 		t0 := time.Now()
-		st, mout, err := r.Test(ctx, m)
+		var st, how string
+		var mout []byte
+		if cov != nil {
+			var n int
+			st, n, mout, err = r.TestSelected(ctx, m, cov, *coef, *quick)
+			how = fmt.Sprintf(", %d tests", n)
+			if n < 0 {
+				how = ", no block holds it: the whole suite"
+			}
+		} else {
+			st, mout, err = r.Test(ctx, m)
+		}
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "sample: %s: %v\n%s", m, err, mout)
 			return 2
@@ -180,7 +208,7 @@ func run(args []string) int {
 			}
 		}
 		sec := time.Since(t0).Seconds()
-		fmt.Printf("%10s %s (%.1f s)\n", st, m, sec)
+		fmt.Printf("%10s %s (%.1f s%s)\n", st, m, sec, how)
 		rel := strings.TrimPrefix(m.File, pkg+"/")
 		i := slices.IndexFunc(res.Files, func(f fileJSON) bool { return f.FileName == rel })
 		if i < 0 {

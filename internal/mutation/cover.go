@@ -1,0 +1,278 @@
+package mutation
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Coverage is what each top-level test of a package executes of the
+// package's own files, measured one test at a time: the basis of
+// selecting, for a mutant, only the tests that run its code (the test
+// selection of PIT and its kin). A test that never executes the block
+// holding a mutant behaves the same on the mutant as on the original (the
+// two programs are the same until the block is entered, which it never
+// is), so only the tests whose blocks hold the mutant can kill it; a
+// mutant outside every block (a package-level initializer, a constant, a
+// switch case's expression, which no block holds) gets the whole suite.
+// The argument assumes a test runs the same code each time: a test whose
+// path depends on timing or on an unseeded random source may cover a line
+// in the whole suite's run that it missed in its own.
+type Coverage struct {
+	// Tests are the package's tests (Test, Example and Fuzz functions, a
+	// fuzz target running its seed corpus), in the order the binary lists
+	// them.
+	Tests []TestCoverage
+	// Took is the time of the whole coverage pass.
+	Took time.Duration
+	// all is every block of the package (a profile lists them all,
+	// executed or not).
+	all []Block
+}
+
+// TestCoverage is one test's share of a Coverage.
+type TestCoverage struct {
+	// Name is the test function's name.
+	Name string
+	// Took is its time alone, with coverage on.
+	Took time.Duration
+	// Blocks are the blocks of the package's files it executed.
+	Blocks []Block
+}
+
+// Block is a block of a coverage profile: a file's base name and the
+// positions (line and byte column, 1-based) it starts and ends at.
+type Block struct {
+	File                                 string
+	StartLine, StartCol, EndLine, EndCol int
+}
+
+// holds reports whether the block holds the position.
+func (b Block) holds(file string, line, col int) bool {
+	if b.File != file || line < b.StartLine || line > b.EndLine {
+		return false
+	}
+	return (line > b.StartLine || col >= b.StartCol) && (line < b.EndLine || col <= b.EndCol)
+}
+
+// Covering returns the tests that execute m's position, and inBlock =
+// false when no block of any test's profile, executed or not, holds it
+// (then every test must judge m).
+func (c *Coverage) Covering(m Mutant) (tests []TestCoverage, inBlock bool) {
+	base := path.Base(m.File)
+	for _, t := range c.Tests {
+		if slices.ContainsFunc(t.Blocks, func(b Block) bool { return b.holds(base, m.Line, m.Column) }) {
+			tests = append(tests, t)
+		}
+	}
+	return tests, len(tests) > 0 || c.inAnyBlock(base, m.Line, m.Column)
+}
+
+// inAnyBlock reports whether a block of the package, executed or not,
+// holds the position.
+func (c *Coverage) inAnyBlock(file string, line, col int) bool {
+	return slices.ContainsFunc(c.all, func(b Block) bool { return b.holds(file, line, col) })
+}
+
+// Cover builds r's package's test binary with coverage (buildArgs such as
+// -tags go to the build) and runs each of its tests alone, recording the
+// blocks of the package's files that the test executes and its time.
+// Every test must pass alone, or there is no basis to select from. The
+// binary is kept in r.Dir for the mutants' runs.
+func (r Runner) Cover(ctx context.Context, buildArgs []string) (*Coverage, error) {
+	start := time.Now()
+	bin := filepath.Join(r.Dir, "cover.test")
+	args := append([]string{"test", "-c", "-vet=off", "-cover", "-covermode=set", "-o", bin}, buildArgs...)
+	if out, err := r.goCmd(ctx, append(args, "./"+filepath.ToSlash(r.Pkg))...); err != nil {
+		return nil, fmt.Errorf("%s: building the coverage binary: %v\n%s", r.Pkg, err, out)
+	}
+	out, err := r.binary(ctx, bin, r.Timeout, "-test.list", ".")
+	if err != nil {
+		return nil, fmt.Errorf("%s: listing the tests: %v\n%s", r.Pkg, err, out)
+	}
+	c := &Coverage{}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		name := strings.TrimSpace(sc.Text())
+		if strings.HasPrefix(name, "Test") || strings.HasPrefix(name, "Example") || strings.HasPrefix(name, "Fuzz") {
+			c.Tests = append(c.Tests, TestCoverage{Name: name})
+		}
+	}
+	if len(c.Tests) == 0 {
+		return nil, fmt.Errorf("%s: the package has no test", r.Pkg)
+	}
+	prof := filepath.Join(r.Dir, "cover.out")
+	for i := range c.Tests {
+		t := &c.Tests[i]
+		t0 := time.Now()
+		out, err := r.binary(ctx, bin, r.Timeout, "-test.run", "^"+regexp.QuoteMeta(t.Name)+"$",
+			"-test.count=1", "-test.coverprofile="+prof)
+		t.Took = time.Since(t0)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s fails alone, unmutated: %v\n%s", r.Pkg, t.Name, err, out)
+		}
+		run, all, err := readProfile(prof)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s's profile: %v", r.Pkg, t.Name, err)
+		}
+		t.Blocks = run
+		if i == 0 {
+			c.all = all
+		}
+	}
+	c.Took = time.Since(start)
+	return c, nil
+}
+
+// readProfile reads a coverage profile ("mode: set", then
+// "importpath/file.go:l.c,l.c statements count" lines): the blocks
+// executed, and every block listed.
+func readProfile(name string) (run, all []Block, err error) {
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if len(lines) == 0 || !strings.HasPrefix(lines[0], "mode: ") {
+		return nil, nil, errors.New("not a coverage profile: no mode line")
+	}
+	for n, ln := range lines[1:] {
+		var b Block
+		var stmts, count int
+		file, rest, ok := strings.Cut(ln, ":")
+		if ok {
+			_, err = fmt.Sscanf(rest, "%d.%d,%d.%d %d %d", &b.StartLine, &b.StartCol, &b.EndLine, &b.EndCol, &stmts, &count)
+		}
+		if !ok || err != nil {
+			return nil, nil, fmt.Errorf("line %d: %q is not a block", n+2, ln)
+		}
+		b.File = path.Base(file)
+		all = append(all, b)
+		if count > 0 {
+			run = append(run, b)
+		}
+	}
+	return run, all, nil
+}
+
+// TestSelected judges m by the tests of c that execute it, built once and
+// run in two stages: the tests that took at most quick alone, then, if
+// they pass, the others, so a mutant a quick test kills does not wait for
+// the slow ones. A mutant outside every block gets r.Test, the whole
+// suite; one that builds but that no test executes is LIVED without a run.
+// Each stage's limit is the runner's coefficient (r.Timeout is read as
+// the coefficient's time unit here: coef times the stage's tests' time,
+// at least a minute). It returns the verdict, the tests that judged it
+// (-1: the whole suite) and the output.
+func (r Runner) TestSelected(ctx context.Context, m Mutant, c *Coverage, coef int, quick time.Duration) (string, int, []byte, error) {
+	tests, inBlock := c.Covering(m)
+	if !inBlock {
+		st, out, err := r.Test(ctx, m)
+		return st, -1, out, err
+	}
+	ov, err := r.overlay(m)
+	if err != nil {
+		return "", 0, nil, err
+	}
+	bin := filepath.Join(r.Dir, "mutant.test")
+	args := append([]string{"test", "-c", "-vet=off", "-overlay", ov, "-o", bin}, r.Args...)
+	if out, err := r.goCmd(ctx, append(args, "./"+filepath.ToSlash(r.Pkg))...); err != nil {
+		if ctx.Err() != nil {
+			return "", 0, out, ctx.Err()
+		}
+		return NotViable, len(tests), out, nil
+	}
+	slices.SortStableFunc(tests, func(a, b TestCoverage) int { return int(a.Took - b.Took) })
+	split := 0
+	for split < len(tests) && tests[split].Took <= quick {
+		split++
+	}
+	for _, stage := range [][]TestCoverage{tests[:split], tests[split:]} {
+		if len(stage) == 0 {
+			continue
+		}
+		var names []string
+		var took time.Duration
+		for _, t := range stage {
+			names = append(names, regexp.QuoteMeta(t.Name))
+			took += t.Took
+		}
+		limit := max(time.Duration(coef)*took, time.Minute)
+		sctx, cancel := context.WithTimeout(ctx, limit)
+		out, err := r.binary(sctx, bin, limit+time.Minute, "-test.run", "^("+strings.Join(names, "|")+")$",
+			"-test.count=1", "-test.failfast", "-test.paniconexit0")
+		timedOut := errors.Is(sctx.Err(), context.DeadlineExceeded)
+		cancel()
+		switch {
+		case ctx.Err() != nil:
+			return "", 0, out, ctx.Err()
+		case timedOut:
+			return TimedOut, len(tests), out, nil
+		case err != nil:
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				return Killed, len(tests), out, nil
+			}
+			return "", 0, out, err
+		}
+	}
+	return Lived, len(tests), nil, nil
+}
+
+// overlay writes m's mutated file and the overlay that puts it in place of
+// the original; it returns the overlay's name.
+func (r Runner) overlay(m Mutant) (string, error) {
+	abs, err := filepath.Abs(filepath.Join(r.Root, m.File))
+	if err != nil {
+		return "", err
+	}
+	src, err := os.ReadFile(abs)
+	if err != nil {
+		return "", err
+	}
+	mut, err := Apply(src, m)
+	if err != nil {
+		return "", err
+	}
+	mf := filepath.Join(r.Dir, "mutant.go")
+	if err := os.WriteFile(mf, mut, 0o644); err != nil {
+		return "", err
+	}
+	ov := filepath.Join(r.Dir, "overlay.json")
+	js := fmt.Sprintf(`{"Replace":{%q:%q}}`, abs, mf)
+	return ov, os.WriteFile(ov, []byte(js), 0o644)
+}
+
+// goCmd runs the go command in the module root with r's environment.
+func (r Runner) goCmd(ctx context.Context, args ...string) ([]byte, error) {
+	goCmd := r.Go
+	if goCmd == "" {
+		goCmd = "go"
+	}
+	cmd := exec.CommandContext(ctx, goCmd, args...)
+	cmd.Dir = r.Root
+	cmd.Env = append(os.Environ(), r.Env...)
+	setProcessGroup(cmd)
+	return cmd.CombinedOutput()
+}
+
+// binary runs a test binary in the package's folder (where go test runs
+// it, so testdata is found) with r's environment and a -test.timeout.
+func (r Runner) binary(ctx context.Context, bin string, timeout time.Duration, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, bin, append(args, "-test.timeout="+strconv.FormatInt(int64(timeout/time.Second)+60, 10)+"s")...)
+	cmd.Dir = filepath.Join(r.Root, r.Pkg)
+	cmd.Env = append(os.Environ(), r.Env...)
+	setProcessGroup(cmd)
+	return cmd.CombinedOutput()
+}
