@@ -6,6 +6,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"os/exec"
 	"path"
@@ -39,6 +42,8 @@ type Coverage struct {
 	// all is every block of the package (a profile lists them all,
 	// executed or not).
 	all []Block
+	// root is the module root, which the mutants' files are relative to.
+	root string
 }
 
 // TestCoverage is one test's share of a Coverage.
@@ -66,17 +71,69 @@ func (b Block) holds(file string, line, col int) bool {
 	return (line > b.StartLine || col >= b.StartCol) && (line < b.EndLine || col <= b.EndCol)
 }
 
-// Covering returns the tests that execute m's position, and inBlock =
-// false when no block of any test's profile, executed or not, holds it
-// (then every test must judge m).
-func (c *Coverage) Covering(m Mutant) (tests []TestCoverage, inBlock bool) {
+// Covering returns the tests that can reach m: those that execute the
+// block holding its position; for a position no block holds but a
+// function's body does (a switch case's expression), those that execute
+// any block of the innermost such body, since the body's first block runs
+// on every call. whole reports a position outside every function (a
+// package-level initializer): then every test must judge m.
+func (c *Coverage) Covering(m Mutant) (tests []TestCoverage, whole bool, err error) {
 	base := path.Base(m.File)
+	if c.inAnyBlock(base, m.Line, m.Column) {
+		for _, t := range c.Tests {
+			if slices.ContainsFunc(t.Blocks, func(b Block) bool { return b.holds(base, m.Line, m.Column) }) {
+				tests = append(tests, t)
+			}
+		}
+		return tests, false, nil
+	}
+	body, ok, err := c.enclosingBody(m)
+	if err != nil || !ok {
+		return nil, true, err
+	}
 	for _, t := range c.Tests {
-		if slices.ContainsFunc(t.Blocks, func(b Block) bool { return b.holds(base, m.Line, m.Column) }) {
+		if slices.ContainsFunc(t.Blocks, func(b Block) bool { return b.File == base && body.holdsBlock(b) }) {
 			tests = append(tests, t)
 		}
 	}
-	return tests, len(tests) > 0 || c.inAnyBlock(base, m.Line, m.Column)
+	return tests, false, nil
+}
+
+// holdsBlock reports whether the block lies within b (b's positions
+// inclusive).
+func (b Block) holdsBlock(x Block) bool {
+	return b.holds(x.File, x.StartLine, x.StartCol) && b.holds(x.File, x.EndLine, x.EndCol)
+}
+
+// enclosingBody returns the innermost function body (a declaration's or a
+// literal's) that holds m's position, as a Block of the file.
+func (c *Coverage) enclosingBody(m Mutant) (Block, bool, error) {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, filepath.Join(c.root, m.File), nil, parser.SkipObjectResolution)
+	if err != nil {
+		return Block{}, false, err
+	}
+	base := path.Base(m.File)
+	var best Block
+	found := false
+	ast.Inspect(f, func(n ast.Node) bool {
+		var body *ast.BlockStmt
+		switch n := n.(type) {
+		case *ast.FuncDecl:
+			body = n.Body
+		case *ast.FuncLit:
+			body = n.Body
+		}
+		if body != nil {
+			from, to := fset.Position(body.Lbrace), fset.Position(body.Rbrace)
+			b := Block{base, from.Line, from.Column, to.Line, to.Column}
+			if b.holds(base, m.Line, m.Column) {
+				best, found = b, true // Inspect goes outside in: the last is the innermost
+			}
+		}
+		return true
+	})
+	return best, found, nil
 }
 
 // inAnyBlock reports whether a block of the package, executed or not,
@@ -101,7 +158,7 @@ func (r Runner) Cover(ctx context.Context, buildArgs []string) (*Coverage, error
 	if err != nil {
 		return nil, fmt.Errorf("%s: listing the tests: %v\n%s", r.Pkg, err, out)
 	}
-	c := &Coverage{}
+	c := &Coverage{root: r.Root}
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	for sc.Scan() {
 		name := strings.TrimSpace(sc.Text())
@@ -166,18 +223,21 @@ func readProfile(name string) (run, all []Block, err error) {
 	return run, all, nil
 }
 
-// TestSelected judges m by the tests of c that execute it, built once and
+// TestSelected judges m by the tests of c that can reach it, built once and
 // run in two stages: the tests that took at most quick alone, then, if
 // they pass, the others, so a mutant a quick test kills does not wait for
 // the slow ones. A mutant outside every block gets r.Test, the whole
-// suite; one that builds but that no test executes is LIVED without a run.
+// suite; one that builds but that no test reaches is LIVED without a run.
 // Each stage's limit is the runner's coefficient (r.Timeout is read as
 // the coefficient's time unit here: coef times the stage's tests' time,
 // at least a minute). It returns the verdict, the tests that judged it
 // (-1: the whole suite) and the output.
 func (r Runner) TestSelected(ctx context.Context, m Mutant, c *Coverage, coef int, quick time.Duration) (string, int, []byte, error) {
-	tests, inBlock := c.Covering(m)
-	if !inBlock {
+	tests, whole, err := c.Covering(m)
+	if err != nil {
+		return "", 0, nil, err
+	}
+	if whole {
 		st, out, err := r.Test(ctx, m)
 		return st, -1, out, err
 	}

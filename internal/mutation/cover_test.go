@@ -9,9 +9,10 @@ import (
 
 // TestSelectionJudgesAsTheWholeSuite: each mutant of the fixture is judged
 // by the tests that execute its line (TestSmall for Small, TestBig for
-// Big, none for Never), by the whole suite where no coverage block holds
-// it (a package-level initializer, a switch case's expression), and every
-// verdict is the one the whole suite gives.
+// Big, none for Never, TestSign for a case's expression in Sign, which no
+// block holds but Sign's body does), by the whole suite outside every
+// function (a package-level initializer), and every verdict is the one the
+// whole suite gives.
 func TestSelectionJudgesAsTheWholeSuite(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the fixture's tests many times")
@@ -43,31 +44,34 @@ func TestSelectionJudgesAsTheWholeSuite(t *testing.T) {
 		{8, -1, nil}, // var limit = 4 - 1: no block holds an initializer
 		{11, 1, []string{"TestSmall"}},
 		{14, 1, []string{"TestBig"}},
-		{17, 0, nil},  // Never: no test runs it
-		{22, -1, nil}, // case x < 0: no block holds a case's expression
+		{17, 0, nil},                  // Never: no test runs it
+		{22, 1, []string{"TestSign"}}, // case x < 0: no block holds a case's expression, Sign's body does
 	} {
 		for _, m := range ms {
 			if m.Line != c2.line {
 				continue
 			}
-			tests, inBlock := c.Covering(m)
+			tests, whole, err := c.Covering(m)
+			if err != nil {
+				t.Fatal(err)
+			}
 			var got []string
 			for _, tc := range tests {
 				got = append(got, tc.Name)
 			}
-			if !slices.Equal(got, c2.covered) || inBlock != (c2.judges >= 0) {
-				t.Errorf("%s: covered by %v (in a block: %v), want %v (%v)", m, got, inBlock, c2.covered, c2.judges >= 0)
+			if !slices.Equal(got, c2.covered) || whole != (c2.judges < 0) {
+				t.Errorf("%s: reached by %v (the whole suite: %v), want %v (%v)", m, got, whole, c2.covered, c2.judges < 0)
 			}
 			sel, n, out, err := r.TestSelected(ctx, m, c, 10, time.Second)
 			if err != nil {
 				t.Fatalf("%s: %v\n%s", m, err, out)
 			}
-			whole, out, err := r.Test(ctx, m)
+			all, out, err := r.Test(ctx, m)
 			if err != nil {
 				t.Fatalf("%s: %v\n%s", m, err, out)
 			}
-			if sel != whole || n != c2.judges {
-				t.Errorf("%s: %s by %d tests with selection, %s by the whole suite; want the same verdict, by %d", m, sel, n, whole, c2.judges)
+			if sel != all || n != c2.judges {
+				t.Errorf("%s: %s by %d tests with selection, %s by the whole suite; want the same verdict, by %d", m, sel, n, all, c2.judges)
 			}
 			verdicts[m.String()] = sel
 		}
