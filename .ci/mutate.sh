@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# mutate.sh (make mutate): mutation testing with go-gremlins over the
-# product, the trace validator, spec and modelcheck, one package at a time
+# mutate.sh (make mutate): mutation testing (the mutants of go-gremlins
+# v0.6.0's default mutators, run by internal/mutation/sample with test
+# selection, or by gremlins itself: ENGINE below) over the product, the
+# trace validator, spec and modelcheck, one package at a time
 # (each mutant is tested against its own package's tests), then
 # internal/mutation/report judges the results against
 # internal/mutation/equivalent.txt and the efficacy targets (95% for the
@@ -19,48 +21,62 @@
 # Usage: .ci/mutate.sh [pkg ...]   (default: the list below)
 # Env:   OUT (default: a temporary folder, kept and printed), GO,
 #        SAMPLE_N (default 200), SEED (default 20261202): the draw for the
-#        sampled packages.
+#        sampled packages; ENGINE (select or gremlins, below).
 set -u
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
-all=(impl/eventservice impl/node impl/coordinator impl/logcoord impl/store impl/store/storetest
+all=(impl/eventservice impl/node impl/coordinator impl/logcoord impl/store impl/store/storetest impl/transport impl/daemon impl/bugs
 	impl/retry impl/trace harness/tracecheck spec modelcheck)
 if [ $# -gt 0 ]; then pkgs=("$@"); else pkgs=("${all[@]}"); fi
-"$GO" install github.com/go-gremlins/gremlins/cmd/gremlins@v0.6.0 || exit 2
-GREMLINS="$("$GO" env GOPATH)/bin/gremlins"
-# A mutant's time limit is set from gremlins' coverage run (below), and
-# go test answers that run from its result cache when the package's tests
-# passed before with the same flags (a second run, a dry run): 1.2 s
-# instead of tracecheck's 40, a limit of 12 s, and mutants its tests let
-# live "timed out" (counted as killed). -count=1 defeats the cache.
-export GOFLAGS="${GOFLAGS:+$GOFLAGS }-count=1"
+# ENGINE=select (the default): every package through
+# internal/mutation/sample -select, which also runs the mutants of switch
+# cases that gremlins leaves NOT COVERED; ENGINE=gremlins: gremlins for
+# all but spec and modelcheck, as the figures before 2026-12-03 were taken.
+ENGINE=${ENGINE:-select}
+case $ENGINE in
+select | gremlins) ;;
+*) echo "mutate: ENGINE=$ENGINE: want select or gremlins"; exit 2 ;;
+esac
 OUT=${OUT:-$(mktemp -d -t drainproof-mutate-XXXX)}
 mkdir -p "$OUT"
 start=$(date +%s)
-# The canary first: its test leaves one mutant alive on purpose. A gremlins
-# whose test command cannot run (as with --test-cpu, which v0.6.0 passes to
-# go test as the one argument "-cpu N") reports every mutant killed; that
-# must stop the run, not pass as 100%.
-"$GREMLINS" unleash --workers 1 -o "$OUT/canary.json" ./internal/mutation/testdata/canary >"$OUT/canary.log" 2>&1
-if ! grep -q ' LIVED ' "$OUT/canary.log" || ! grep -q ' KILLED ' "$OUT/canary.log"; then
-	echo "mutate: gremlins did not report the canary's one live and one killed mutant (see $OUT/canary.log): its test command is broken"
-	exit 2
+if [ "$ENGINE" = gremlins ]; then
+	"$GO" install github.com/go-gremlins/gremlins/cmd/gremlins@v0.6.0 || exit 2
+	GREMLINS="$("$GO" env GOPATH)/bin/gremlins"
+	# A mutant's time limit is set from gremlins' coverage run (below), and
+	# go test answers that run from its result cache when the package's tests
+	# passed before with the same flags (a second run, a dry run): 1.2 s
+	# instead of tracecheck's 40, a limit of 12 s, and mutants its tests let
+	# live "timed out" (counted as killed). -count=1 defeats the cache.
+	export GOFLAGS="${GOFLAGS:+$GOFLAGS }-count=1"
+	# The canary first: its test leaves one mutant alive on purpose. A gremlins
+	# whose test command cannot run (as with --test-cpu, which v0.6.0 passes to
+	# go test as the one argument "-cpu N") reports every mutant killed; that
+	# must stop the run, not pass as 100%.
+	"$GREMLINS" unleash --workers 1 -o "$OUT/canary.json" ./internal/mutation/testdata/canary >"$OUT/canary.log" 2>&1
+	if ! grep -q ' LIVED ' "$OUT/canary.log" || ! grep -q ' KILLED ' "$OUT/canary.log"; then
+		echo "mutate: gremlins did not report the canary's one live and one killed mutant (see $OUT/canary.log): its test command is broken"
+		exit 2
+	fi
 fi
 SAMPLE_N=${SAMPLE_N:-200}
 SEED=${SEED:-20261202}
 for p in "${pkgs[@]}"; do
 	n=${p//\//_}
-	case $p in
-	spec | modelcheck)
-		# Sampled (see the header); the run writes its JSON after every
-		# mutant, so a run stopped early is a smaller uniform sample.
+	case $ENGINE:$p in
+	*:spec | *:modelcheck | select:*)
 		t0=$(date +%s)
-		# Every verdict is that of the tests that can reach the mutant,
-		# which is the whole suite's (internal/mutation's
-		# TestSelectionJudgesAsTheWholeSuite; docs/perf.md).
-		"$GO" run ./internal/mutation/sample -select -n "$SAMPLE_N" -seed "$SEED" \
+		# spec and modelcheck are sampled (see the header); the others
+		# are run whole. The run writes its JSON after every mutant, so a
+		# run stopped early is a smaller uniform sample. Every verdict is
+		# that of the tests that can reach the mutant, which is the whole
+		# suite's (internal/mutation's TestSelectionJudgesAsTheWholeSuite;
+		# docs/perf.md).
+		k=0
+		case $p in spec | modelcheck) k=$SAMPLE_N ;; esac
+		"$GO" run ./internal/mutation/sample -select -n "$k" -seed "$SEED" \
 			-o "$OUT/$n.json" "$p" >"$OUT/$n.log" 2>&1 || echo "sample failed on $p (see $OUT/$n.log)"
-		echo "$p: $(( $(date +%s) - t0 )) s (a sample of $SAMPLE_N)"
+		echo "$p: $(( $(date +%s) - t0 )) s ($([ "$k" = 0 ] && echo every mutant || echo a sample of "$k"))"
 		continue
 		;;
 	esac
