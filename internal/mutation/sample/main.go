@@ -22,9 +22,9 @@
 // position no block holds (a switch case's expression), those that enter
 // the function holding it; outside every function, the whole suite. A
 // mutant the tests kill costs a build and its quick tests, one they let
-// live the tests that reach it rather than the whole suite: on modelcheck,
-// a fifth of the time of the cut suite with -confirm, with the same
-// verdicts (docs/perf.md, "Mutation testing").
+// live the tests that reach it rather than the whole suite, and no cut of
+// the suite has to be kept by hand (docs/perf.md, "Mutation testing", has
+// the figures and the comparison of verdicts).
 //
 // The environment is passed to go test: DRAINPROOF_MUTATION=1 selects
 // modelcheck's cut suite (docs/perf.md, "Mutation testing"), and with
