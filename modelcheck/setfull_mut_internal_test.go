@@ -27,3 +27,25 @@ func TestSetFullAtTheReferenceLimit(t *testing.T) {
 		s.release()
 	}
 }
+
+// The same limit holds once the set has moved to disk: a worker whose log
+// is full is refused a new state with errSetFull, and the state is not
+// claimed.
+func TestSpilledSetFullAtTheReferenceLimit(t *testing.T) {
+	s := newSpillingSet(t)
+	if _, isNew, err := s.insert(mix(1)|minFP, 0, noParent, 0); err != nil || !isNew {
+		t.Fatalf("a first state: new %v, %v", isNew, err)
+	}
+	if err := s.spillOut(); err != nil {
+		t.Fatal(err)
+	}
+	n := s.logs[0].n
+	s.logs[0].n = 1<<(32-s.wbits) - 2 // the log is full (its count only)
+	if _, _, err := s.insert(mix(2)|minFP, 0, noParent, 0); !errors.Is(err, errSetFull) {
+		t.Fatalf("a state past the limit in a spilled set: %v, want errSetFull", err)
+	}
+	s.logs[0].n = n
+	if s.contains(mix(2)|minFP, 0) {
+		t.Fatal("the refused state was claimed")
+	}
+}
