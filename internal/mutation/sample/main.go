@@ -14,7 +14,7 @@
 // run.
 //
 //	go run ./internal/mutation/sample [-n N] [-seed S] [-file NAME]... [-lines A-B] [-mutant M]...
-//	    [-tags T] [-run RE | -select [-quick D]] [-timeout-coefficient C] [-confirm D] [-list] -o OUT.json PKG
+//	    [-tags T] [-run RE | -select [-quick D]] [-timeout-coefficient C] [-confirm D] [-list] [-resume] -o OUT.json PKG
 //
 // With -select a mutant is judged only by the tests that can reach it:
 // each test is first run alone with coverage (mutation.Coverage), and a
@@ -97,6 +97,7 @@ func run(args []string) int {
 	confirm := fs.Duration("confirm", 0, "if set, a mutant that lives with DRAINPROOF_MUTATION set (a cut suite) is tested again with it unset, the whole suite, within this limit; its verdict is the whole suite's")
 	sel := fs.Bool("select", false, "judge each mutant by the tests that execute its code, after a coverage pass of each test alone (the whole suite where no coverage block holds the mutant); DRAINPROOF_MUTATION's cut is not used, nor -confirm or -run")
 	quick := fs.Duration("quick", time.Second, "with -select, the tests that took at most this alone run first; the others only if the mutant survives them")
+	resume := fs.Bool("resume", false, "go on with the draw in the -o file of a run that stopped (same package, seed and selection): the mutants it judged keep their verdicts and are not run again")
 	out := fs.String("o", "", "the JSON to write (required unless -list)")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -151,6 +152,24 @@ func run(args []string) int {
 		}
 		return 0
 	}
+	res := result{GoModule: "github.com/drainproof/drainproof", Population: len(pop), Seed: *seed}
+	done := map[string]bool{}
+	if *resume {
+		if res, done, err = resumeFrom(*out, pkg, pop, *seed); err != nil {
+			fmt.Fprintln(os.Stderr, "sample:", err)
+			return 2
+		}
+		// The run judged a prefix of the draw (the same permutation
+		// whatever -n), so the resumed run is still a prefix: a uniform
+		// sample.
+		for i, m := range draw {
+			if i < len(done) != done[m.String()] || len(done) > len(draw) {
+				fmt.Fprintf(os.Stderr, "sample: -resume: %s did not judge the first %d mutants of this draw\n", *out, len(done))
+				return 2
+			}
+		}
+		fmt.Printf("%s: resuming: %d of the draw judged before\n", pkg, len(done))
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	dir, err := os.MkdirTemp("", "drainproof-sample-")
@@ -188,9 +207,11 @@ func run(args []string) int {
 	}
 	r.Timeout = max(time.Duration(*coef)*base, time.Minute)
 	fmt.Printf("%s: unmutated tests pass in %.1f s; a mutant's limit is %.0f s\n", pkg, base.Seconds(), r.Timeout.Seconds())
-	res := result{GoModule: "github.com/drainproof/drainproof", Population: len(pop), Seed: *seed}
-	start := time.Now()
+	start := time.Now().Add(-time.Duration(res.Elapsed * float64(time.Second)))
 	for _, m := range draw {
+		if done[m.String()] {
+			continue
+		}
 		t0 := time.Now()
 		var st, how string
 		var mout []byte
@@ -275,6 +296,37 @@ func write(name string, res result) error {
 		return err
 	}
 	return os.Rename(tmp, name)
+}
+
+// resumeFrom reads the result a stopped run wrote to name: it must be a
+// draw of the same package, population and seed, and every mutant in it
+// one of the population. It returns the result and the mutants judged.
+func resumeFrom(name, pkg string, pop []mutation.Mutant, seed uint64) (result, map[string]bool, error) {
+	var res result
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return res, nil, fmt.Errorf("-resume: %v", err)
+	}
+	if err := json.Unmarshal(data, &res); err != nil {
+		return res, nil, fmt.Errorf("-resume: %s: %v", name, err)
+	}
+	if res.Population != len(pop) || res.Seed != seed {
+		return res, nil, fmt.Errorf("-resume: %s is a draw of %d mutants with seed %d, not of %d with seed %d", name, res.Population, res.Seed, len(pop), seed)
+	}
+	done := map[string]bool{}
+	for _, f := range res.Files {
+		for _, mj := range f.Mutations {
+			m := mutation.Mutant{File: pkg + "/" + f.FileName, Line: mj.Line, Column: mj.Column, Type: mj.Type}
+			if !slices.Contains(pop, m) || done[m.String()] {
+				return res, nil, fmt.Errorf("-resume: %s judges %s, which the draw does not hold (or twice)", name, m)
+			}
+			done[m.String()] = true
+		}
+	}
+	if len(done) != res.Sampled {
+		return res, nil, fmt.Errorf("-resume: %s counts %d mutants and lists %d", name, res.Sampled, len(done))
+	}
+	return res, done, nil
 }
 
 // parseLines reads "A-B" or "A-" (to the end); "" is every line.
