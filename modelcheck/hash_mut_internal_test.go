@@ -10,8 +10,8 @@ import (
 )
 
 // samePlain compares a state's own bytes and none past it: two equal
-// states of 13 bytes (a word and five bytes), each followed in memory by
-// a different byte, are the same state.
+// states of 13 bytes (a word and five bytes), or of 5 (less than a word),
+// each followed in memory by a different byte, are the same state.
 func TestSamePlainReadsNoBytePastTheState(t *testing.T) {
 	type odd struct {
 		A [8]byte
@@ -25,6 +25,12 @@ func TestSamePlainReadsNoBytePastTheState(t *testing.T) {
 	a[1].A[0], b[1].A[0] = 1, 2 // the byte after each state
 	if !samePlain(&a[0], &b[0]) {
 		t.Fatal("equal states whose next bytes in memory differ: samePlain says different")
+	}
+	var c, d [4][5]byte // 20 bytes: past a state of 5, the word load stays within the array
+	c[0][4], d[0][4] = 7, 7
+	c[1][0], d[1][0] = 1, 2
+	if !samePlain(&c[0], &d[0]) {
+		t.Fatal("equal states of 5 bytes whose next bytes in memory differ: samePlain says different")
 	}
 }
 
