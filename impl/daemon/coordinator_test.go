@@ -3,11 +3,16 @@ package daemon
 import (
 	"bytes"
 	"context"
+	"log/slog"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/drainproof/drainproof/impl/node"
 	"github.com/drainproof/drainproof/impl/trace"
@@ -264,5 +269,224 @@ func TestADrainIsCountedOnce(t *testing.T) {
 	}
 	if started != 1 || completed != 1 || samples != 1 {
 		t.Fatalf("drains started %v, completed %v, latency samples %d; want 1, 1, 1", started, completed, samples)
+	}
+}
+
+// TestRolesLogToTheirLogger: the coordinator and the LogCoordinator log
+// to the logger they are given (their start, a node's join).
+func TestRolesLogToTheirLogger(t *testing.T) {
+	buf := new(lockedBuf)
+	logger := slog.New(slog.NewTextHandler(buf, nil))
+	lc, err := StartLogCoord(LogCoordConfig{Listener: listen(t), Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lc.Close()
+	co, err := StartCoordinator(CoordinatorConfig{Listener: listen(t), Transport: node.TransportHeartbeat, Logger: logger,
+		Period: time.Hour, MemberTTL: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer co.Close()
+	if _, err := co.Join(context.Background(), &pb.JoinRequest{Node: "n1", Epoch: 1, Version: int32(node.VersionBrokerDrain), Addr: "127.0.0.1:1"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, msg := range []string{"logcoord started", "coordinator started", "node joined"} {
+		if !logged(buf, msg) {
+			t.Errorf("%q not logged to the given logger:\n%s", msg, buf)
+		}
+	}
+}
+
+// TestNodeIDsUpToMaxIDLenBytes: a node ID of exactly MaxIDLen bytes
+// joins, heartbeats, is drained and leaves; one byte more is refused
+// InvalidArgument by each.
+func TestNodeIDsUpToMaxIDLenBytes(t *testing.T) {
+	c, err := StartCoordinator(CoordinatorConfig{Listener: listen(t), Transport: node.TransportHeartbeat,
+		Period: time.Hour, ResendEvery: time.Hour, MemberTTL: time.Hour, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	calls := func(id string) []error {
+		_, jerr := c.Join(ctx, &pb.JoinRequest{Node: id, Epoch: 1, Version: int32(node.VersionBrokerDrain), Addr: "127.0.0.1:1"})
+		_, herr := c.Heartbeat(ctx, &pb.NodeHeartbeat{Node: id, Epoch: 1, Liveness: pb.Liveness_ALIVE, HasCount: true})
+		_, derr := c.DrainNode(ctx, &pb.DrainNodeRequest{Node: id})
+		_, lerr := c.Leave(ctx, &pb.LeaveRequest{Node: id, Epoch: 1})
+		return []error{jerr, herr, derr, lerr}
+	}
+	id := strings.Repeat("n", transport.MaxIDLen)
+	for i, err := range calls(id) {
+		if err != nil {
+			t.Errorf("call %d of a %d-byte node ID: %v", i, len(id), err)
+		}
+	}
+	for i, err := range calls(id + "n") {
+		if status.Code(err) != codes.InvalidArgument {
+			t.Errorf("call %d of a %d-byte node ID: %v, want InvalidArgument", i, len(id)+1, err)
+		}
+	}
+}
+
+// TestANodeRestartedElsewhereIsDialledThere: a new process of a node
+// that joins from another address is the member at that address (its
+// commands go there), and one that joins again from its address keeps
+// it.
+func TestANodeRestartedElsewhereIsDialledThere(t *testing.T) {
+	c, err := StartCoordinator(CoordinatorConfig{Listener: listen(t), Transport: node.TransportHeartbeat,
+		Period: time.Hour, ResendEvery: time.Hour, MemberTTL: time.Hour, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	for _, j := range []struct {
+		epoch uint64
+		addr  string
+	}{{5, "127.0.0.1:1"}, {5, "127.0.0.1:1"}, {6, "127.0.0.1:2"}, {7, "127.0.0.1:2"}} {
+		if _, err := c.Join(ctx, &pb.JoinRequest{Node: "n1", Epoch: j.epoch, Version: int32(node.VersionBrokerDrain), Addr: j.addr}); err != nil {
+			t.Fatal(err)
+		}
+		ms, err := c.Members(ctx, &pb.MembersRequest{})
+		if err != nil || len(ms.GetMembers()) != 1 || ms.GetMembers()[0].GetAddr() != j.addr || ms.GetMembers()[0].GetEpoch() != j.epoch {
+			t.Fatalf("after n1's join at %d from %s: members %v (%v)", j.epoch, j.addr, ms.GetMembers(), err)
+		}
+		c.mu.Lock()
+		target := c.members["n1"].conn.Target()
+		c.mu.Unlock()
+		if target != j.addr {
+			t.Fatalf("after n1's join at %d from %s: its connection dials %s", j.epoch, j.addr, target)
+		}
+	}
+}
+
+// TestMembersAreSortedByNode: Members lists every member once, sorted by
+// node ID, whatever the order of the joins.
+func TestMembersAreSortedByNode(t *testing.T) {
+	c, err := StartCoordinator(CoordinatorConfig{Listener: listen(t), Transport: node.TransportHeartbeat,
+		Period: time.Hour, ResendEvery: time.Hour, MemberTTL: time.Hour, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	ids := []string{"n5", "n2", "n8", "n1", "n7", "n3", "n6", "n4"}
+	for _, id := range ids {
+		if _, err := c.Join(ctx, &pb.JoinRequest{Node: id, Epoch: 1, Version: int32(node.VersionBrokerDrain), Addr: "127.0.0.1:1"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := slices.Sorted(slices.Values(ids))
+	for range 10 { // the members are a map: its order changes from call to call
+		ms, err := c.Members(ctx, &pb.MembersRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, m := range ms.GetMembers() {
+			got = append(got, m.GetNode())
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("Members: %v, want %v", got, want)
+		}
+	}
+}
+
+// TestASilentMemberExpiresPastMemberTTL: the periodic task removes a
+// member silent for more than MemberTTL, and only such a member: one
+// silent for exactly MemberTTL stays, and a heartbeat of an older
+// process (epoch) does not count as the member's.
+func TestASilentMemberExpiresPastMemberTTL(t *testing.T) {
+	c, err := StartCoordinator(CoordinatorConfig{Listener: listen(t), Transport: node.TransportHeartbeat,
+		Period: time.Hour, ResendEvery: time.Hour, MemberTTL: time.Second, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clock := t0
+	c.now = func() time.Time { return clock }
+	ctx := context.Background()
+	for _, j := range []struct {
+		id    string
+		epoch uint64
+	}{{"n1", 5}, {"n2", 3}, {"n3", 4}} {
+		if _, err := c.Join(ctx, &pb.JoinRequest{Node: j.id, Epoch: j.epoch, Version: int32(node.VersionBrokerDrain), Addr: "127.0.0.1:1"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clock = t0.Add(time.Second)
+	for _, hb := range []*pb.NodeHeartbeat{
+		{Node: "n2", Epoch: 3, Liveness: pb.Liveness_ALIVE, HasCount: true},
+		{Node: "n3", Epoch: 3, Liveness: pb.Liveness_ALIVE, HasCount: true}, // n3's previous process
+	} {
+		if _, err := c.Heartbeat(ctx, hb); err != nil {
+			t.Fatal(err)
+		}
+	}
+	members := func() []string {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		var ids []string
+		for id := range c.members {
+			ids = append(ids, string(id))
+		}
+		slices.Sort(ids)
+		return ids
+	}
+	c.expire()
+	if got := members(); !slices.Equal(got, []string{"n1", "n2", "n3"}) {
+		t.Fatalf("members silent for at most MemberTTL: %v left, want n1, n2, n3", got)
+	}
+	clock = t0.Add(time.Second + time.Nanosecond)
+	c.expire()
+	if got := members(); !slices.Equal(got, []string{"n2"}) {
+		t.Fatalf("n1 and n3 silent for MemberTTL and 1ns, n2 for 1ns: %v left, want n2", got)
+	}
+	if v := c.co.NodeView("n1"); v.Member {
+		t.Fatalf("the drain controller still counts the expired n1: %+v", v)
+	}
+}
+
+// TestACommandsResponseIsApplied: the coordinator applies the response
+// to its liveness command (C4): a node that sends no heartbeat is seen
+// DRAINING once it answered the command.
+func TestACommandsResponseIsApplied(t *testing.T) {
+	nd, err := node.New(node.Config{ID: "n1", Epoch: 5, Version: node.VersionBrokerDrain, Transport: node.TransportHeartbeat})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nl := listen(t)
+	srv := grpc.NewServer()
+	pb.RegisterNodeServer(srv, &transport.NodeServer{Node: nd})
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		_ = srv.Serve(nl)
+	}()
+	defer func() { srv.Stop(); <-served }()
+	c, err := StartCoordinator(CoordinatorConfig{Listener: listen(t), Transport: node.TransportHeartbeat,
+		Period: 20 * time.Millisecond, ResendEvery: 50 * time.Millisecond, MemberTTL: time.Hour, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	if _, err := c.Join(ctx, &pb.JoinRequest{Node: "n1", Epoch: 5, Version: int32(node.VersionBrokerDrain), Addr: nl.Addr().String()}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 5*time.Second, "n1's drain started (its bootstrap answered)", func() bool {
+		if _, err := c.DrainNode(ctx, &pb.DrainNodeRequest{Node: "n1"}); err != nil {
+			t.Fatal(err)
+		}
+		_, ok := c.co.Target()
+		return ok
+	})
+	waitFor(t, 5*time.Second, "n1 seen DRAINING from its response alone", func() bool {
+		return c.co.NodeView("n1").Liveness >= node.Draining
+	})
+	if nd.Liveness() < node.Draining {
+		t.Fatalf("n1 is %v, want the command applied", nd.Liveness())
 	}
 }
