@@ -188,3 +188,15 @@ func TestParseStampRoundTrip(t *testing.T) {
 		t.Fatalf("ParseStamp(FormatStamp(%v)) = %v, %v", s, got, err)
 	}
 }
+
+// TestAStampOfMaxStampLenBytesIsTaken: a stamp of exactly MaxStampLen
+// bytes parses; one byte more is refused.
+func TestAStampOfMaxStampLenBytesIsTaken(t *testing.T) {
+	v := "1 " + strings.Repeat("p", MaxStampLen-2)
+	if s, err := ParseStamp(v); err != nil || s.Clock != 1 || len(s.Proc) != MaxStampLen-2 {
+		t.Fatalf("ParseStamp of %d bytes: %v, %v", len(v), s, err)
+	}
+	if _, err := ParseStamp(v + "p"); err == nil {
+		t.Fatalf("ParseStamp of %d bytes: no error", len(v)+1)
+	}
+}

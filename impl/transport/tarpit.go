@@ -31,6 +31,9 @@ type Tarpit struct {
 	// keyOf is the peer of a call: peerKey (a benchmark sets the
 	// connection's address, the key of old, to compare).
 	keyOf func(context.Context) string
+	// now is the clock of the peers' idle time: time.Now (a test sets
+	// its own to pin the minute down).
+	now func() time.Time
 
 	mu    sync.Mutex
 	peers map[string]*tarpitPeer
@@ -49,13 +52,13 @@ const maxTarpitPeers = 4096
 // messages a second, burst (at least 1) at once.
 func NewTarpit(perSecond float64, burst int) *Tarpit {
 	burst = max(burst, 1)
-	return &Tarpit{limit: rate.Limit(perSecond), burst: burst, keyOf: peerKey, peers: make(map[string]*tarpitPeer)}
+	return &Tarpit{limit: rate.Limit(perSecond), burst: burst, keyOf: peerKey, now: time.Now, peers: make(map[string]*tarpitPeer)}
 }
 
 func (t *Tarpit) limiter(key string) *rate.Limiter {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	now := time.Now()
+	now := t.now()
 	p := t.peers[key]
 	if p == nil {
 		if len(t.peers) >= maxTarpitPeers {

@@ -32,6 +32,9 @@ type rig struct {
 	addr string // the server's address
 	// cache is the LogCoordinator's.
 	cache *logcoord.Cache
+	// stores is data with refusal switches: the event store the service
+	// registers dispatchers with.
+	stores *storetest.EventStore
 }
 
 func newRig(t testing.TB) *rig { return newRigWith(t) }
@@ -40,9 +43,10 @@ func newRig(t testing.TB) *rig { return newRigWith(t) }
 func newRigWith(t testing.TB, opts ...grpc.ServerOption) *rig {
 	t.Helper()
 	r := &rig{ss: storetest.NewMemSchemaStore(), data: store.NewMemEventStore(), live: new(node.LivenessStore)}
+	r.stores = storetest.Wrap(r.data)
 	var err error
 	r.svc, err = eventservice.New(eventservice.Config{
-		NewStores: func(eventservice.ClusterID) (store.EventStore, store.SchemaStore) { return r.data, r.ss },
+		NewStores: func(eventservice.ClusterID) (store.EventStore, store.SchemaStore) { return r.stores, r.ss },
 		Stopping:  func() bool { return r.live.Load() == node.Stopping },
 	})
 	if err != nil {
