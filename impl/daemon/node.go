@@ -467,11 +467,7 @@ func newSchemaStore(delay time.Duration) *schemaStore {
 
 func (s *schemaStore) RegisterTable(ctx context.Context, table store.TableID, _ uint64) error {
 	if s.delay > 0 {
-		d := s.delay / 10
-		if rand.IntN(8) == 0 {
-			d = s.delay
-		}
-		t := time.NewTimer(rand.N(d + 1))
+		t := time.NewTimer(s.wait())
 		select {
 		case <-ctx.Done():
 			t.Stop()
@@ -485,6 +481,16 @@ func (s *schemaStore) RegisterTable(ctx context.Context, table store.TableID, _ 
 	defer s.mu.Unlock()
 	s.refs[table]++
 	return nil
+}
+
+// wait draws how long a RegisterTable waits: up to a tenth of the delay
+// seven times in eight, up to the whole delay the eighth.
+func (s *schemaStore) wait() time.Duration {
+	d := s.delay / 10
+	if rand.IntN(8) == 0 {
+		d = s.delay
+	}
+	return rand.N(d + 1)
 }
 
 func (s *schemaStore) UnregisterTable(table store.TableID) {
