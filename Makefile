@@ -64,9 +64,11 @@ test:
 		echo "make test: the browser tests of cmd/checker were skipped: no chromium on this machine (install it: apt-get install -y chromium)"; \
 	fi; exit $$status
 
-## mutate: mutation testing (go-gremlins) over the product, the trace
-## validator, spec and modelcheck, judged against the efficacy targets and
-## internal/mutation/equivalent.txt; about an hour, not part of CI
+## mutate: mutation testing (gremlins' mutants, each judged by the tests
+## that reach it: internal/mutation/sample -select) over the product, the
+## trace validator, spec and modelcheck, judged against the efficacy
+## targets and internal/mutation/equivalent.txt; hours on 2 cores, not
+## part of CI (docs/perf.md, "Mutation testing")
 mutate:
 	.ci/mutate.sh
 
