@@ -6,10 +6,11 @@
 # (each mutant is tested against its own package's tests), then
 # internal/mutation/report judges the results against
 # internal/mutation/equivalent.txt and the efficacy targets (95% for the
-# product and the validator, 90% elsewhere). Not part of CI, and far from
-# the hour on a 2-core machine: each mutant costs a run of its package's
-# whole suite, so impl/eventservice alone took 68 minutes at load 15-24;
-# run packages one by one. spec and modelcheck (554 and 1,158 mutants,
+# product and the validator, 90% elsewhere). Not part of CI, and hours on
+# a 2-core machine: each mutant costs a build of its package's test binary
+# and the tests that reach it (with gremlins, the whole suite:
+# impl/eventservice alone took 68 minutes at load 15-24); run packages one
+# by one. spec and modelcheck (554 and 1,158 mutants,
 # suites of a minute or more: days for all) are sampled instead: a seeded
 # draw of SAMPLE_N mutants each (0: all of them), tested through go test
 # -overlay by internal/mutation/sample (switch cases included) with test
