@@ -1,11 +1,17 @@
 package tracecheck_test
 
 import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/drainproof/drainproof/harness/tracecheck"
+	"github.com/drainproof/drainproof/spec"
 )
 
 // A blank line in a process's trace of a run is skipped, as in a single
@@ -32,4 +38,47 @@ func TestBlankLinesInAProcessTraceAreSkipped(t *testing.T) {
 		require.Equal(t, "coord", res.Process)
 		require.Equal(t, 4, res.ProcessLine, "small trace %d: the header, the receive, the blank line, the rejected line", small)
 	}
+}
+
+// WriteRun names the lines a line depends on (its stamp's from) only on a
+// line that depends on some: a receive (the send of its message, which
+// every receive of a walk has), an upgrade restart. No line carries an
+// empty from.
+func TestWriteRunWritesFromOnlyWhereALineDependsOnOne(t *testing.T) {
+	m, err := spec.New(configs()["heartbeat"])
+	require.NoError(t, err)
+	with, without := 0, 0
+	for seed := uint64(1); seed <= 3; seed++ {
+		files, err := tracecheck.WriteRun(t.TempDir(), m, seed, 300, "test")
+		require.NoError(t, err)
+		for _, f := range files {
+			fh, err := os.Open(f)
+			require.NoError(t, err)
+			sc := bufio.NewScanner(fh)
+			sc.Buffer(nil, 1<<20)
+			for i := 0; sc.Scan(); i++ {
+				if i == 0 {
+					continue // the header
+				}
+				var l struct {
+					From   *[]json.RawMessage `json:"from"`
+					Action string             `json:"action"`
+				}
+				require.NoError(t, json.Unmarshal(sc.Bytes(), &l))
+				if strings.Contains(l.Action, "Recv") && l.Action != "ServiceRecvRegister" {
+					require.NotNil(t, l.From, "seed %d: %s line %d: a receive names its message's send: %s", seed, filepath.Base(f), i+1, sc.Text())
+				}
+				if l.From == nil {
+					without++
+					continue
+				}
+				require.NotEmpty(t, *l.From, "seed %d: %s line %d: %s", seed, filepath.Base(f), i+1, sc.Text())
+				with++
+			}
+			require.NoError(t, sc.Err())
+			require.NoError(t, fh.Close())
+		}
+	}
+	require.Positive(t, with, "no line depends on another")
+	require.Positive(t, without, "every line depends on another")
 }
