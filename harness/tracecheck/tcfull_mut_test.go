@@ -82,3 +82,52 @@ func TestWriteRunWritesFromOnlyWhereALineDependsOnOne(t *testing.T) {
 	require.Positive(t, with, "no line depends on another")
 	require.Positive(t, without, "every line depends on another")
 }
+
+// A receive that says it keeps no copy of its message ("keep": false) is
+// taken at its word in a single trace: a later receive of the same
+// message, with no send of it between, is rejected there, where the walk
+// without the word is accepted (the lookahead keeps the copy the later
+// receive needs).
+func TestAReceiveThatKeepsNoCopyIsTakenAtItsWord(t *testing.T) {
+	cfg := configs()["heartbeat"]
+	key := func(v any) string { b, _ := json.Marshal(v); return string(b) }
+	tried := 0
+	for seed := uint64(1); seed <= 8 && tried < 4; seed++ {
+		lines, _ := traceOf(t, cfg, seed, 300)
+		// first, again: two receives of one message with no send of it
+		// between them.
+		first, again := -1, -1
+		lastRecv := map[string]int{}
+		for i, l := range lines {
+			recv := strings.Contains(l.Action, "Recv") && l.Action != "ServiceRecvRegister" || strings.HasPrefix(l.Action, "LogCoordAnswer")
+			if mp, ok := l.Params["m"]; ok && recv {
+				if j, ok := lastRecv[key(mp)]; ok {
+					first, again = j, i
+					break
+				}
+				lastRecv[key(mp)] = i
+			}
+			for _, k := range []string{"m", "reply"} {
+				if mp, ok := l.Params[k]; ok && (k == "reply" || !recv) {
+					delete(lastRecv, key(mp))
+				}
+			}
+		}
+		if first < 0 {
+			continue
+		}
+		lines = lines[:again+1]
+		res := check(t, encode(t, cfg, lines))
+		require.Equal(t, tracecheck.OK, res.Verdict, "seed %d: %+v", seed, res)
+		params := map[string]any{"keep": false}
+		for k, v := range lines[first].Params {
+			params[k] = v
+		}
+		lines[first].Params = params
+		res = check(t, encode(t, cfg, lines))
+		require.Equal(t, tracecheck.Rejected, res.Verdict, "seed %d: line %d said keep false: %+v", seed, first+2, res)
+		require.Equal(t, again+2, res.Line, "seed %d: the receive again", seed)
+		tried++
+	}
+	require.Positive(t, tried, "no walk received a message twice")
+}
