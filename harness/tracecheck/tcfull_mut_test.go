@@ -3,6 +3,7 @@ package tracecheck_test
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -130,4 +131,29 @@ func TestAReceiveThatKeepsNoCopyIsTakenAtItsWord(t *testing.T) {
 		tried++
 	}
 	require.Positive(t, tried, "no walk received a message twice")
+}
+
+// CheckFile checks the trace in a file as CheckBytes checks its bytes,
+// and a file that cannot be read is an input error naming it.
+func TestCheckFileChecksTheFilesTrace(t *testing.T) {
+	cfg := configs()["heartbeat"]
+	lines, _ := traceOf(t, cfg, 3, 200)
+	lines = append(lines, tracecheck.Line{Action: "CoordLearnVersion", Vars: map[string]any{"coordEpoch": 14}})
+	data := encode(t, cfg, lines)
+	path := filepath.Join(t.TempDir(), "t.ndjson")
+	require.NoError(t, os.WriteFile(path, data, 0o644))
+	got, err := tracecheck.CheckFile(path, nil, tracecheck.Options{})
+	require.NoError(t, err)
+	want, err := tracecheck.CheckBytes(data, path, nil, tracecheck.Options{})
+	require.NoError(t, err)
+	require.Equal(t, tracecheck.Rejected, want.Verdict, "%+v", want)
+	require.Equal(t, path, got.File)
+	got.Seconds, want.Seconds = 0, 0
+	require.Equal(t, want, got)
+
+	missing := filepath.Join(t.TempDir(), "none.ndjson")
+	_, err = tracecheck.CheckFile(missing, nil, tracecheck.Options{})
+	var ie *tracecheck.InputError
+	require.True(t, errors.As(err, &ie), "want an input error, got %v", err)
+	require.Equal(t, missing, ie.File)
 }
