@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -156,4 +157,23 @@ func TestCheckFileChecksTheFilesTrace(t *testing.T) {
 	var ie *tracecheck.InputError
 	require.True(t, errors.As(err, &ie), "want an input error, got %v", err)
 	require.Equal(t, missing, ie.File)
+}
+
+// A line cut off right after a value (a boolean or an integer, the last
+// bytes of the line) is an input error past the value: the object wants
+// a ',' or a '}' at the column after the line's last byte.
+func TestALineCutOffAfterAValueWantsTheObjectsEnd(t *testing.T) {
+	for _, line := range []string{
+		`{"action":"ServiceStartReport","vars":{"closing":true`,
+		`{"action":"ServiceStartReport","vars":{"closing":false`,
+		`{"action":"NodeSendHeartbeat","params":{"m":{"kind":"hb","epoch":1,"liveness":"ALIVE","count":0,"closed":false`,
+		`{"action":"BrokerAdmit","vars":{"count":{"b1":1`,
+		`{"action":"NodeSendHeartbeat","params":{"m":{"kind":"hb","epoch":12`,
+	} {
+		_, err := tracecheck.CheckBytes([]byte(header+"\n"+line+"\n"), "t.ndjson", nil, tracecheck.Options{})
+		var ie *tracecheck.InputError
+		require.True(t, errors.As(err, &ie), "%s: want an input error, got %v", line, err)
+		require.Equal(t, 2, ie.Line, line)
+		require.Contains(t, err.Error(), fmt.Sprintf("column %d: want ',' or '}'", len(line)+1), line)
+	}
 }
