@@ -177,3 +177,22 @@ func TestALineCutOffAfterAValueWantsTheObjectsEnd(t *testing.T) {
 		require.Contains(t, err.Error(), fmt.Sprintf("column %d: want ',' or '}'", len(line)+1), line)
 	}
 }
+
+// A string is read whole, to its closing quote, whatever it holds: one
+// that opens with an escaped quote is that quote and the rest (an action
+// no model has), and a raw control character in it is an input error
+// that says so.
+func TestAStringIsReadToItsClosingQuote(t *testing.T) {
+	_, err := checkText(t, header+"\n"+`{"action":"\"NodeStartHeartbeat"}`+"\n")
+	var ie *tracecheck.InputError
+	require.True(t, errors.As(err, &ie), "want an input error, got %v", err)
+	require.Equal(t, 2, ie.Line)
+	require.Contains(t, err.Error(), `unknown action "\"NodeStartHeartbeat"`)
+
+	for _, line := range []string{"{\"action\":\"Node\tStartHeartbeat\"}", "{\"action\":\"\x01\"}"} {
+		_, err := checkText(t, header+"\n"+line+"\n")
+		require.True(t, errors.As(err, &ie), "%q: want an input error, got %v", line, err)
+		require.Equal(t, 2, ie.Line, "%q", line)
+		require.Contains(t, err.Error(), "control character in a string", "%q", line)
+	}
+}
