@@ -196,3 +196,38 @@ func TestAStringIsReadToItsClosingQuote(t *testing.T) {
 		require.Contains(t, err.Error(), "control character in a string", "%q", line)
 	}
 }
+
+// A run read line by line (its traces too large to hold in memory)
+// closes every trace it opened: when it is checked, merged, or refused
+// (here for two traces of one process).
+func TestARunClosesItsTraces(t *testing.T) {
+	if _, err := os.ReadDir("/proc/self/fd"); err != nil {
+		t.Skip("no /proc/self/fd to count the open files")
+	}
+	defer tracecheck.SetSmallTrace(0)()
+	m, err := spec.New(configs()["heartbeat"])
+	require.NoError(t, err)
+	files, err := tracecheck.WriteRun(t.TempDir(), m, 1, 100, "test")
+	require.NoError(t, err)
+	openFiles := func() int {
+		fds, err := os.ReadDir("/proc/self/fd")
+		require.NoError(t, err)
+		return len(fds)
+	}
+	res, err := tracecheck.CheckRun(files, "run", nil, tracecheck.Options{})
+	require.NoError(t, err)
+	require.Equal(t, tracecheck.OK, res.Verdict, "%+v", res)
+	before := openFiles()
+	for i := 0; i < 3; i++ {
+		res, err = tracecheck.CheckRun(files, "run", nil, tracecheck.Options{})
+		require.NoError(t, err)
+		require.Equal(t, tracecheck.OK, res.Verdict, "%+v", res)
+		require.Equal(t, before, openFiles(), "after CheckRun")
+		_, err = tracecheck.Merge(files)
+		require.NoError(t, err)
+		require.Equal(t, before, openFiles(), "after Merge")
+		_, err = tracecheck.CheckRun(append(files[:len(files):len(files)], files[0]), "run", nil, tracecheck.Options{})
+		require.ErrorContains(t, err, "a second trace of process")
+		require.Equal(t, before, openFiles(), "after a refused run")
+	}
+}
