@@ -231,3 +231,22 @@ func TestARunClosesItsTraces(t *testing.T) {
 		require.Equal(t, before, openFiles(), "after a refused run")
 	}
 }
+
+// The line of a run that no order can place (it depends on a line that
+// comes after it) is reported as the merged trace's next line: the line
+// after the header and every line placed before it, as Merge writes them.
+func TestACutRunsLineIsTheMergedTracesNextLine(t *testing.T) {
+	tLines := []string{`{"p":"T","c":1,` + hbStart, `{"p":"T","c":2,` + hbRep, `{"p":"T","c":3,` + hbRead, `{"p":"T","c":4,` + hbSend}
+	files := run(t, map[string][]string{"T": tLines, "coord": {`{"p":"coord","c":2,"from":[{"p":"T","c":4}],` + hbRecv}}, nil)
+	res, err := tracecheck.CheckRun(files, "run", nil, tracecheck.Options{})
+	require.NoError(t, err)
+	require.Equal(t, tracecheck.Rejected, res.Verdict, "%+v", res)
+	mg, err := tracecheck.Merge(files)
+	require.NoError(t, err)
+	require.NotNil(t, mg.Cut)
+	placed := strings.Count(string(mg.Data), "\n") - 1 // the header aside
+	require.Equal(t, placed, res.Lines, "the lines placed before the cut are explained")
+	require.Equal(t, placed+2, res.Line, "the header, the lines placed, then the cut line")
+	require.Equal(t, "coord", res.Process)
+	require.Equal(t, 2, res.ProcessLine)
+}
