@@ -250,3 +250,23 @@ func TestACutRunsLineIsTheMergedTracesNextLine(t *testing.T) {
 	require.Equal(t, "coord", res.Process)
 	require.Equal(t, 2, res.ProcessLine)
 }
+
+// A rejection's candidates list the observable variables of each state
+// (epoch, coordEpoch, …) as TLA+ values, and leave out registrations, the
+// collectors' budget a trace abstracts away.
+func TestARejectionsCandidatesListTheStatesVariables(t *testing.T) {
+	res, err := checkText(t, header+"\n"+`{"action":"NodeStartHeartbeat"}`+"\n"+`{"action":"CoordLearnVersion","vars":{"coordEpoch":14}}`+"\n")
+	require.NoError(t, err)
+	require.Equal(t, tracecheck.Rejected, res.Verdict, "%+v", res)
+	require.NotEmpty(t, res.Candidates)
+	for _, c := range res.Candidates {
+		names := map[string]bool{}
+		for _, v := range c.State {
+			names[v.Name] = true
+		}
+		for _, want := range []string{"epoch", "liveness", "coordEpoch", "pc", "count", "sample"} {
+			require.True(t, names[want], "%s not among the candidate's variables %v", want, c.State)
+		}
+		require.False(t, names["registrations"], "registrations among the candidate's variables %v", c.State)
+	}
+}
