@@ -270,3 +270,37 @@ func TestARejectionsCandidatesListTheStatesVariables(t *testing.T) {
 		require.False(t, names["registrations"], "registrations among the candidate's variables %v", c.State)
 	}
 }
+
+// A run has the bound on messages in flight a single trace has: two
+// heartbeats in flight, each received by a later line, are past
+// MaxMsgs = 1 at the second send (rejected there) and within MaxMsgs = 2;
+// so are one in flight and one that no line receives, which the network
+// holds at its send before it is lost.
+func TestARunsMessagesInFlightAreBoundedByMaxMsgs(t *testing.T) {
+	hb := func(count int) (send, recv string) {
+		m := fmt.Sprintf(`{"kind":"hb","epoch":1,"liveness":"ALIVE","count":%d,"closed":false}`, count)
+		return `{"action":"NodeStartHeartbeat"}` + "\n" + `{"action":"ServiceStartReport"}` + "\n" +
+				`{"action":"ServiceReadBroker","params":{"b":"b1"}}` + "\n" + `{"action":"NodeSendHeartbeat","params":{"m":` + m + `}}` + "\n",
+			`{"action":"CoordRecvHeartbeat","params":{"m":` + m + `}}` + "\n"
+	}
+	send0, recv0 := hb(0)
+	send1, recv1 := hb(1)
+	for _, body := range []string{send0 + register("d1", 1) + send1 + recv0 + recv1, send0 + register("d1", 1) + send1 + recv0} {
+		for maxMsgs, want := range map[int]tracecheck.Verdict{1: tracecheck.Rejected, 2: tracecheck.OK} {
+			h := strings.Replace(strings.Replace(header, `"MaxMsgs":8`, fmt.Sprintf(`"MaxMsgs":%d`, maxMsgs), 1),
+				`"drainproof_trace":1`, `"drainproof_trace":2`, 1)
+			single, err := checkText(t, h+"\n"+body)
+			require.NoError(t, err)
+			res, err := tracecheck.CheckRun(asRun(t, []byte(h+"\n"+body)), "run", nil, tracecheck.Options{})
+			require.NoError(t, err)
+			for what, res := range map[string]tracecheck.Result{"single": single, "run": res} {
+				require.Equal(t, want, res.Verdict, "%s, MaxMsgs %d: %+v", what, maxMsgs, res)
+				if want == tracecheck.Rejected {
+					require.Equal(t, 12, res.Line, "%s: the second send", what)
+					require.Contains(t, res.Reason, "2 messages are in flight at this line", what)
+					require.Contains(t, res.Reason, "past the header's MaxMsgs = 1", what)
+				}
+			}
+		}
+	}
+}
