@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -302,5 +303,32 @@ func TestARunsMessagesInFlightAreBoundedByMaxMsgs(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// A name one byte longer than the longest action's, or the longest
+// variable's, is unknown (an input error), as any other name no action
+// or variable has.
+func TestANameJustLongerThanEveryNameIsUnknown(t *testing.T) {
+	m, err := spec.New(configs()["heartbeat"])
+	require.NoError(t, err)
+	longest := func(names []string) string {
+		return slices.MaxFunc(names, func(a, b string) int { return len(a) - len(b) })
+	}
+	action := longest(spec.ActionNames()) + "X"
+	var vars []string
+	for _, kv := range m.Vars(m.InitState()) {
+		vars = append(vars, kv[0])
+	}
+	variable := longest(vars) + "X"
+	for _, tc := range []struct{ line, msg string }{
+		{`{"action":"` + action + `"}`, fmt.Sprintf("unknown action %q", action)},
+		{`{"action":"NodeStartHeartbeat","vars":{"` + variable + `":1}}`, fmt.Sprintf("unknown variable %q", variable)},
+	} {
+		_, err := checkText(t, header+"\n"+tc.line+"\n")
+		var ie *tracecheck.InputError
+		require.True(t, errors.As(err, &ie), "%s: want an input error, got %v", tc.line, err)
+		require.Equal(t, 2, ie.Line)
+		require.Contains(t, err.Error(), tc.msg)
 	}
 }
