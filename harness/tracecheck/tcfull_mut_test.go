@@ -332,3 +332,16 @@ func TestANameJustLongerThanEveryNameIsUnknown(t *testing.T) {
 		require.Contains(t, err.Error(), tc.msg)
 	}
 }
+
+// keep (whether the network keeps a copy of a message received) is a
+// parameter of a receive only: on an action that receives nothing it is an
+// input error, keep false as much as keep true.
+func TestKeepIsAParameterOfAReceiveOnly(t *testing.T) {
+	for _, keep := range []string{"false", "true"} {
+		_, err := checkText(t, header+"\n"+`{"action":"ServiceReadBroker","params":{"b":"b1","keep":`+keep+`}}`+"\n")
+		var ie *tracecheck.InputError
+		require.True(t, errors.As(err, &ie), "keep %s: want an input error, got %v", keep, err)
+		require.Equal(t, 2, ie.Line)
+		require.Contains(t, err.Error(), "ServiceReadBroker takes no parameter keep or reply", "keep %s", keep)
+	}
+}
