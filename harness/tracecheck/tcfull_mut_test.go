@@ -345,3 +345,19 @@ func TestKeepIsAParameterOfAReceiveOnly(t *testing.T) {
 		require.Contains(t, err.Error(), "ServiceReadBroker takes no parameter keep or reply", "keep %s", keep)
 	}
 }
+
+// A rejection's disagreements spell each value as a trace line does (JSON:
+// a name in quotes, a number, a boolean), the line's and the model's.
+func TestADisagreementSpellsValuesAsATraceDoes(t *testing.T) {
+	res, err := checkText(t, header+"\n"+`{"action":"NodeStartHeartbeat","vars":{"liveness":"DRAINING","epoch":1}}`+"\n")
+	require.NoError(t, err)
+	require.Equal(t, tracecheck.Rejected, res.Verdict, "%+v", res)
+	require.NotEmpty(t, res.Candidates)
+	var got []tracecheck.Disagreement
+	for _, c := range res.Candidates {
+		for _, s := range c.Successors {
+			got = append(got, s.Disagree...)
+		}
+	}
+	require.Contains(t, got, tracecheck.Disagreement{Var: "liveness", Trace: `"DRAINING"`, Model: `"ALIVE"`}, "%+v", res.Candidates)
+}
