@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/drainproof/drainproof/harness/tracecheck"
+	"github.com/drainproof/drainproof/impl/trace"
 	"github.com/drainproof/drainproof/spec"
 )
 
@@ -360,4 +361,26 @@ func TestADisagreementSpellsValuesAsATraceDoes(t *testing.T) {
 		}
 	}
 	require.Contains(t, got, tracecheck.Disagreement{Var: "liveness", Trace: `"DRAINING"`, Model: `"ALIVE"`}, "%+v", res.Candidates)
+}
+
+// An empty after names no process a line succeeds: under the refinement
+// mapping of a full run, a coordinator's line that carries "after":"" is
+// read as any other line of the coordinator's trace, not as the first
+// line of a restarted coordinator (which would have to be CoordRejoin).
+func TestAnEmptyAfterNamesNoPredecessor(t *testing.T) {
+	cfg := configs()["heartbeat"]
+	lines, _ := traceOf(t, cfg, 1, 300)
+	data := encodeMapped(t, cfg, trace.MappingSessions, lines)
+	text := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	marked := 0
+	for i, l := range text {
+		if i > 0 && strings.HasPrefix(l, `{"action":"Coord`) {
+			text[i] = strings.TrimSuffix(l, "}") + `,"after":""}`
+			marked++
+		}
+	}
+	require.Positive(t, marked, "the walk has no coordinator line")
+	res := check(t, []byte(strings.Join(text, "\n")+"\n"))
+	require.Equal(t, tracecheck.OK, res.Verdict, "%+v", res)
+	require.Equal(t, len(lines), res.Lines)
 }
