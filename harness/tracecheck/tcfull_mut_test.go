@@ -384,3 +384,13 @@ func TestAnEmptyAfterNamesNoPredecessor(t *testing.T) {
 	require.Equal(t, tracecheck.OK, res.Verdict, "%+v", res)
 	require.Equal(t, len(lines), res.Lines)
 }
+
+// A Line's String is its JSON line, as Write writes it; a line whose
+// values JSON cannot encode is spelt as the error, in angle brackets.
+func TestALinesStringIsItsJSONLine(t *testing.T) {
+	l := tracecheck.Line{Action: "CoordLearnVersion", Vars: map[string]any{"coordEpoch": 1}}
+	require.Equal(t, `{"action":"CoordLearnVersion","vars":{"coordEpoch":1}}`, l.String())
+	bad := tracecheck.Line{Action: "CoordLearnVersion", Vars: map[string]any{"coordEpoch": make(chan int)}}
+	require.True(t, strings.HasPrefix(bad.String(), "<"), bad.String())
+	require.Contains(t, bad.String(), "unsupported type")
+}
