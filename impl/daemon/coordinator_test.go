@@ -302,12 +302,7 @@ func TestRolesLogToTheirLogger(t *testing.T) {
 // joins, heartbeats, is drained and leaves; one byte more is refused
 // InvalidArgument by each.
 func TestNodeIDsUpToMaxIDLenBytes(t *testing.T) {
-	c, err := StartCoordinator(CoordinatorConfig{Listener: listen(t), Transport: node.TransportHeartbeat,
-		Period: time.Hour, ResendEvery: time.Hour, MemberTTL: time.Hour, Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := idleCoordinator(t, time.Hour)
 	ctx := context.Background()
 	calls := func(id string) []error {
 		_, jerr := c.Join(ctx, &pb.JoinRequest{Node: id, Epoch: 1, Version: int32(node.VersionBrokerDrain), Addr: "127.0.0.1:1"})
@@ -334,12 +329,7 @@ func TestNodeIDsUpToMaxIDLenBytes(t *testing.T) {
 // commands go there), and one that joins again from its address keeps
 // it.
 func TestANodeRestartedElsewhereIsDialledThere(t *testing.T) {
-	c, err := StartCoordinator(CoordinatorConfig{Listener: listen(t), Transport: node.TransportHeartbeat,
-		Period: time.Hour, ResendEvery: time.Hour, MemberTTL: time.Hour, Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := idleCoordinator(t, time.Hour)
 	ctx := context.Background()
 	for _, j := range []struct {
 		epoch uint64
@@ -364,12 +354,7 @@ func TestANodeRestartedElsewhereIsDialledThere(t *testing.T) {
 // TestMembersAreSortedByNode: Members lists every member once, sorted by
 // node ID, whatever the order of the joins.
 func TestMembersAreSortedByNode(t *testing.T) {
-	c, err := StartCoordinator(CoordinatorConfig{Listener: listen(t), Transport: node.TransportHeartbeat,
-		Period: time.Hour, ResendEvery: time.Hour, MemberTTL: time.Hour, Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := idleCoordinator(t, time.Hour)
 	ctx := context.Background()
 	ids := []string{"n5", "n2", "n8", "n1", "n7", "n3", "n6", "n4"}
 	for _, id := range ids {
@@ -398,12 +383,7 @@ func TestMembersAreSortedByNode(t *testing.T) {
 // silent for exactly MemberTTL stays, and a heartbeat of an older
 // process (epoch) does not count as the member's.
 func TestASilentMemberExpiresPastMemberTTL(t *testing.T) {
-	c, err := StartCoordinator(CoordinatorConfig{Listener: listen(t), Transport: node.TransportHeartbeat,
-		Period: time.Hour, ResendEvery: time.Hour, MemberTTL: time.Second, Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := idleCoordinator(t, time.Second)
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	clock := t0
 	c.now = func() time.Time { return clock }
@@ -489,4 +469,18 @@ func TestACommandsResponseIsApplied(t *testing.T) {
 	if nd.Liveness() < node.Draining {
 		t.Fatalf("n1 is %v, want the command applied", nd.Liveness())
 	}
+}
+
+// idleCoordinator starts a heartbeat coordinator whose periodic task and
+// resends wait an hour (so only the test's calls move it), with the given
+// MemberTTL; it is closed when the test ends.
+func idleCoordinator(t *testing.T, memberTTL time.Duration) *Coordinator {
+	t.Helper()
+	c, err := StartCoordinator(CoordinatorConfig{Listener: listen(t), Transport: node.TransportHeartbeat,
+		Period: time.Hour, ResendEvery: time.Hour, MemberTTL: memberTTL, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
 }
