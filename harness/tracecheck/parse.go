@@ -299,7 +299,19 @@ var errNoAction = errors.New(`no "action"`)
 func (c *Checker) parseLine(text []byte, ln *line) error {
 	p := scanner{b: text}
 	*ln = line{act: -1, keep: -1, ck0: int32(len(c.arena))}
+	body := false // a key of the line's body was read: the stamp is over
 	ok := p.object(func(k []byte) bool {
+		switch string(k) {
+		case "p", "c", "after", "from":
+			if body {
+				// splitStamp reads the stamp at the line's start only: a
+				// stamp key after the body would be ignored by the merge
+				// (an after, its first-line check included).
+				return p.fail("%q after the line's body: the stamp (p, c, after, from) comes first", k)
+			}
+		default:
+			body = true
+		}
 		switch string(k) {
 		case "action":
 			s, ok := p.str()

@@ -363,26 +363,25 @@ func TestADisagreementSpellsValuesAsATraceDoes(t *testing.T) {
 	require.Contains(t, got, tracecheck.Disagreement{Var: "liveness", Trace: `"DRAINING"`, Model: `"ALIVE"`}, "%+v", res.Candidates)
 }
 
-// An empty after names no process a line succeeds: under the refinement
-// mapping of a full run, a coordinator's line that carries "after":"" is
-// read as any other line of the coordinator's trace, not as the first
-// line of a restarted coordinator (which would have to be CoordRejoin).
-func TestAnEmptyAfterNamesNoPredecessor(t *testing.T) {
+// An empty after names no process: it is refused where it can stand,
+// at the line's start (an empty process name), and after the body (a
+// stamp key out of place), so no line is read as a restarted
+// coordinator's first line, nor as any other, on its word.
+func TestAnEmptyAfterIsRefused(t *testing.T) {
 	cfg := configs()["heartbeat"]
 	lines, _ := traceOf(t, cfg, 1, 300)
 	data := encodeMapped(t, cfg, trace.MappingSessions, lines)
 	text := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
-	marked := 0
-	for i, l := range text {
-		if i > 0 && strings.HasPrefix(l, `{"action":"Coord`) {
-			text[i] = strings.TrimSuffix(l, "}") + `,"after":""}`
-			marked++
-		}
+	at := slices.IndexFunc(text[1:], func(l string) bool { return strings.HasPrefix(l, `{"action":"Coord`) }) + 1
+	require.Positive(t, at, "the walk has no coordinator line")
+	for _, l := range []string{`{"after":"",` + strings.TrimPrefix(text[at], "{"), strings.TrimSuffix(text[at], "}") + `,"after":""}`} {
+		bad := append([]string(nil), text...)
+		bad[at] = l
+		_, err := tracecheck.Check(strings.NewReader(strings.Join(bad, "\n")+"\n"), "t.ndjson", nil, tracecheck.Options{})
+		var ie *tracecheck.InputError
+		require.ErrorAs(t, err, &ie, l)
+		require.Equal(t, at+1, ie.Line, l)
 	}
-	require.Positive(t, marked, "the walk has no coordinator line")
-	res := check(t, []byte(strings.Join(text, "\n")+"\n"))
-	require.Equal(t, tracecheck.OK, res.Verdict, "%+v", res)
-	require.Equal(t, len(lines), res.Lines)
 }
 
 // A Line's String is its JSON line, as Write writes it; a line whose
@@ -393,4 +392,23 @@ func TestALinesStringIsItsJSONLine(t *testing.T) {
 	bad := tracecheck.Line{Action: "CoordLearnVersion", Vars: map[string]any{"coordEpoch": make(chan int)}}
 	require.True(t, strings.HasPrefix(bad.String(), "<"), bad.String())
 	require.Contains(t, bad.String(), "unsupported type")
+}
+
+// A stamp key after a line's body is refused: the merge reads the stamp
+// (p, c, after, from) at the line's start only, so an after that came
+// later would mark no first line and skip the check of its predecessor.
+func TestAStampKeyAfterTheBodyIsRefused(t *testing.T) {
+	cfg := configs()["heartbeat"]
+	lines, _ := traceOf(t, cfg, 1, 20)
+	data := encodeMapped(t, cfg, trace.MappingSessions, lines)
+	text := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	for _, key := range []string{`"p":"T.1"`, `"c":3`, `"after":"T.0"`, `"from":[]`} {
+		bad := append([]string(nil), text...)
+		bad[2] = strings.TrimSuffix(bad[2], "}") + "," + key + "}"
+		_, err := tracecheck.Check(strings.NewReader(strings.Join(bad, "\n")+"\n"), "t.ndjson", nil, tracecheck.Options{})
+		var ie *tracecheck.InputError
+		require.ErrorAs(t, err, &ie, "%s after the body", key)
+		require.Equal(t, 3, ie.Line, "%s after the body", key)
+		require.Contains(t, ie.Msg, "the stamp (p, c, after, from) comes first")
+	}
 }
