@@ -299,21 +299,15 @@ var errNoAction = errors.New(`no "action"`)
 func (c *Checker) parseLine(text []byte, ln *line) error {
 	p := scanner{b: text}
 	*ln = line{act: -1, keep: -1, ck0: int32(len(c.arena))}
-	body := false // a key of the line's body was read: the stamp is over
+	// body is set once a key of the line's body (action, params, vars) is read. splitStamp reads
+	// the stamp at the line's start only, so a stamp key after the body
+	// would be ignored by the merge (an after, its first-line check
+	// included): it is refused.
+	body := false
 	ok := p.object(func(k []byte) bool {
 		switch string(k) {
-		case "p", "c", "after", "from":
-			if body {
-				// splitStamp reads the stamp at the line's start only: a
-				// stamp key after the body would be ignored by the merge
-				// (an after, its first-line check included).
-				return p.fail("%q after the line's body: the stamp (p, c, after, from) comes first", k)
-			}
-		default:
-			body = true
-		}
-		switch string(k) {
 		case "action":
+			body = true
 			s, ok := p.str()
 			if !ok {
 				return false
@@ -328,20 +322,34 @@ func (c *Checker) parseLine(text []byte, ln *line) error {
 			ln.act = int16(a)
 			return true
 		case "params":
+			body = true
 			return p.object(func(k []byte) bool { return c.parseParam(&p, k, ln) })
 		case "vars":
+			body = true
 			return p.object(func(k []byte) bool { return c.parseVar(&p, k, ln) })
 		case "p": // the stamp (causal.go)
+			if body {
+				return p.fail(stampLate, k)
+			}
 			_, ok := p.str()
 			return ok
 		case "after": // the stamp: the first line of a successor (causal.go)
+			if body {
+				return p.fail(stampLate, k)
+			}
 			s, ok := p.str()
 			ln.first = ok && len(s) > 0
 			return ok
 		case "c":
+			if body {
+				return p.fail(stampLate, k)
+			}
 			_, ok := p.clock()
 			return ok
 		case "from":
+			if body {
+				return p.fail(stampLate, k)
+			}
 			var from []ref
 			return p.fromList(&from)
 		}
@@ -629,3 +637,6 @@ var varIdx = func() nameIndex {
 	}
 	return newNameIndex(names)
 }()
+
+// stampLate refuses a stamp key met after the line's body.
+const stampLate = "%q after the line's body: the stamp (p, c, after, from) comes first"

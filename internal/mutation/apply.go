@@ -230,22 +230,15 @@ func (r Runner) Baseline(ctx context.Context) (time.Duration, []byte, error) {
 }
 
 func (r Runner) run(ctx context.Context, extra ...string) (string, []byte, error) {
-	goCmd := r.Go
-	if goCmd == "" {
-		goCmd = "go"
-	}
 	ctx, cancel := context.WithTimeout(ctx, r.Timeout)
 	defer cancel()
 	// -count=1: a cached pass is no verdict; -failfast: the first failing
 	// test decides; -vet=off: the tests judge a mutant, not vet.
 	args := append([]string{"test", "-count=1", "-failfast", "-vet=off", "-timeout", (r.Timeout + time.Minute).String()}, extra...)
 	args = append(append(args, r.Args...), "./"+filepath.ToSlash(r.Pkg))
-	cmd := exec.CommandContext(ctx, goCmd, args...)
-	cmd.Dir = r.Root
-	cmd.Env = append(os.Environ(), r.Env...)
 	// The whole process group is killed at the deadline: go test's child,
 	// the test binary, would otherwise outlive it.
-	setProcessGroup(cmd)
+	cmd := r.command(ctx, args...)
 	var buf bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf
 	err := cmd.Run()

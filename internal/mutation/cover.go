@@ -3,6 +3,7 @@ package mutation
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -201,7 +202,7 @@ func readProfile(name string) (run, all []Block, err error) {
 		return nil, nil, err
 	}
 	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
-	if len(lines) == 0 || !strings.HasPrefix(lines[0], "mode: ") {
+	if !strings.HasPrefix(lines[0], "mode: ") {
 		return nil, nil, errors.New("not a coverage profile: no mode line")
 	}
 	for n, ln := range lines[1:] {
@@ -228,9 +229,8 @@ func readProfile(name string) (run, all []Block, err error) {
 // they pass, the others, so a mutant a quick test kills does not wait for
 // the slow ones. A mutant outside every block gets r.Test, the whole
 // suite; one that builds but that no test reaches is LIVED without a run.
-// Each stage's limit is the runner's coefficient (r.Timeout is read as
-// the coefficient's time unit here: coef times the stage's tests' time,
-// at least a minute). It returns the verdict, the tests that judged it
+// Each stage's limit is coef times the time its tests took alone in the
+// coverage pass, at least a minute. It returns the verdict, the tests that judged it
 // (-1: the whole suite) and the output.
 func (r Runner) TestSelected(ctx context.Context, m Mutant, c *Coverage, coef int, quick time.Duration) (string, int, []byte, error) {
 	tests, whole, err := c.Covering(m)
@@ -255,7 +255,7 @@ func (r Runner) TestSelected(ctx context.Context, m Mutant, c *Coverage, coef in
 		}
 		return NotViable, len(tests), out, nil
 	}
-	slices.SortStableFunc(tests, func(a, b TestCoverage) int { return int(a.Took - b.Took) })
+	slices.SortStableFunc(tests, func(a, b TestCoverage) int { return cmp.Compare(a.Took, b.Took) })
 	split := 0
 	for split < len(tests) && tests[split].Took <= quick {
 		split++
@@ -318,6 +318,12 @@ func (r Runner) overlay(m Mutant) (string, error) {
 
 // goCmd runs the go command in the module root with r's environment.
 func (r Runner) goCmd(ctx context.Context, args ...string) ([]byte, error) {
+	return r.command(ctx, args...).CombinedOutput()
+}
+
+// command is the go command in the module root with r's environment, in
+// a process group of its own that a cancellation kills whole.
+func (r Runner) command(ctx context.Context, args ...string) *exec.Cmd {
 	goCmd := r.Go
 	if goCmd == "" {
 		goCmd = "go"
@@ -326,7 +332,7 @@ func (r Runner) goCmd(ctx context.Context, args ...string) ([]byte, error) {
 	cmd.Dir = r.Root
 	cmd.Env = append(os.Environ(), r.Env...)
 	setProcessGroup(cmd)
-	return cmd.CombinedOutput()
+	return cmd
 }
 
 // binary runs a test binary in the package's folder (where go test runs
