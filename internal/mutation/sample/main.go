@@ -228,27 +228,36 @@ func run(args []string) int {
 			}
 		}
 		t0 := time.Now()
-		if sch, err = r.Schematize(ctx, todo, extra); err != nil {
-			fmt.Fprintf(os.Stderr, "sample: %v\n", err)
-			return 2
-		}
+		sch, err = r.Schematize(ctx, todo, extra)
 		built := time.Since(t0)
-		took, sout, err := r.BaselineSchema(ctx, sch)
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "sample: %v\n%s", err, sout)
-			return 2
-		}
-		fmt.Printf("%s: %d of %d mutants in one binary (built in %.1f s; its tests pass with none set in %.1f s); %d built alone:\n",
-			pkg, len(sch.IDs), len(todo), built.Seconds(), took.Seconds(), len(sch.Out))
-		reasons := map[string]int{}
-		for _, why := range sch.Out {
-			if i := strings.Index(why, ": "); i > 0 {
-				why = why[:i]
+		var took time.Duration
+		if err == nil {
+			var sout []byte
+			if took, sout, err = r.BaselineSchema(ctx, sch); err != nil {
+				err = fmt.Errorf("%v\n%s", err, sout)
 			}
-			reasons[why]++
 		}
-		for _, why := range slices.Sorted(maps.Keys(reasons)) {
-			fmt.Printf("  %4d %s\n", reasons[why], why)
+		switch {
+		case ctx.Err() != nil:
+			fmt.Fprintf(os.Stderr, "sample: %v\n", ctx.Err())
+			return 2
+		case err != nil:
+			// No schema: every mutant is built alone, as without -schema.
+			fmt.Printf("%s: NO SCHEMA, each mutant built alone: %v\n", pkg, err)
+			sch = nil
+		default:
+			fmt.Printf("%s: %d of %d mutants in one binary (built in %.1f s; its tests pass with none set in %.1f s); %d built alone:\n",
+				pkg, len(sch.IDs), len(todo), built.Seconds(), took.Seconds(), len(sch.Out))
+			reasons := map[string]int{}
+			for _, why := range sch.Out {
+				if i := strings.Index(why, ": "); i > 0 {
+					why = why[:i]
+				}
+				reasons[why]++
+			}
+			for _, why := range slices.Sorted(maps.Keys(reasons)) {
+				fmt.Printf("  %4d %s\n", reasons[why], why)
+			}
 		}
 	}
 	start := time.Now().Add(-time.Duration(res.Elapsed * float64(time.Second)))
