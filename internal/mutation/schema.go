@@ -28,13 +28,17 @@ const SchemaEnv = "DRAINPROOF_MUTANT"
 // in it, each behind a switch on the number SchemaEnv gives at run time
 // (mutant schemata, after Untch, Offutt and Harrold): a mutant then costs
 // a run of its tests, not a build and link of the binary. Each mutated
-// operator becomes a call of a function literal that returns the
-// original expression or, for the mutant whose number is set, the
-// mutated one:
+// operator becomes a call of a function literal whose arguments are the
+// operands and which applies the original operator or, for the mutant
+// whose number is set, the mutated one:
 //
-//	a < b   becomes   func() bool { switch drainproofMutant { case 7: return (a <= b); case 8: return (a >= b) }; return (a < b) }()
+//	a < b   becomes   func(drainproofX int, drainproofY int) bool { switch drainproofMutant {
+//	                    case 7: return drainproofX <= drainproofY; case 8: return drainproofX >= drainproofY };
+//	                    return drainproofX < drainproofY }(a, b)
 //
-// so each operand is evaluated once, as in the original, on every path.
+// (on one line: no line of the file moves), so each operand is evaluated
+// once, in order, as in the original, and written once however deep the
+// sites nest. An increment becomes a switch statement of x++ and x--.
 // A mutant is left out (and judged by a build of its own) where no such
 // call can stand: a constant expression (an array length, a constant's
 // value, a case of constants), an increment in a for loop's init or an
@@ -60,10 +64,14 @@ type site struct {
 	from, to, op int
 	tok          token.Token
 	typ          string
-	stmt         bool // an increment or decrement: a statement
-	post         bool // a for loop's post statement: an assignment form
-	ms           []Mutant
-	ids          []int
+	// xTyp and yTyp are the operands' types (yTyp empty for a unary
+	// operator), and y the offset where the second operand starts.
+	xTyp, yTyp string
+	y          int
+	stmt       bool // an increment or decrement: a statement
+	post       bool // a for loop's post statement: an assignment form
+	ms         []Mutant
+	ids        []int
 }
 
 // Schematize builds r's package's test binary with as many of ms in it
@@ -339,6 +347,36 @@ func findSites(fset *token.FileSet, f *ast.File, pkg *types.Package, info *types
 				return true
 			}
 			st.typ = name
+			// The operands are the literal's arguments: evaluated once,
+			// in order, and written once however deep the sites nest.
+			var x, y ast.Expr
+			switch n := n.(type) {
+			case *ast.BinaryExpr:
+				x, y = n.X, n.Y
+				st.y = off(n.Y.Pos())
+			case *ast.UnaryExpr:
+				x = n.X
+			}
+			xt, yt := info.Types[x].Type, types.Type(nil)
+			if y != nil {
+				yt = info.Types[y].Type
+				if isUntypedNil(xt) {
+					xt = yt
+				}
+				if isUntypedNil(yt) {
+					yt = xt
+				}
+			}
+			if st.xTyp, named = typeName(xt, qual); !named {
+				leave("an operand of a type the file cannot name")
+				return true
+			}
+			if y != nil {
+				if st.yTyp, named = typeName(yt, qual); !named {
+					leave("an operand of a type the file cannot name")
+					return true
+				}
+			}
 		}
 		sites = append(sites, st)
 		return true
@@ -395,6 +433,11 @@ func typeName(t types.Type, q types.Qualifier) (string, bool) {
 	}
 	s := types.TypeString(t, q)
 	return s, !strings.Contains(s, "\x00")
+}
+
+func isUntypedNil(t types.Type) bool {
+	b, ok := t.(*types.Basic)
+	return ok && b.Kind() == types.UntypedNil
 }
 
 // spans reports whether the site covers the line of its file.
@@ -470,16 +513,25 @@ func writeSite(b *bytes.Buffer, src []byte, st *site, inner []*site, emit func(i
 		b.WriteString(" default: ")
 		form(st.tok.String())
 		b.WriteString(" }")
-	default:
-		fmt.Fprintf(b, "func() %s { switch %s {", st.typ, schemaVar)
+	case st.yTyp == "": // a unary operator: -x
+		fmt.Fprintf(b, "func(drainproofX %s) %s { switch %s {", st.xTyp, st.typ, schemaVar)
 		for i, m := range st.ms {
-			fmt.Fprintf(b, " case %d: return (", st.ids[i])
-			form(replacement[m.Type][st.tok].String())
-			b.WriteString(");")
+			fmt.Fprintf(b, " case %d: return %sdrainproofX;", st.ids[i], replacement[m.Type][st.tok])
 		}
-		b.WriteString(" }; return (")
-		form(st.tok.String())
-		b.WriteString(") }()")
+		fmt.Fprintf(b, " }; return %sdrainproofX }(", st.tok)
+		emit(st.op+opLen, st.to, inner)
+		b.WriteString(")")
+	default: // a binary operator: x op y
+		fmt.Fprintf(b, "func(drainproofX %s, drainproofY %s) %s { switch %s {", st.xTyp, st.yTyp, st.typ, schemaVar)
+		for i, m := range st.ms {
+			fmt.Fprintf(b, " case %d: return drainproofX %s drainproofY;", st.ids[i], replacement[m.Type][st.tok])
+		}
+		fmt.Fprintf(b, " }; return drainproofX %s drainproofY }(", st.tok)
+		emit(st.from, st.op, inner)
+		b.WriteString(",")
+		b.Write(src[st.op+opLen : st.y]) // the space after the operator, its newlines kept
+		emit(st.y, st.to, inner)
+		b.WriteString(")")
 	}
 }
 

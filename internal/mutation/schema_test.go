@@ -1,7 +1,10 @@
 package mutation
 
 import (
+	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -40,12 +43,29 @@ func TestSchemataJudgeAsBuildsOfTheirOwn(t *testing.T) {
 	if _, out, err := r.BaselineSchema(ctx, s); err != nil {
 		t.Fatalf("the schema with no mutant set: %v\n%s", err, out)
 	}
+	// No line moves: a panic's line, the compiler's errors and coverage
+	// name the original's lines.
+	files, err := filepath.Glob(filepath.Join(r.Dir, "schema", "*", "*.go"))
+	if err != nil || len(files) != 1 {
+		t.Fatalf("the schema's files: %v %v, want the one file", files, err)
+	}
+	orig, err := os.ReadFile(filepath.Join("testdata", "schema", "schema.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sch, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := bytes.Count(orig, []byte("\n")), bytes.Count(sch, []byte("\n")); a != b {
+		t.Errorf("the schema's file has %d lines, the original %d", b, a)
+	}
 	out := map[string]string{
-		"schema.go:11:16 ARITHMETIC_BASE":  "a constant expression", // const size = 2 + 1
-		"schema.go:14:17 ARITHMETIC_BASE":  "a constant expression", // [size * 2]int
-		"schema.go:17:20 ARITHMETIC_BASE":  "a constant expression", // var threshold = 10 - 3
-		"schema.go:17:20 INVERT_NEGATIVES": "a constant expression",
-		"schema.go:51:42 ARITHMETIC_BASE":  "the compiler refused it", // a - b of strings
+		"schema.go:12:16 ARITHMETIC_BASE":  "a constant expression", // const size = 2 + 1
+		"schema.go:15:17 ARITHMETIC_BASE":  "a constant expression", // [size * 2]int
+		"schema.go:18:20 ARITHMETIC_BASE":  "a constant expression", // var threshold = 10 - 3
+		"schema.go:18:20 INVERT_NEGATIVES": "a constant expression",
+		"schema.go:52:42 ARITHMETIC_BASE":  "the compiler refused it", // a - b of strings
 	}
 	for _, m := range ms {
 		key := strings.TrimPrefix(m.String(), pkg+"/")

@@ -3,6 +3,7 @@
 package schema
 
 import (
+	"io"
 	"strings"
 	tm "time"
 )
@@ -86,3 +87,14 @@ loop:
 
 // Slots is the length of table.
 func Slots() int { return len(table) }
+
+// Failed reports whether err is set, and whether it is io.EOF: a
+// comparison with nil, and one of interfaces.
+func Failed(err error) (set, eof bool) { return err != nil, err == io.EOF }
+
+// Spread is a sum written over three lines, a comment among them.
+func Spread(a, b, c int) int {
+	return a + // the first term
+		b*
+			c
+}

@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"io"
 	"testing"
 	"time"
 
@@ -68,5 +69,20 @@ func TestTick(t *testing.T) {
 func TestSlots(t *testing.T) {
 	if Slots() != 6 {
 		t.Fatal("Slots")
+	}
+}
+
+func TestFailed(t *testing.T) {
+	if set, eof := Failed(io.EOF); !set || !eof {
+		t.Fatal("Failed(io.EOF)")
+	}
+	if set, eof := Failed(nil); set || eof {
+		t.Fatal("Failed(nil)")
+	}
+}
+
+func TestSpread(t *testing.T) {
+	if Spread(1, 2, 3) != 7 {
+		t.Fatal("Spread")
 	}
 }
