@@ -68,6 +68,9 @@ type site struct {
 	// operator), and y the offset where the second operand starts.
 	xTyp, yTyp string
 	y          int
+	// xNil or yNil: that operand is nil, written as it is (a function,
+	// a slice or a map compares with nil only, not with a variable).
+	xNil, yNil bool
 	stmt       bool // an increment or decrement: a statement
 	post       bool // a for loop's post statement: an assignment form
 	ms         []Mutant
@@ -360,10 +363,11 @@ func findSites(fset *token.FileSet, f *ast.File, pkg *types.Package, info *types
 			xt, yt := info.Types[x].Type, types.Type(nil)
 			if y != nil {
 				yt = info.Types[y].Type
-				if isUntypedNil(xt) {
+				st.xNil, st.yNil = isUntypedNil(xt), isUntypedNil(yt)
+				if st.xNil {
 					xt = yt
 				}
-				if isUntypedNil(yt) {
+				if st.yNil {
 					yt = xt
 				}
 			}
@@ -522,15 +526,39 @@ func writeSite(b *bytes.Buffer, src []byte, st *site, inner []*site, emit func(i
 		emit(st.op+opLen, st.to, inner)
 		b.WriteString(")")
 	default: // a binary operator: x op y
-		fmt.Fprintf(b, "func(drainproofX %s, drainproofY %s) %s { switch %s {", st.xTyp, st.yTyp, st.typ, schemaVar)
-		for i, m := range st.ms {
-			fmt.Fprintf(b, " case %d: return drainproofX %s drainproofY;", st.ids[i], replacement[m.Type][st.tok])
+		x, y := "drainproofX", "drainproofY"
+		var params []string
+		if st.xNil {
+			x = "nil"
+		} else {
+			params = append(params, "drainproofX "+st.xTyp)
 		}
-		fmt.Fprintf(b, " }; return drainproofX %s drainproofY }(", st.tok)
-		emit(st.from, st.op, inner)
-		b.WriteString(",")
-		b.Write(src[st.op+opLen : st.y]) // the space after the operator, its newlines kept
-		emit(st.y, st.to, inner)
+		if st.yNil {
+			y = "nil"
+		} else {
+			params = append(params, "drainproofY "+st.yTyp)
+		}
+		fmt.Fprintf(b, "func(%s) %s { switch %s {", strings.Join(params, ", "), st.typ, schemaVar)
+		for i, m := range st.ms {
+			fmt.Fprintf(b, " case %d: return %s %s %s;", st.ids[i], x, replacement[m.Type][st.tok], y)
+		}
+		fmt.Fprintf(b, " }; return %s %s %s }(", x, st.tok, y)
+		if !st.xNil {
+			emit(st.from, st.op, inner)
+		}
+		if !st.xNil && !st.yNil {
+			b.WriteString(",")
+		}
+		if !st.yNil {
+			b.Write(src[st.op+opLen : st.y]) // the space after the operator, its newlines kept
+			emit(st.y, st.to, inner)
+		} else {
+			// nil is not passed; the newlines of the site stay.
+			b.WriteString(strings.Repeat("\n", bytes.Count(src[st.op:st.to], []byte("\n"))))
+		}
+		if st.xNil {
+			b.WriteString(strings.Repeat("\n", bytes.Count(src[st.from:st.op], []byte("\n"))))
+		}
 		b.WriteString(")")
 	}
 }

@@ -258,6 +258,11 @@ func run(args []string) int {
 			for _, why := range slices.Sorted(maps.Keys(reasons)) {
 				fmt.Printf("  %4d %s\n", reasons[why], why)
 			}
+			for _, m := range todo { // the compiler's reasons, one by one
+				if why := sch.Out[m]; strings.HasPrefix(why, "the compiler") {
+					fmt.Printf("       %s: %s\n", m, why)
+				}
+			}
 		}
 	}
 	start := time.Now().Add(-time.Duration(res.Elapsed * float64(time.Second)))

@@ -98,3 +98,7 @@ func Spread(a, b, c int) int {
 		b*
 			c
 }
+
+// Set reports whether a function, a slice and a map are set: operands
+// that compare with nil only.
+func Set(f func(), s []int, m map[int]int) (bool, bool, bool) { return f != nil, nil != s, m == nil }

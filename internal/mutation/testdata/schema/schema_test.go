@@ -86,3 +86,9 @@ func TestSpread(t *testing.T) {
 		t.Fatal("Spread")
 	}
 }
+
+func TestSet(t *testing.T) {
+	if f, s, m := Set(func() {}, nil, nil); !f || s || !m {
+		t.Fatal("Set", f, s, m)
+	}
+}
