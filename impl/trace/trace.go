@@ -139,7 +139,7 @@ type Writer struct {
 	from    []Stamp
 }
 
-// flushAt is the size past which the buffered lines are written out.
+// flushAt is the size at which the buffered lines are written out.
 const flushAt = 1 << 16
 
 // NewWriter writes h to w and returns a Writer for the lines. If w is an
