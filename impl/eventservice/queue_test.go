@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
 	"testing"
 	"time"
 
@@ -196,4 +197,35 @@ func TestQueueReusesItsArray(t *testing.T) {
 	q.done(q.take()) // an empty queue's nil batch is no array to keep
 	cycle()
 	require.Zero(t, testing.AllocsPerRun(100, cycle))
+}
+
+// goexitSchemaStore ends its caller's goroutine in RegisterTable with
+// runtime.Goexit, as a test's t.FailNow inside a store would.
+type goexitSchemaStore struct{ *storetest.MemSchemaStore }
+
+func (goexitSchemaStore) RegisterTable(context.Context, TableID, uint64) error {
+	runtime.Goexit()
+	return nil
+}
+
+// A runtime.Goexit in a store call (a test's FailNow) is not a panic: it
+// ends only the goroutine of the Do that ran the request, the loop's
+// baton is given back, and later requests run; the process goes on.
+func TestGoexitInAStoreEndsOnlyItsGoroutine(t *testing.T) {
+	h := newHarness(t, func(c *Config) {
+		c.NewStores = func(ClusterID) (store.EventStore, store.SchemaStore) {
+			return storetest.NewMemEventStore(), goexitSchemaStore{storetest.NewMemSchemaStore()}
+		}
+	})
+	require.NoError(t, h.do(rem("c1", "nobody"))) // Run is running: a Do runs on its caller's goroutine
+	exited := make(chan struct{})
+	go func() {
+		defer close(exited)
+		_ = h.svc.Do(context.Background(), reg("d1", 1))
+		t.Error("Do returned after its store's Goexit")
+	}()
+	<-exited
+	require.NoError(t, h.do(rem("c1", "nobody")), "the baton was given back")
+	_, err := h.svc.Snapshot(context.Background()) // the Run goroutine runs requests too
+	require.NoError(t, err)
 }

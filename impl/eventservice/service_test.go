@@ -785,3 +785,114 @@ func TestObserveIsAnUntracedSample(t *testing.T) {
 	require.NotContains(t, acts, "ServiceStartReport")
 	require.NotContains(t, acts, "ServiceReadBroker")
 }
+
+// The errors of requests queued by Submit go to Config.OnError, each with
+// its request; a request that succeeds reports nothing there.
+func TestSubmitErrorsGoToOnError(t *testing.T) {
+	type failure struct {
+		req Request
+		err error
+	}
+	var mu sync.Mutex
+	var got []failure
+	h := newHarness(t, func(c *Config) {
+		c.OnError = func(r Request, err error) {
+			mu.Lock()
+			defer mu.Unlock()
+			got = append(got, failure{r, err})
+		}
+	})
+	bg := context.Background()
+	unknown := reset("c1", "nobody", 1, 200)
+	require.NoError(t, h.svc.Submit(bg, reg("d1", 1)))
+	require.NoError(t, h.svc.Submit(bg, unknown))
+	require.NoError(t, h.svc.Submit(bg, rem("c1", "d1")))
+	h.snapshot() // runs after the submitted requests (FIFO)
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, got, 1, "only the failed request is reported")
+	require.Equal(t, unknown, got[0].req)
+	require.ErrorIs(t, got[0].err, ErrUnknownDispatcher)
+}
+
+// Notify calls of one dispatcher run side by side on the event store's
+// goroutines: a call that arrives while another is reading the
+// dispatcher acts too (a reader does not make the dispatcher look
+// released), and the removal still marks it removed once the reader
+// is done.
+func TestNotifyBesideAnotherReaderActs(t *testing.T) {
+	h := newHarness(t)
+	require.NoError(t, h.do(reg("d1", 1)))
+	d := h.svc.byClusterForTest("c1").lookup("d1")
+	h.takeEvents()
+	d.nstate.Add(1) // another Notify is reading d
+	require.True(t, h.eventStore("c1").Notify("d1"))
+	require.Equal(t, []Event{{Kind: EventReady, Cluster: "c1", Dispatcher: "d1"}}, h.takeEvents())
+	require.Zero(t, h.svc.DroppedNotifications())
+
+	removed := make(chan struct{})
+	go func() { d.markRemoved(); close(removed) }()
+	d.nstate.Add(-1) // the reader is done
+	<-removed
+	require.True(t, d.isRemoved(), "R4: marked removed after its reader left")
+	d.Notify(d.gen)
+	require.Empty(t, h.takeEvents(), "R4: no event once removed")
+}
+
+// A publish that finds its ID already published (the loop never lets it
+// happen: a repeated registration releases the old one first) counts the
+// dispatcher once: the admission's early count already covers the new
+// entry, so the replaced one gives its share back (R1).
+func TestAddOverAPublishedEntryCountsOnce(t *testing.T) {
+	h := newHarness(t)
+	require.NoError(t, h.do(trig("c1", "t1")))
+	req := trig("c1", "t1")
+	_, err := call(context.Background(), h.svc, func(ctx context.Context) (struct{}, error) {
+		b := h.svc.broker("c1")
+		if !h.svc.admit(b) {
+			return struct{}{}, ErrAdmissionClosed
+		}
+		d := b.newDispatcher(&req)
+		b.lookupAndJoin(d) // the old entry is left published
+		return struct{}{}, b.add(ctx, nil, d, &req)
+	})
+	require.NoError(t, err)
+	require.Equal(t, int64(1), h.count(), "R1: one published ID, counted once")
+	h.checkQuiescent()
+}
+
+// A bad request's error says what is wrong with it: the action, the
+// dispatcher, the cluster, the changefeed, the table or the epoch. A
+// request without an action (the zero Action) is bad, whatever else it
+// names.
+func TestBadRequestSaysWhatIsWrong(t *testing.T) {
+	h := newHarness(t)
+	ok := reg("d1", 1)
+	for want, change := range map[string]func(*Request){
+		"action Action(0)":         func(r *Request) { r.Action = 0 },
+		"action Action(4)":         func(r *Request) { r.Action = Reset + 1 },
+		"empty dispatcher ID":      func(r *Request) { r.Dispatcher = "" },
+		"empty cluster ID":         func(r *Request) { r.Cluster = "" },
+		"empty changefeed ID":      func(r *Request) { r.Changefeed = "" },
+		"table 0 (want ≥ 1":        func(r *Request) { r.Table = 0 },
+		"RESET needs an epoch ≥ 1": func(r *Request) { r.Action = Reset },
+	} {
+		bad := ok
+		change(&bad)
+		err := h.do(bad)
+		require.ErrorIs(t, err, ErrBadRequest, want)
+		require.ErrorContains(t, err, want)
+	}
+	require.ErrorIs(t, h.do(Request{Cluster: "c1", Dispatcher: "d1"}), ErrBadRequest, "no action")
+	require.Empty(t, h.snapshot().Brokers)
+}
+
+// The zero Action and the zero EventKind name nothing: a request or an
+// event left zero is none of the actions or kinds.
+func TestZeroActionAndKindNameNothing(t *testing.T) {
+	require.Equal(t, "Action(0)", Action(0).String())
+	require.Equal(t, "EventKind(0)", EventKind(0).String())
+	require.Equal(t, []string{"REGISTER", "REMOVE", "RESET"}, []string{Register.String(), Remove.String(), Reset.String()})
+	require.Equal(t, []string{"Ready", "NotReusable", "Handshake"},
+		[]string{EventReady.String(), EventNotReusable.String(), EventHandshake.String()})
+}
