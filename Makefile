@@ -65,7 +65,8 @@ test:
 	fi; exit $$status
 
 ## mutate: mutation testing (gremlins' mutants, each judged by the tests
-## that reach it: internal/mutation/sample -select) over the product, the
+## that reach it, built into one binary per package where they can be:
+## internal/mutation/sample -select -schema) over the product, the
 ## trace validator, spec and modelcheck, judged against the efficacy
 ## targets and internal/mutation/equivalent.txt; hours on 2 cores, not
 ## part of CI (docs/perf.md, "Mutation testing")

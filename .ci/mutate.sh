@@ -22,7 +22,8 @@
 # Usage: .ci/mutate.sh [pkg ...]   (default: the list below)
 # Env:   OUT (default: a temporary folder, kept and printed), GO,
 #        SAMPLE_N (default 200), SEED (default 20261202): the draw for the
-#        sampled packages; ENGINE (select or gremlins, below).
+#        sampled packages; ENGINE (select or gremlins, below); SCHEMA (1 or
+#        0, below).
 set -u
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
@@ -34,6 +35,17 @@ if [ $# -gt 0 ]; then pkgs=("$@"); else pkgs=("${all[@]}"); fi
 # cases that gremlins leaves NOT COVERED; ENGINE=gremlins: gremlins for
 # all but spec and modelcheck, as the figures before 2026-12-03 were taken.
 ENGINE=${ENGINE:-select}
+# SCHEMA=1 (the default): with ENGINE=select, the mutants are built into one
+# test binary per package where they can be (mutant schemata: sample
+# -schema), each switched on at run time; SCHEMA=0 builds each mutant
+# alone. The verdicts are the same (internal/mutation's
+# TestSchemataJudgeAsBuildsOfTheirOwn; docs/perf.md).
+schema=-schema
+case ${SCHEMA:-1} in
+1) ;;
+0) schema= ;;
+*) echo "mutate: SCHEMA=$SCHEMA: want 1 or 0"; exit 2 ;;
+esac
 case $ENGINE in
 select | gremlins) ;;
 *) echo "mutate: ENGINE=$ENGINE: want select or gremlins"; exit 2 ;;
@@ -75,7 +87,7 @@ for p in "${pkgs[@]}"; do
 		# docs/perf.md).
 		k=0
 		case $p in spec | modelcheck) k=$SAMPLE_N ;; esac
-		"$GO" run ./internal/mutation/sample -select -n "$k" -seed "$SEED" \
+		"$GO" run ./internal/mutation/sample -select $schema -n "$k" -seed "$SEED" \
 			-o "$OUT/$n.json" "$p" >"$OUT/$n.log" 2>&1 || echo "sample failed on $p (see $OUT/$n.log)"
 		echo "$p: $(( $(date +%s) - t0 )) s ($([ "$k" = 0 ] && echo every mutant || echo a sample of "$k"))"
 		continue

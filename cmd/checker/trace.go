@@ -329,9 +329,11 @@ func runTraceGen(_ context.Context, args []string, stdout, stderr io.Writer) int
 	steps := fs.Int("steps", 100, "lines per trace (fewer if the walk deadlocks)")
 	bug := fs.String("bug", "", "walk the model with this bug on (the header still names the model without it): "+strings.Join(spec.BugNames(), ", "))
 	asJSON := fs.Bool("json", false, "print one JSON object (see docs/checker.md, \"JSON output\")")
-	fs.Usage = usageFunc(fs, "checker tracegen --out DIR [--config FILE.cfg] [--seed S] [--seeds K] [--steps N] [--bug NAME] [--run] [--json]",
+	fs.Usage = usageFunc(fs, "checker tracegen --out DIR [--config FILE.cfg] [--seed S] [--seeds K] [--steps N] [--bug NAME] [--skip A,B --until C] [--run] [--json]",
 		"Write the traces (docs/trace.md) of seeded random walks of a model, one file a seed.")
 	asRun := fs.Bool("run", false, "write each walk as the per-process traces of one run, DIR/seed-N/PROCESS.ndjson (tracecheck.WriteRun; written as it walks, so --steps may pass memory)")
+	skip := fs.String("skip", "", "comma-separated actions (TLA+ names) the walks do not take, e.g. NodeCrashRestart: T's drain then completes and T is upgraded")
+	until := fs.String("until", "", "--skip holds only until the walk takes this action (e.g. UpgradeRestart: crash restarts after the upgrade)")
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
@@ -341,6 +343,13 @@ func runTraceGen(_ context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	if *dir == "" || *seeds < 1 || *steps < 1 {
 		return fail("bad flags (--out %q, seeds %d, steps %d)", *dir, *seeds, *steps)
+	}
+	var guide tracecheck.Guide
+	if *skip != "" {
+		guide.Skip = strings.Split(*skip, ",")
+	}
+	if guide.Until = *until; guide.Until != "" && len(guide.Skip) == 0 {
+		return fail("--until %s without --skip: it ends the skipping of nothing", guide.Until)
 	}
 	m, _, err := drainmodel.LoadSpec(*cfgPath, false)
 	if err != nil {
@@ -362,6 +371,13 @@ func runTraceGen(_ context.Context, args []string, stdout, stderr io.Writer) int
 	if err := os.MkdirAll(*dir, 0o755); err != nil {
 		return fail("%v", err)
 	}
+	guided := ""
+	if *skip != "" {
+		guided = " --skip " + *skip
+	}
+	if *until != "" {
+		guided += " --until " + *until
+	}
 	start := time.Now()
 	var files []string
 	for i := 0; i < *seeds; i++ {
@@ -370,13 +386,17 @@ func runTraceGen(_ context.Context, args []string, stdout, stderr io.Writer) int
 			if *bug != "" {
 				return fail("--run and --bug: a run's headers name the model it walks")
 			}
-			src := fmt.Sprintf("checker tracegen --run --config %s --seed %d --steps %d", *cfgPath, s, *steps)
-			if _, err := tracecheck.WriteRun(filepath.Join(*dir, fmt.Sprintf("seed-%d", s)), wm, s, *steps, src); err != nil {
+			src := fmt.Sprintf("checker tracegen --run --config %s --seed %d --steps %d%s", *cfgPath, s, *steps, guided)
+			if _, err := tracecheck.WriteRunGuided(filepath.Join(*dir, fmt.Sprintf("seed-%d", s)), wm, s, *steps, guide, src); err != nil {
 				return fail("%v", err)
 			}
 			continue
 		}
-		lines, err := tracecheck.Generate(wm, s, *steps)
+		var lines []tracecheck.Line
+		err := tracecheck.GenerateGuided(wm, s, *steps, guide, func(l tracecheck.Line) error {
+			lines = append(lines, l)
+			return nil
+		})
 		if err != nil {
 			return fail("%v", err)
 		}
@@ -386,7 +406,7 @@ func runTraceGen(_ context.Context, args []string, stdout, stderr io.Writer) int
 		if err != nil {
 			return fail("%v", err)
 		}
-		src := fmt.Sprintf("checker tracegen --config %s --seed %d --steps %d", *cfgPath, s, *steps)
+		src := fmt.Sprintf("checker tracegen --config %s --seed %d --steps %d%s", *cfgPath, s, *steps, guided)
 		if *bug != "" {
 			src += " --bug " + *bug
 		}

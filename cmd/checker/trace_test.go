@@ -181,3 +181,38 @@ func TestBugsNeedsTag(t *testing.T) {
 	require.Equal(t, exitUsage, code)
 	require.Contains(t, errOut, "-tags bugs")
 }
+
+// TestTracegenGuidedRunsCrossTheUpgradeThenCrashRestarts: `tracegen --run
+// --skip NodeCrashRestart --until UpgradeRestart` writes runs whose T is
+// upgraded (T.2) and then crash-restarted (T.3), and `trace` accepts
+// them; a name that is no action, or --until without --skip, is a usage
+// error naming the flag's value.
+func TestTracegenGuidedRunsCrossTheUpgradeThenCrashRestarts(t *testing.T) {
+	dir := t.TempDir()
+	code, _, errOut := runCLI(t, "tracegen", "--run", "--config", "../../tla/MCDrainRegistration.cfg", "--out", dir,
+		"--seeds", "2", "--steps", "800", "--skip", "NodeCrashRestart", "--until", "UpgradeRestart")
+	require.Equal(t, exitOK, code, errOut)
+	for _, s := range []string{"seed-1", "seed-2"} {
+		for _, p := range []string{"T.2", "T.3"} {
+			data, err := os.ReadFile(filepath.Join(dir, s, p+".ndjson"))
+			require.NoError(t, err, "%s: no %s", s, p)
+			require.Contains(t, string(data), "--skip NodeCrashRestart --until UpgradeRestart", "%s/%s: its header's source", s, p)
+		}
+	}
+	code, out, _ := runCLI(t, "trace", filepath.Join(dir, "seed-1"))
+	require.Equal(t, exitOK, code, out)
+
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--skip", "NodeCrash"}, `"NodeCrash"`},
+		{[]string{"--skip", "NodeCrashRestart", "--until", "Upgrade"}, `"Upgrade"`},
+		{[]string{"--until", "UpgradeRestart"}, "--until UpgradeRestart without --skip"},
+	} {
+		args := append([]string{"tracegen", "--config", "../../tla/MCDrainRegistration.cfg", "--out", t.TempDir()}, c.args...)
+		code, _, errOut := runCLI(t, args...)
+		require.Equal(t, exitUsage, code, "%v", c.args)
+		require.Contains(t, errOut, c.want, "%v", c.args)
+	}
+}

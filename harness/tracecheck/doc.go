@@ -39,5 +39,7 @@
 // [Generate] writes traces of random walks of the model, for tests,
 // benchmarks and the TLC parity corpus (tla/TraceDrainRegistration.tla);
 // [GenerateWithout] guides a walk by leaving actions out (without
-// NodeCrashRestart, T's drain completes and T is upgraded).
+// NodeCrashRestart, T's drain completes and T is upgraded), and
+// [GenerateGuided] leaves them out until an action is taken (crash
+// restarts after the upgrade restart: a run crosses both).
 package tracecheck

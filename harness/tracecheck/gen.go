@@ -143,16 +143,39 @@ func GenerateFunc(m *spec.Model, seed uint64, steps int, emit func(Line) error) 
 // walk goes on through the upgrade restart and past it. With nothing
 // skipped it is GenerateFunc: the same walk for the same seed.
 func GenerateWithout(m *spec.Model, seed uint64, steps int, skip []string, emit func(Line) error) error {
+	return GenerateGuided(m, seed, steps, Guide{Skip: skip}, emit)
+}
+
+// Guide steers a walk of GenerateGuided: it leaves the actions of Skip
+// out until it has taken Until (all the walk when Until is empty).
+// Guide{Skip: {"NodeCrashRestart"}, Until: "UpgradeRestart"} drains and
+// upgrades T, then crash-restarts it as an unguided walk would: a run
+// that crosses an upgrade restart and then a crash restart.
+type Guide struct {
+	Skip  []string // TLA+ names of actions the walk does not take
+	Until string   // the action after which Skip no longer holds ("": never)
+}
+
+// GenerateGuided is GenerateFunc on the walk g guides (see Guide); every
+// name g gives must be an action of the model. With an empty g it is
+// GenerateFunc: the same walk for the same seed.
+func GenerateGuided(m *spec.Model, seed uint64, steps int, g Guide, emit func(Line) error) error {
 	acts, err := bindActions(m)
 	if err != nil {
 		return err
 	}
+	isAction := func(name string) bool {
+		return slices.ContainsFunc(acts, func(a actionDef) bool { return a.name == name })
+	}
 	skipped := map[string]bool{}
-	for _, name := range skip {
-		if !slices.ContainsFunc(acts, func(a actionDef) bool { return a.name == name }) {
+	for _, name := range g.Skip {
+		if !isAction(name) {
 			return fmt.Errorf("tracecheck: no action %q to skip", name)
 		}
 		skipped[name] = true
+	}
+	if g.Until != "" && !isAction(g.Until) {
+		return fmt.Errorf("tracecheck: no action %q to skip until", g.Until)
 	}
 	rng := rand.New(rand.NewPCG(seed, seed^0x5bd1e995))
 	type succ struct {
@@ -179,6 +202,9 @@ func GenerateWithout(m *spec.Model, seed uint64, steps int, skip []string, emit 
 		}
 		pick := all[rng.IntN(len(all))]
 		s = pick.t
+		if g.Until != "" && pick.line.Action == g.Until {
+			clear(skipped) // the guide's part of the walk is over
+		}
 		if pick.env {
 			continue
 		}

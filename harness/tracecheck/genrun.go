@@ -34,6 +34,14 @@ func WriteRun(dir string, m *spec.Model, seed uint64, steps int, source string) 
 // process it succeeds, that first line depending on the coordinator's
 // last. With nothing skipped it is WriteRun.
 func WriteRunWithout(dir string, m *spec.Model, seed uint64, steps int, skip []string, source string) (files []string, err error) {
+	return WriteRunGuided(dir, m, seed, steps, Guide{Skip: skip}, source)
+}
+
+// WriteRunGuided is WriteRun on the walk of GenerateGuided. Guided to
+// skip NodeCrashRestart until UpgradeRestart, the run crosses the upgrade
+// restart (T.2) and then crash restarts (T.3 on), each process's header
+// and first line naming the one it succeeds.
+func WriteRunGuided(dir string, m *spec.Model, seed uint64, steps int, g Guide, source string) (files []string, err error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -76,7 +84,7 @@ func WriteRunWithout(dir string, m *spec.Model, seed uint64, steps int, skip []s
 	sends := map[string]string{} // the stamp of a message's last send, by the message's JSON
 	var clock uint64
 	var buf []byte
-	err = GenerateWithout(m, seed, steps, skip, func(l Line) error {
+	err = GenerateGuided(m, seed, steps, g, func(l Line) error {
 		clock++
 		name := t
 		var from []string

@@ -739,7 +739,7 @@ func (lc *lineCompiler) compile(text []byte, body int, ln *line) error {
 	lc.seen++
 	if bytes.Contains(text[:body], afterKey) {
 		lc.c.arena = lc.c.arena[:lc.keep]
-		err := lc.c.parseLine(text, ln)
+		err := lc.c.parseLine(text, body, true, ln)
 		if lc.all {
 			lc.keep = len(lc.c.arena)
 		}
@@ -751,7 +751,7 @@ func (lc *lineCompiler) compile(text []byte, body int, ln *line) error {
 		return nil
 	}
 	lc.c.arena = lc.c.arena[:lc.keep]
-	if err := lc.c.parseLine(text, ln); err != nil {
+	if err := lc.c.parseLine(text, body, false, ln); err != nil {
 		return err
 	}
 	switch {

@@ -167,6 +167,12 @@ func (p *scanner) object(key func(k []byte) bool) bool {
 	if !p.expect('{') {
 		return false
 	}
+	return p.members(key)
+}
+
+// members reads the rest of an object whose '{' was read: its members,
+// each key handed to key, and the closing '}'.
+func (p *scanner) members(key func(k []byte) bool) bool {
 	if p.peek() == '}' {
 		p.i++
 		return true
@@ -295,19 +301,18 @@ func (ln *line) sentMsg() spec.Msg {
 
 var errNoAction = errors.New(`no "action"`)
 
-// parseLine compiles text into ln, its observed values into c.arena.
-func (c *Checker) parseLine(text []byte, ln *line) error {
-	p := scanner{b: text}
-	*ln = line{act: -1, keep: -1, ck0: int32(len(c.arena))}
-	// body is set once a key of the line's body (action, params, vars) is read. splitStamp reads
-	// the stamp at the line's start only, so a stamp key after the body
-	// would be ignored by the merge (an after, its first-line check
-	// included): it is refused.
-	body := false
-	ok := p.object(func(k []byte) bool {
+// parseLine compiles the line text into ln, its observed values into
+// c.arena. Its stamp (causal.go) was read by splitStamp: the body, which
+// parseLine reads, starts at body, and first says whether the stamp named
+// an after (the first line of a successor). splitStamp reads the stamp at
+// the line's start only, so a stamp key in the body would be ignored by
+// the merge (an after, its first-line check included): it is refused.
+func (c *Checker) parseLine(text []byte, body int, first bool, ln *line) error {
+	p := scanner{b: text, i: body}
+	*ln = line{act: -1, keep: -1, ck0: int32(len(c.arena)), first: first}
+	ok := p.members(func(k []byte) bool {
 		switch string(k) {
 		case "action":
-			body = true
 			s, ok := p.str()
 			if !ok {
 				return false
@@ -322,36 +327,11 @@ func (c *Checker) parseLine(text []byte, ln *line) error {
 			ln.act = int16(a)
 			return true
 		case "params":
-			body = true
 			return p.object(func(k []byte) bool { return c.parseParam(&p, k, ln) })
 		case "vars":
-			body = true
 			return p.object(func(k []byte) bool { return c.parseVar(&p, k, ln) })
-		case "p": // the stamp (causal.go)
-			if body {
-				return p.fail(stampLate, k)
-			}
-			_, ok := p.str()
-			return ok
-		case "after": // the stamp: the first line of a successor (causal.go)
-			if body {
-				return p.fail(stampLate, k)
-			}
-			s, ok := p.str()
-			ln.first = ok && len(s) > 0
-			return ok
-		case "c":
-			if body {
-				return p.fail(stampLate, k)
-			}
-			_, ok := p.clock()
-			return ok
-		case "from":
-			if body {
-				return p.fail(stampLate, k)
-			}
-			var from []ref
-			return p.fromList(&from)
+		case "p", "after", "c", "from":
+			return p.fail(stampLate, k)
 		}
 		return p.fail("unknown key %q (a line has action, params, vars; p, c, after, from in a multi-process run)", k)
 	})

@@ -370,12 +370,12 @@ func (c *Checker) compile(data []byte, off int, name string, buf *buffers) (line
 	for off < len(data) {
 		text, rest := nextLine(data[off:])
 		n++
-		key := text
+		key, body := text, 0
 		if len(bytes.TrimSpace(text)) > 0 {
 			// The stamp (p, c, after, from) comes first; the line's
 			// body, the rest, is what repeats.
-			body, err := splitStamp(text, &st)
-			if err != nil {
+			var err error
+			if body, err = splitStamp(text, &st); err != nil {
 				return nil, nil, &InputError{File: name, Line: n, Msg: err.Error()}
 			}
 			if err := order.add(&st); err != nil {
@@ -395,7 +395,7 @@ func (c *Checker) compile(data []byte, off int, name string, buf *buffers) (line
 		} else if len(bytes.TrimSpace(text)) > 0 {
 			lines = append(lines, line{})
 			ln := &lines[len(lines)-1]
-			if err := c.parseLine(text, ln); err != nil {
+			if err := c.parseLine(text, body, st.after != "", ln); err != nil {
 				return nil, nil, &InputError{File: name, Line: n, Msg: err.Error()}
 			}
 			ln.off = off

@@ -73,10 +73,7 @@ type Coordinator struct {
 
 	cfg CoordinatorConfig
 	log *slog.Logger
-	clk clock
-	// now is the clock of the members' silence (MemberTTL): time.Now (a
-	// test sets its own to pin the TTL down).
-	now func() time.Time
+	clk clock // the protocol's tick, and the time of the members' silence (MemberTTL)
 	co  *coordinator.Coordinator
 	srv *grpc.Server
 	lc  *grpc.ClientConn
@@ -128,7 +125,7 @@ func StartCoordinator(cfg CoordinatorConfig) (*Coordinator, error) {
 		}
 		co.TraceRestart()
 	}
-	c := &Coordinator{cfg: cfg, log: cfg.Logger.With("role", "coordinator"), clk: newClock(), now: time.Now, co: co,
+	c := &Coordinator{cfg: cfg, log: cfg.Logger.With("role", "coordinator"), clk: newClock(), co: co,
 		members: make(map[node.ID]*member), started: make(map[node.ID]time.Time)}
 	if cfg.LogCoord != "" {
 		if c.lc, err = transport.Dial(cfg.LogCoord, cfg.DialOptions...); err != nil {
@@ -218,7 +215,7 @@ func (c *Coordinator) Join(_ context.Context, in *pb.JoinRequest) (*pb.JoinRespo
 		m = &member{addr: in.GetAddr(), conn: conn}
 		c.members[id] = m
 	}
-	m.epoch, m.version, m.lastSeen, m.booted = in.GetEpoch(), node.Version(in.GetVersion()), c.now(), false
+	m.epoch, m.version, m.lastSeen, m.booted = in.GetEpoch(), node.Version(in.GetVersion()), c.clk.time(), false
 	c.co.AddNode(id, m.epoch, now)
 	// The join is the new process's first message: its epoch (C4). Its
 	// version is learnt from the bootstrap the periodic task sends (N4,
@@ -271,7 +268,7 @@ func (c *Coordinator) Heartbeat(_ context.Context, in *pb.NodeHeartbeat) (*pb.He
 		return nil, status.Errorf(codes.NotFound, "heartbeat of %q: not a member (join first)", id)
 	}
 	if in.GetEpoch() == m.epoch {
-		m.lastSeen = c.now()
+		m.lastSeen = c.clk.time()
 	}
 	c.co.ObserveHeartbeat(node.Heartbeat{From: id, Epoch: in.GetEpoch(), Liveness: l, HasCount: in.GetHasCount(),
 		Count: in.GetCount(), AdmissionClosed: in.GetAdmissionClosed()}, now)
@@ -439,7 +436,7 @@ func (c *Coordinator) expire() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for id, m := range c.members {
-		if c.now().Sub(m.lastSeen) > c.cfg.MemberTTL {
+		if c.clk.time().Sub(m.lastSeen) > c.cfg.MemberTTL {
 			c.removeLocked(id, "silent")
 		}
 	}

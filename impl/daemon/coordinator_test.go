@@ -385,8 +385,8 @@ func TestMembersAreSortedByNode(t *testing.T) {
 func TestASilentMemberExpiresPastMemberTTL(t *testing.T) {
 	c := idleCoordinator(t, time.Second)
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	clock := t0
-	c.now = func() time.Time { return clock }
+	now := t0
+	c.clk = clock{start: t0, wall: func() time.Time { return now }}
 	ctx := context.Background()
 	for _, j := range []struct {
 		id    string
@@ -396,7 +396,7 @@ func TestASilentMemberExpiresPastMemberTTL(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	clock = t0.Add(time.Second)
+	now = t0.Add(time.Second)
 	for _, hb := range []*pb.NodeHeartbeat{
 		{Node: "n2", Epoch: 3, Liveness: pb.Liveness_ALIVE, HasCount: true},
 		{Node: "n3", Epoch: 3, Liveness: pb.Liveness_ALIVE, HasCount: true}, // n3's previous process
@@ -419,7 +419,7 @@ func TestASilentMemberExpiresPastMemberTTL(t *testing.T) {
 	if got := members(); !slices.Equal(got, []string{"n1", "n2", "n3"}) {
 		t.Fatalf("members silent for at most MemberTTL: %v left, want n1, n2, n3", got)
 	}
-	clock = t0.Add(time.Second + time.Nanosecond)
+	now = t0.Add(time.Second + time.Nanosecond)
 	c.expire()
 	if got := members(); !slices.Equal(got, []string{"n2"}) {
 		t.Fatalf("n1 and n3 silent for MemberTTL and 1ns, n2 for 1ns: %v left, want n2", got)

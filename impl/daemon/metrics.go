@@ -79,12 +79,19 @@ func (h *HTTP) Close() {
 	<-h.done
 }
 
-// clock is a role's logical clock: milliseconds since it started.
-type clock struct{ start time.Time }
+// clock is a role's clock: its protocol tick, milliseconds since it
+// started (now), and the time of day (time). wall is time.Now but in a
+// test, which sets its own (and start) to pin a time limit down.
+type clock struct {
+	start time.Time
+	wall  func() time.Time
+}
 
-func newClock() clock { return clock{start: time.Now()} }
+func newClock() clock { return clock{start: time.Now(), wall: time.Now} }
 
-func (c clock) now() int64 { return time.Since(c.start).Milliseconds() }
+func (c clock) now() int64 { return c.wall().Sub(c.start).Milliseconds() }
+
+func (c clock) time() time.Time { return c.wall() }
 
 // flag is a one-way boolean.
 type flag struct{ v atomic.Bool }

@@ -368,32 +368,35 @@ type DrainResult struct {
 
 // Drain is the SIGTERM path: it polls the coordinator's DrainNode for
 // this node every poll until the answer is 0 (complete, or the legacy
-// answer), and returns ctx's error if ctx ends first.
+// answer), and returns ctx's error if ctx ends first, wrapped with what
+// the last poll before it said: its error, or how many dispatchers still
+// depended on the node.
 func (n *Node) Drain(ctx context.Context, poll time.Duration) (DrainResult, error) {
 	cl := pb.NewCoordinatorClient(n.coord)
 	start := time.Now()
 	t := time.NewTicker(poll)
 	defer t.Stop()
-	var lastErr error
+	last := "none" // what the last poll said, for the timeout's error
 	for {
 		d, err := cl.DrainNode(ctx, &pb.DrainNodeRequest{Node: string(n.cfg.ID)})
 		switch {
 		case err != nil:
-			lastErr = err
+			if ctx.Err() == nil { // not the deadline's own failure
+				last = err.Error()
+			}
 		case d.GetRemaining() == 0 && (d.GetComplete() || d.GetLegacy()):
 			r := DrainResult{Complete: d.GetComplete(), Legacy: d.GetLegacy(), DrainedEpoch: d.GetDrainedEpoch(), Took: time.Since(start)}
 			if r.Complete && r.DrainedEpoch != n.epoch {
-				lastErr = fmt.Errorf("drain completed for epoch %d, this process is %d", r.DrainedEpoch, n.epoch)
+				last = fmt.Sprintf("drain completed for epoch %d, this process is %d", r.DrainedEpoch, n.epoch)
 				break
 			}
 			return r, nil
+		default:
+			last = fmt.Sprintf("%d remaining", d.GetRemaining())
 		}
 		select {
 		case <-ctx.Done():
-			if lastErr != nil {
-				return DrainResult{}, fmt.Errorf("%w (last poll: %v)", ctx.Err(), lastErr)
-			}
-			return DrainResult{}, ctx.Err()
+			return DrainResult{}, fmt.Errorf("%w (last poll: %s)", ctx.Err(), last)
 		case <-t.C:
 		}
 	}

@@ -203,6 +203,9 @@ type Runner struct {
 	Env []string
 	// Timeout bounds one mutant's go test; past it the mutant is TIMED OUT.
 	Timeout time.Duration
+	// Floor is the least limit of a run of selected tests (a minute if
+	// zero): see TestSelected.
+	Floor time.Duration
 	// Dir holds the mutated files and overlay descriptions.
 	Dir string
 }

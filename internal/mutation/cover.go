@@ -230,30 +230,53 @@ func readProfile(name string) (run, all []Block, err error) {
 // the slow ones. A mutant outside every block gets r.Test, the whole
 // suite; one that builds but that no test reaches is LIVED without a run.
 // Each stage's limit is coef times the time its tests took alone in the
-// coverage pass, at least a minute. It returns the verdict, the tests that judged it
+// coverage pass, at least r.Floor (a minute). It returns the verdict, the tests that judged it
 // (-1: the whole suite) and the output.
 func (r Runner) TestSelected(ctx context.Context, m Mutant, c *Coverage, coef int, quick time.Duration) (string, int, []byte, error) {
+	return r.TestInSchema(ctx, m, c, nil, coef, quick)
+}
+
+// TestInSchema is TestSelected with s's binary for a mutant s holds:
+// the binary is run with the mutant's number in SchemaEnv instead of a
+// build of the mutant (the whole suite, where TestSelected gives it, is
+// s's binary run whole). A mutant s does not hold (or a nil s) is built
+// as TestSelected builds it.
+func (r Runner) TestInSchema(ctx context.Context, m Mutant, c *Coverage, s *Schema, coef int, quick time.Duration) (string, int, []byte, error) {
 	tests, whole, err := c.Covering(m)
 	if err != nil {
 		return "", 0, nil, err
 	}
-	if whole {
+	id, inSchema := 0, false
+	if s != nil {
+		id, inSchema = s.IDs[m]
+	}
+	var bin string
+	switch {
+	case inSchema:
+		bin = s.Bin
+		r.Env = append(slices.Clone(r.Env), SchemaEnv+"="+strconv.Itoa(id))
+		if whole {
+			st, out, err := r.runBinary(ctx, bin, r.Timeout)
+			return st, -1, out, err
+		}
+	case whole:
 		st, out, err := r.Test(ctx, m)
 		return st, -1, out, err
-	}
-	ov, err := r.overlay(m)
-	if err != nil {
-		return "", 0, nil, err
-	}
-	bin := filepath.Join(r.Dir, "mutant.test")
-	// -ldflags=-w: no DWARF, as go test links the binaries it runs
-	// (half of the link's time).
-	args := append([]string{"test", "-c", "-vet=off", "-ldflags=-w", "-overlay", ov, "-o", bin}, r.Args...)
-	if out, err := r.goCmd(ctx, append(args, "./"+filepath.ToSlash(r.Pkg))...); err != nil {
-		if ctx.Err() != nil {
-			return "", 0, out, ctx.Err()
+	default:
+		ov, err := r.overlay(m)
+		if err != nil {
+			return "", 0, nil, err
 		}
-		return NotViable, len(tests), out, nil
+		bin = filepath.Join(r.Dir, "mutant.test")
+		// -ldflags=-w: no DWARF, as go test links the binaries it runs
+		// (half of the link's time).
+		args := append([]string{"test", "-c", "-vet=off", "-ldflags=-w", "-overlay", ov, "-o", bin}, r.Args...)
+		if out, err := r.goCmd(ctx, append(args, "./"+filepath.ToSlash(r.Pkg))...); err != nil {
+			if ctx.Err() != nil {
+				return "", 0, out, ctx.Err()
+			}
+			return NotViable, len(tests), out, nil
+		}
 	}
 	slices.SortStableFunc(tests, func(a, b TestCoverage) int { return cmp.Compare(a.Took, b.Took) })
 	split := 0
@@ -270,26 +293,38 @@ func (r Runner) TestSelected(ctx context.Context, m Mutant, c *Coverage, coef in
 			names = append(names, regexp.QuoteMeta(t.Name))
 			took += t.Took
 		}
-		limit := max(time.Duration(coef)*took, time.Minute)
-		sctx, cancel := context.WithTimeout(ctx, limit)
-		out, err := r.binary(sctx, bin, limit+time.Minute, "-test.run", "^("+strings.Join(names, "|")+")$",
-			"-test.count=1", "-test.failfast", "-test.paniconexit0")
-		timedOut := errors.Is(sctx.Err(), context.DeadlineExceeded)
-		cancel()
-		switch {
-		case ctx.Err() != nil:
-			return "", 0, out, ctx.Err()
-		case timedOut:
-			return TimedOut, len(tests), out, nil
-		case err != nil:
-			var ee *exec.ExitError
-			if errors.As(err, &ee) {
-				return Killed, len(tests), out, nil
-			}
-			return "", 0, out, err
+		floor := r.Floor
+		if floor == 0 {
+			floor = time.Minute
+		}
+		st, out, err := r.runBinary(ctx, bin, max(time.Duration(coef)*took, floor), "-test.run", "^("+strings.Join(names, "|")+")$")
+		if err != nil || st != Lived {
+			return st, len(tests), out, err
 		}
 	}
 	return Lived, len(tests), nil, nil
+}
+
+// runBinary runs a test binary's tests (args select them; none: all)
+// within limit: LIVED if they pass, KILLED if one fails, TIMED OUT past
+// the limit.
+func (r Runner) runBinary(ctx context.Context, bin string, limit time.Duration, args ...string) (string, []byte, error) {
+	sctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	out, err := r.binary(sctx, bin, limit+time.Minute, append(args, "-test.count=1", "-test.failfast", "-test.paniconexit0")...)
+	switch {
+	case ctx.Err() != nil:
+		return "", out, ctx.Err()
+	case errors.Is(sctx.Err(), context.DeadlineExceeded):
+		return TimedOut, out, nil
+	case err != nil:
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return Killed, out, nil
+		}
+		return "", out, err
+	}
+	return Lived, out, nil
 }
 
 // overlay writes m's mutated file and the overlay that puts it in place of

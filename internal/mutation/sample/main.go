@@ -14,7 +14,7 @@
 // run.
 //
 //	go run ./internal/mutation/sample [-n N] [-seed S] [-file NAME]... [-lines A-B] [-mutant M]...
-//	    [-tags T] [-run RE | -select [-quick D]] [-timeout-coefficient C] [-confirm D] [-list] [-resume] -o OUT.json PKG
+//	    [-tags T] [-run RE | -select [-quick D] [-schema]] [-timeout-coefficient C] [-confirm D] [-list] [-resume] -o OUT.json PKG
 //
 // With -select a mutant is judged only by the tests that can reach it:
 // each test is first run alone with coverage (mutation.Coverage), and a
@@ -25,6 +25,12 @@
 // live the tests that reach it rather than the whole suite, and no cut of
 // the suite has to be kept by hand (docs/perf.md, "Mutation testing", has
 // the figures and the comparison of verdicts).
+//
+// With -schema as well, the drawn mutants are built into one test binary
+// where they can be, each switched on at run time (mutation.Schema): a
+// mutant then costs the run of its tests, not a build and link of the
+// package's test binary; the mutants a schema cannot hold (constants,
+// operators the compiler refuses in it) are built one by one as before.
 //
 // The environment is passed to go test: DRAINPROOF_MUTATION=1 selects
 // modelcheck's cut suite (docs/perf.md, "Mutation testing"), and with
@@ -38,6 +44,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"os/signal"
 	"path"
@@ -97,13 +104,18 @@ func run(args []string) int {
 	confirm := fs.Duration("confirm", 0, "if set, a mutant that lives with DRAINPROOF_MUTATION set (a cut suite) is tested again with it unset, the whole suite, within this limit; its verdict is the whole suite's")
 	sel := fs.Bool("select", false, "judge each mutant by the tests that execute its code, after a coverage pass of each test alone (the whole suite where no coverage block holds the mutant); DRAINPROOF_MUTATION's cut is not used, nor -confirm or -run")
 	quick := fs.Duration("quick", time.Second, "with -select, the tests that took at most this alone run first; the others only if the mutant survives them")
+	schema := fs.Bool("schema", false, "with -select, build the drawn mutants into one test binary where they can be (mutant schemata: each switched on at run time), so a mutant costs its tests' run and not a build; the others are built one by one")
 	resume := fs.Bool("resume", false, "go on with the draw in the -o file of a run that stopped (same package, seed and selection): the mutants it judged keep their verdicts and are not run again")
 	out := fs.String("o", "", "the JSON to write (required unless -list)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	if fs.NArg() != 1 || (*out == "" && !*list) || *coef < 1 {
-		fmt.Fprintln(os.Stderr, "usage: sample [-n N] [-seed S] [-file NAME]... [-lines A-B] [-mutant M]... [-tags T] [-run RE | -select [-quick D]] [-timeout-coefficient C] [-confirm D] [-list] -o OUT.json PKG")
+		fmt.Fprintln(os.Stderr, "usage: sample [-n N] [-seed S] [-file NAME]... [-lines A-B] [-mutant M]... [-tags T] [-run RE | -select [-quick D] [-schema]] [-timeout-coefficient C] [-confirm D] [-list] [-resume] -o OUT.json PKG")
+		return 2
+	}
+	if *schema && !*sel {
+		fmt.Fprintln(os.Stderr, "sample: -schema needs -select")
 		return 2
 	}
 	if *sel && (*runRE != "" || *confirm > 0) {
@@ -207,6 +219,52 @@ func run(args []string) int {
 	}
 	r.Timeout = max(time.Duration(*coef)*base, time.Minute)
 	fmt.Printf("%s: unmutated tests pass in %.1f s; a mutant's limit is %.0f s\n", pkg, base.Seconds(), r.Timeout.Seconds())
+	var sch *mutation.Schema
+	if *schema {
+		var todo []mutation.Mutant
+		for _, m := range draw {
+			if !done[m.String()] {
+				todo = append(todo, m)
+			}
+		}
+		t0 := time.Now()
+		sch, err = r.Schematize(ctx, todo, extra)
+		built := time.Since(t0)
+		var took time.Duration
+		if err == nil {
+			var sout []byte
+			if took, sout, err = r.BaselineSchema(ctx, sch); err != nil {
+				err = fmt.Errorf("%v\n%s", err, sout)
+			}
+		}
+		switch {
+		case ctx.Err() != nil:
+			fmt.Fprintf(os.Stderr, "sample: %v\n", ctx.Err())
+			return 2
+		case err != nil:
+			// No schema: every mutant is built alone, as without -schema.
+			fmt.Printf("%s: NO SCHEMA, each mutant built alone: %v\n", pkg, err)
+			sch = nil
+		default:
+			fmt.Printf("%s: %d of %d mutants in one binary (built in %.1f s; its tests pass with none set in %.1f s); %d built alone:\n",
+				pkg, len(sch.IDs), len(todo), built.Seconds(), took.Seconds(), len(sch.Out))
+			reasons := map[string]int{}
+			for _, why := range sch.Out {
+				if i := strings.Index(why, ": "); i > 0 {
+					why = why[:i]
+				}
+				reasons[why]++
+			}
+			for _, why := range slices.Sorted(maps.Keys(reasons)) {
+				fmt.Printf("  %4d %s\n", reasons[why], why)
+			}
+			for _, m := range todo { // the compiler's reasons, one by one
+				if why := sch.Out[m]; strings.HasPrefix(why, "the compiler") {
+					fmt.Printf("       %s: %s\n", m, why)
+				}
+			}
+		}
+	}
 	start := time.Now().Add(-time.Duration(res.Elapsed * float64(time.Second)))
 	for _, m := range draw {
 		if done[m.String()] {
@@ -217,8 +275,11 @@ func run(args []string) int {
 		var mout []byte
 		if cov != nil {
 			var n int
-			st, n, mout, err = r.TestSelected(ctx, m, cov, *coef, *quick)
+			st, n, mout, err = r.TestInSchema(ctx, m, cov, sch, *coef, *quick)
 			how = fmt.Sprintf(", %d tests", n)
+			if sch != nil && sch.IDs[m] > 0 {
+				how += ", in the schema"
+			}
 			if n < 0 {
 				how = ", no block holds it: the whole suite"
 			}

@@ -14,8 +14,9 @@ import (
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // TestBadInputIsRefused: a bad line range, a file the package does not
-// have, a package without mutants, a missing -o, or -select with -run or
-// -confirm (it chooses the tests itself) exits 2 before any test runs;
+// have, a package without mutants, a missing -o, -select with -run or
+// -confirm (it chooses the tests itself), or -schema without -select
+// exits 2 before any test runs;
 // -list of a real selection exits 0.
 func TestBadInputIsRefused(t *testing.T) {
 	t.Chdir("../../..")
@@ -38,6 +39,8 @@ func TestBadInputIsRefused(t *testing.T) {
 		{[]string{"-list", "-select", "-run", "TestX", canary}, 2},
 		{[]string{"-list", "-select", "-confirm", "1m", canary}, 2},
 		{[]string{"-list", "-select", canary}, 0},
+		{[]string{"-list", "-schema", canary}, 2},
+		{[]string{"-list", "-select", "-schema", canary}, 0},
 	} {
 		if got := run(c.args); got != c.want {
 			t.Errorf("sample %v: exit %d, want %d", c.args, got, c.want)
