@@ -81,16 +81,8 @@ func Enumerate(root, pkg string) ([]Mutant, error) {
 			return nil, err
 		}
 		ast.Inspect(f, func(n ast.Node) bool {
-			var tok token.Token
-			var pos token.Pos
-			switch n := n.(type) {
-			case *ast.BinaryExpr:
-				tok, pos = n.Op, n.OpPos
-			case *ast.UnaryExpr:
-				tok, pos = n.Op, n.OpPos
-			case *ast.IncDecStmt:
-				tok, pos = n.Tok, n.TokPos
-			default:
+			tok, pos, ok := operator(n)
+			if !ok {
 				return true
 			}
 			p := fset.Position(pos)
@@ -110,6 +102,21 @@ func Enumerate(root, pkg string) ([]Mutant, error) {
 		return a.Column - b.Column
 	})
 	return out, nil
+}
+
+// operator returns the operator a mutant may change in n, and where it
+// stands: a binary or unary expression's, an increment's or a
+// decrement's; false for any other node.
+func operator(n ast.Node) (token.Token, token.Pos, bool) {
+	switch n := n.(type) {
+	case *ast.BinaryExpr:
+		return n.Op, n.OpPos, true
+	case *ast.UnaryExpr:
+		return n.Op, n.OpPos, true
+	case *ast.IncDecStmt:
+		return n.Tok, n.TokPos, true
+	}
+	return 0, 0, false
 }
 
 // Apply returns src with the mutant m applied: the operator token at m's

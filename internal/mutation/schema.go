@@ -290,16 +290,8 @@ func findSites(fset *token.FileSet, f *ast.File, pkg *types.Package, info *types
 			parent = stack[len(stack)-1]
 		}
 		stack = append(stack, n)
-		var opPos token.Pos
-		var tok token.Token
-		switch n := n.(type) {
-		case *ast.BinaryExpr:
-			opPos, tok = n.OpPos, n.Op
-		case *ast.UnaryExpr:
-			opPos, tok = n.OpPos, n.Op
-		case *ast.IncDecStmt:
-			opPos, tok = n.TokPos, n.Tok
-		default:
+		tok, opPos, ok := operator(n)
+		if !ok {
 			return true
 		}
 		l, c := at(opPos)
