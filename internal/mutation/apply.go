@@ -239,8 +239,8 @@ func (r Runner) Baseline(ctx context.Context) (time.Duration, []byte, error) {
 	return time.Since(start), out, err
 }
 
-func (r Runner) run(ctx context.Context, extra ...string) (string, []byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, r.Timeout)
+func (r Runner) run(parent context.Context, extra ...string) (string, []byte, error) {
+	ctx, cancel := context.WithTimeout(parent, r.Timeout)
 	defer cancel()
 	// -count=1: a cached pass is no verdict; -failfast: the first failing
 	// test decides; -vet=off: the tests judge a mutant, not vet.
@@ -253,19 +253,29 @@ func (r Runner) run(ctx context.Context, extra ...string) (string, []byte, error
 	cmd.Stdout, cmd.Stderr = &buf, &buf
 	err := cmd.Run()
 	out := buf.Bytes()
-	switch {
-	case ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return TimedOut, out, nil
-	case ctx.Err() != nil:
-		return "", out, ctx.Err()
-	case err == nil:
-		return Lived, out, nil
-	case bytes.Contains(out, []byte("[build failed]")) || bytes.Contains(out, []byte("[setup failed]")):
+	if err != nil && ctx.Err() == nil && (bytes.Contains(out, []byte("[build failed]")) || bytes.Contains(out, []byte("[setup failed]"))) {
 		return NotViable, out, nil
+	}
+	st, err := verdict(parent, ctx, err)
+	return st, out, err
+}
+
+// verdict reads a test run's end: TIMED OUT if run, its own context,
+// passed its deadline; the parent's error if the parent ended; LIVED if
+// the tests passed, KILLED if they failed (an exit status), and the
+// error of a run that could not start.
+func verdict(parent, run context.Context, err error) (string, error) {
+	switch {
+	case parent.Err() != nil:
+		return "", parent.Err()
+	case errors.Is(run.Err(), context.DeadlineExceeded):
+		return TimedOut, nil
+	case err == nil:
+		return Lived, nil
 	}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
-		return Killed, out, nil
+		return Killed, nil
 	}
-	return "", out, err
+	return "", err
 }

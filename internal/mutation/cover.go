@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"go/ast"
@@ -312,19 +313,8 @@ func (r Runner) runBinary(ctx context.Context, bin string, limit time.Duration, 
 	sctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	out, err := r.binary(sctx, bin, limit+time.Minute, append(args, "-test.count=1", "-test.failfast", "-test.paniconexit0")...)
-	switch {
-	case ctx.Err() != nil:
-		return "", out, ctx.Err()
-	case errors.Is(sctx.Err(), context.DeadlineExceeded):
-		return TimedOut, out, nil
-	case err != nil:
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			return Killed, out, nil
-		}
-		return "", out, err
-	}
-	return Lived, out, nil
+	st, err := verdict(ctx, sctx, err)
+	return st, out, err
 }
 
 // overlay writes m's mutated file and the overlay that puts it in place of
@@ -347,8 +337,18 @@ func (r Runner) overlay(m Mutant) (string, error) {
 		return "", err
 	}
 	ov := filepath.Join(r.Dir, "overlay.json")
-	js := fmt.Sprintf(`{"Replace":{%q:%q}}`, abs, mf)
-	return ov, os.WriteFile(ov, []byte(js), 0o644)
+	return ov, writeOverlay(ov, map[string]string{abs: mf})
+}
+
+// writeOverlay writes go build's -overlay file: each file of the build
+// in repl's keys replaced by (or, if it does not exist, added as) the
+// file its value names. JSON, not Go, quotes the paths.
+func writeOverlay(name string, repl map[string]string) error {
+	js, err := json.Marshal(struct{ Replace map[string]string }{repl})
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(name, js, 0o644)
 }
 
 // goCmd runs the go command in the module root with r's environment.

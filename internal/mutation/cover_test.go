@@ -2,6 +2,10 @@ package mutation
 
 import (
 	"context"
+	"encoding/json"
+	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -88,5 +92,24 @@ func TestSelectionJudgesAsTheWholeSuite(t *testing.T) {
 		if verdicts[m] != want {
 			t.Errorf("%s: %s, want %s", m, verdicts[m], want)
 		}
+	}
+}
+
+// TestOverlayQuotesPathsAsJSON: the -overlay file is JSON go build reads
+// back, whatever bytes a path holds (Go's %q writes a control byte as
+// \x01, which JSON refuses).
+func TestOverlayQuotesPathsAsJSON(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "overlay.json")
+	repl := map[string]string{"/a/b\x01c.go": "/tmp/d \"e\".go", "/f/é.go": "/g.go"}
+	if err := writeOverlay(name, repl); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct{ Replace map[string]string }
+	if err := json.Unmarshal(data, &got); err != nil || !maps.Equal(got.Replace, repl) {
+		t.Fatalf("%s read back as %v (%v), want %v", data, got.Replace, err, repl)
 	}
 }

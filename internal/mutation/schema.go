@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -171,11 +170,7 @@ func (r Runner) Schematize(ctx context.Context, ms []Mutant, buildArgs []string)
 		}
 		repl[filepath.Join(pkgDir, "zz_drainproof_schema.go")] = helper
 		ov := filepath.Join(r.Dir, "schema_overlay.json")
-		js, err := overlayJSON(repl)
-		if err != nil {
-			return nil, err
-		}
-		if err := os.WriteFile(ov, js, 0o644); err != nil {
+		if err := writeOverlay(ov, repl); err != nil {
 			return nil, err
 		}
 		args := append([]string{"test", "-c", "-vet=off", "-ldflags=-w", "-gcflags=-e", "-overlay", ov, "-o", s.Bin}, buildArgs...)
@@ -243,24 +238,6 @@ import (
 
 var ` + schemaVar + ` = func() int { n, _ := drainproofStrconv.Atoi(drainproofOS.Getenv("` + SchemaEnv + `")); return n }()
 `
-}
-
-func overlayJSON(repl map[string]string) ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteString(`{"Replace":{`)
-	keys := make([]string, 0, len(repl))
-	for k := range repl {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for i, k := range keys {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		fmt.Fprintf(&b, "%q:%q", k, repl[k])
-	}
-	b.WriteString("}}")
-	return b.Bytes(), nil
 }
 
 // findSites returns the sites of f that the mutants want change, each
